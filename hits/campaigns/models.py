@@ -1,0 +1,196 @@
+"""The requester side's tables: campaigns, items, gold, published HITs,
+submissions, worker statistics and the outbox of decisions.
+
+These never reference the marketplace's tables: the requester side knows the
+marketplace only through the API (ids here are the marketplace's ids as
+strings).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from hits.db import RequesterBase, UTCDateTime, utcnow
+
+
+class Campaign(RequesterBase):
+    """A campaign: one task template, its items and gold, and its policies."""
+
+    __tablename__ = "rq_campaigns"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True)
+    template: Mapped[str] = mapped_column(String(64))
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="draft")
+    budget: Mapped[Decimal] = mapped_column(Numeric(14, 2))
+    hit_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    items: Mapped[list[Item]] = relationship(back_populates="campaign")
+
+
+class Item(RequesterBase):
+    """A unit of work from the campaign's input (e.g. one image-sentence pair)."""
+
+    __tablename__ = "rq_items"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    external_id: Mapped[str] = mapped_column(String(128))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    campaign: Mapped[Campaign] = relationship(back_populates="items")
+
+
+class GoldItem(RequesterBase):
+    """A known-answer item. Its ``answer`` never leaves the server."""
+
+    __tablename__ = "rq_gold_items"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    external_id: Mapped[str] = mapped_column(String(128))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    answer: Mapped[Any] = mapped_column(JSON)
+
+
+class PublishedHIT(RequesterBase):
+    """A HIT the requester side created; its row id derives the UniqueRequestToken."""
+
+    __tablename__ = "rq_published_hits"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    mturk_hit_id: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    slots: Mapped[list[HITSlot]] = relationship(order_by="HITSlot.position", lazy="selectin")
+
+    @property
+    def unique_request_token(self) -> str:
+        """Derived from the row, so a retried publish can never create a second HIT."""
+        return f"hitforge-c{self.campaign_id}-h{self.id}"
+
+
+class HITSlot(RequesterBase):
+    """One position on a HIT's page, holding either an item or a gold item."""
+
+    __tablename__ = "rq_hit_slots"
+    __table_args__ = (UniqueConstraint("published_hit_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    published_hit_id: Mapped[int] = mapped_column(ForeignKey("rq_published_hits.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    item_id: Mapped[int | None] = mapped_column(ForeignKey("rq_items.id"), nullable=True)
+    gold_item_id: Mapped[int | None] = mapped_column(ForeignKey("rq_gold_items.id"), nullable=True)
+    item: Mapped[Item | None] = relationship(lazy="joined")
+    gold_item: Mapped[GoldItem | None] = relationship(lazy="joined")
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        source = self.item or self.gold_item
+        assert source is not None
+        return source.payload
+
+
+class Submission(RequesterBase):
+    """One assignment's answers, stored once per assignment id."""
+
+    __tablename__ = "rq_submissions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    assignment_id: Mapped[str] = mapped_column(String(32), unique=True)
+    published_hit_id: Mapped[int] = mapped_column(ForeignKey("rq_published_hits.id"), index=True)
+    worker_id: Mapped[str] = mapped_column(String(20), index=True)
+    answers: Mapped[dict[str, Any]] = mapped_column(JSON)
+    source: Mapped[str] = mapped_column(String(16), default="page")
+    synced: Mapped[bool] = mapped_column(Boolean, default=False)
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    work_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+    gold_correct: Mapped[int] = mapped_column(Integer, default=0)
+    gold_total: Mapped[int] = mapped_column(Integer, default=0)
+    graded: Mapped[bool] = mapped_column(Boolean, default=False)
+    decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    published_hit: Mapped[PublishedHIT] = relationship(lazy="joined")
+
+
+class WorkerStats(RequesterBase):
+    """A worker's record in one campaign: gold results and decisions."""
+
+    __tablename__ = "rq_worker_stats"
+
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), primary_key=True)
+    worker_id: Mapped[str] = mapped_column(String(20), primary_key=True)
+    gold_correct: Mapped[int] = mapped_column(Integer, default=0)
+    gold_total: Mapped[int] = mapped_column(Integer, default=0)
+    assignments: Mapped[int] = mapped_column(Integer, default=0)
+    approved: Mapped[int] = mapped_column(Integer, default=0)
+    rejected: Mapped[int] = mapped_column(Integer, default=0)
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
+    flag_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    flag_review: Mapped[str | None] = mapped_column(String(16), nullable=True)
+
+
+class OutboxEntry(RequesterBase):
+    """A decision to apply through the API, exactly once.
+
+    ``(action, target)`` is unique: deciding twice cannot enqueue twice, and
+    the marketplace's idempotency (assignment state, bonus tokens) covers a
+    crash between the call and marking the row done.
+    """
+
+    __tablename__ = "rq_outbox"
+    __table_args__ = (UniqueConstraint("action", "target"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    action: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="pending", index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class StaffUser(RequesterBase):
+    """A QA staff or requester user of the dashboard."""
+
+    __tablename__ = "rq_staff_users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(256))
+    role: Mapped[str] = mapped_column(String(16), default="qa")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ReviewAction(RequesterBase):
+    """The audit trail of what QA staff decided and why."""
+
+    __tablename__ = "rq_review_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    worker_id: Mapped[str] = mapped_column(String(20), index=True)
+    staff_user_id: Mapped[int] = mapped_column(ForeignKey("rq_staff_users.id"))
+    action: Mapped[str] = mapped_column(String(32))
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

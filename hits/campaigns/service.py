@@ -1,0 +1,179 @@
+"""Creating campaigns from their files, planning HITs and publishing them."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from xml.sax.saxutils import escape
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hits.campaigns.models import Campaign, GoldItem, HITSlot, Item, PublishedHIT
+from hits.campaigns.spec import CampaignFile, CampaignSpec
+from hits.db import session_scope
+from hits.money import mturk_fee
+from hits.mturk import HITAlreadyExists, Marketplace
+
+EXTERNAL_QUESTION = (
+    '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
+    '2006-07-14/ExternalQuestion.xsd"><ExternalURL>{url}</ExternalURL>'
+    "<FrameHeight>{height}</FrameHeight></ExternalQuestion>"
+)
+
+
+class BudgetExceeded(ValueError):
+    """Launching would commit more money than the campaign's budget."""
+
+
+def planned_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
+    """Rewards plus MTurk fees for every assignment of ``hit_count`` HITs."""
+    per_assignment = spec.reward + mturk_fee(spec.reward, max_assignments=spec.assignments_per_hit)
+    return per_assignment * spec.assignments_per_hit * hit_count
+
+
+def hit_count_for(spec: CampaignSpec, item_count: int) -> int:
+    return -(-item_count // spec.items_per_hit)
+
+
+def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
+    """Store a validated campaign file and plan its HITs; refuse if over budget."""
+    spec = loaded.spec
+    if session.scalar(select(Campaign).where(Campaign.name == spec.name)):
+        raise ValueError(f"a campaign named {spec.name!r} already exists")
+    hits_needed = hit_count_for(spec, len(loaded.items))
+    cost = planned_cost(spec, hits_needed)
+    if cost > spec.budget:
+        raise BudgetExceeded(
+            f"campaign {spec.name!r} needs {cost} for {hits_needed} HITs x "
+            f"{spec.assignments_per_hit} assignments at {spec.reward} plus fees, "
+            f"but its budget is {spec.budget}"
+        )
+    stored_spec = spec.model_dump(mode="json")
+    stored_spec["media_path"] = str(loaded.media_dir) if loaded.media_dir else None
+    campaign = Campaign(name=spec.name, template=spec.template, spec=stored_spec, budget=spec.budget)
+    session.add(campaign)
+    session.flush()
+    items = [
+        Item(campaign_id=campaign.id, external_id=i.external_id, payload=i.payload) for i in loaded.items
+    ]
+    gold = [
+        GoldItem(campaign_id=campaign.id, external_id=g.external_id, payload=g.payload, answer=g.answer)
+        for g in loaded.gold
+    ]
+    session.add_all([*items, *gold])
+    session.flush()
+    plan_hits(session, campaign, spec, items, gold)
+    return campaign
+
+
+def plan_hits(
+    session: Session, campaign: Campaign, spec: CampaignSpec, items: list[Item], gold: list[GoldItem]
+) -> None:
+    """Cut items into HITs and insert gold at random positions (seeded, reproducible)."""
+    rng = random.Random(spec.seed or campaign.id)
+    gold_cycle = list(gold)
+    rng.shuffle(gold_cycle)
+    cursor = 0
+    for start in range(0, len(items), spec.items_per_hit):
+        chunk: list[Item | GoldItem] = list(items[start : start + spec.items_per_hit])
+        for _ in range(min(spec.gold_per_hit, len(gold_cycle))):
+            chunk.insert(rng.randrange(len(chunk) + 1), gold_cycle[cursor % len(gold_cycle)])
+            cursor += 1
+        published = PublishedHIT(campaign_id=campaign.id)
+        session.add(published)
+        session.flush()
+        for position, entry in enumerate(chunk):
+            slot = HITSlot(published_hit_id=published.id, position=position)
+            if isinstance(entry, GoldItem):
+                slot.gold_item_id = entry.id
+            else:
+                slot.item_id = entry.id
+            session.add(slot)
+    session.flush()
+
+
+@dataclass
+class PublishReport:
+    published: int
+    already_there: int
+
+
+def publish_campaign(
+    sessions: Callable[[], Session],
+    market: Marketplace,
+    campaign_id: int,
+    hit_page_url: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> PublishReport:
+    """Create every pending HIT of a campaign through the API, one transaction per HIT.
+
+    Safe to run again after a crash: the token comes from the row, and a HIT
+    the marketplace already has is found by its annotation and recorded.
+    """
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None:
+            raise ValueError(f"campaign {campaign_id} does not exist")
+        spec = CampaignSpec.model_validate({k: v for k, v in campaign.spec.items() if k != "media_path"})
+        pending = list(
+            session.scalars(
+                select(PublishedHIT.id)
+                .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.mturk_hit_id.is_(None))
+                .order_by(PublishedHIT.id)
+            )
+        )
+        campaign.status = "publishing"
+    question = EXTERNAL_QUESTION.format(url=escape(hit_page_url), height=800)
+    report = PublishReport(0, 0)
+    for done, published_id in enumerate(pending, start=1):
+        token = f"hitforge-c{campaign_id}-h{published_id}"
+        params: dict[str, Any] = {
+            "MaxAssignments": spec.assignments_per_hit,
+            "AutoApprovalDelayInSeconds": spec.auto_approval_delay_seconds,
+            "LifetimeInSeconds": spec.lifetime_seconds,
+            "AssignmentDurationInSeconds": spec.assignment_duration_seconds,
+            "Title": spec.title,
+            "Keywords": spec.keywords,
+            "Description": spec.description,
+            "Question": question,
+            "RequesterAnnotation": token,
+            "QualificationRequirements": spec.qualification_requirements,
+        }
+        try:
+            hit = market.create_hit(unique_request_token=token, reward=spec.reward, **params)
+            report.published += 1
+        except HITAlreadyExists:
+            found = market.find_hit_by_annotation(token)
+            if found is None:
+                raise
+            hit = found
+            report.already_there += 1
+        with session_scope(sessions) as session:
+            row = session.get(PublishedHIT, published_id)
+            assert row is not None
+            row.mturk_hit_id = hit["HITId"]
+            row.status = "open"
+            campaign = session.get(Campaign, campaign_id)
+            assert campaign is not None
+            campaign.hit_type_id = hit["HITTypeId"]
+        if progress:
+            progress(done, len(pending))
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.status = "running"
+    return report
+
+
+def campaign_counts(session: Session, campaign_id: int) -> dict[str, int]:
+    """HITs published and open for a campaign."""
+    rows = session.execute(
+        select(PublishedHIT.status, func.count())
+        .where(PublishedHIT.campaign_id == campaign_id)
+        .group_by(PublishedHIT.status)
+    ).all()
+    return {status: n for status, n in rows}

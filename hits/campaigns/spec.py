@@ -1,0 +1,165 @@
+"""The campaign file: a YAML document plus JSONL files of items and gold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hits.campaigns.fileerrors import (
+    InputFileError,
+    InputFileErrors,
+    load_yaml,
+    parse_model,
+    read_jsonl,
+    validation_errors,
+)
+from hits.money import MoneyError, parse_amount
+from hits.templates import TemplateError, get_template
+
+
+class QualityPolicy(BaseModel):
+    """How gold results turn into decisions."""
+
+    model_config = ConfigDict(extra="forbid")
+    accuracy_threshold: float = Field(0.6, gt=0, lt=1)
+    confidence: float = Field(0.9, ge=0.5, lt=1)
+    min_gold: int = Field(3, ge=1)
+    flagged_action: Literal["reject", "hold"] = "reject"
+    rejection_feedback: str = Field(
+        "Too many of the check questions in this task were answered incorrectly.", max_length=1024
+    )
+
+
+class CampaignSpec(BaseModel):
+    """The YAML campaign file, validated."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    template: str
+    title: str = Field(min_length=1, max_length=128)
+    description: str = Field(min_length=1, max_length=2000)
+    keywords: str = Field("", max_length=1000)
+    reward: Decimal
+    budget: Decimal
+    assignments_per_hit: int = Field(3, ge=1, le=100)
+    items_per_hit: int = Field(4, ge=1, le=50)
+    gold_per_hit: int = Field(1, ge=0, le=10)
+    lifetime_seconds: int = Field(86_400, ge=30, le=31_536_000)
+    assignment_duration_seconds: int = Field(1_800, ge=30, le=31_536_000)
+    auto_approval_delay_seconds: int = Field(259_200, ge=0, le=2_592_000)
+    items: str
+    gold: str | None = None
+    media_dir: str | None = None
+    template_options: dict[str, Any] = Field(default_factory=dict)
+    qualification_requirements: list[dict[str, Any]] = Field(default_factory=list)
+    quality: QualityPolicy = Field(default_factory=QualityPolicy)
+    seed: int = 0
+
+    @field_validator("reward", "budget", mode="before")
+    @classmethod
+    def _money(cls, value: Any) -> Decimal:
+        try:
+            return parse_amount(value)
+        except MoneyError as exc:
+            raise ValueError(str(exc).split(": ", 1)[-1]) from exc
+
+    @field_validator("template")
+    @classmethod
+    def _known_template(cls, value: str) -> str:
+        try:
+            get_template(value)
+        except TemplateError as exc:
+            raise ValueError(str(exc)) from exc
+        return value
+
+    @model_validator(mode="after")
+    def _gold_file_if_gold(self) -> CampaignSpec:
+        if self.gold_per_hit and not self.gold:
+            raise ValueError("gold_per_hit is above 0, so a gold file is required")
+        return self
+
+
+@dataclass
+class LoadedItem:
+    external_id: str
+    payload: dict[str, Any]
+    answer: Any = None
+
+
+@dataclass
+class CampaignFile:
+    """A campaign file with its items and gold, all validated."""
+
+    path: Path
+    spec: CampaignSpec
+    items: list[LoadedItem] = field(default_factory=list)
+    gold: list[LoadedItem] = field(default_factory=list)
+
+    @property
+    def media_dir(self) -> Path | None:
+        if self.spec.media_dir is None:
+            return None
+        return (self.path.parent / self.spec.media_dir).resolve()
+
+
+def _load_items(path: Path, template_name: str, *, gold: bool) -> list[LoadedItem]:
+    template = get_template(template_name)
+    out: list[LoadedItem] = []
+    seen: set[str] = set()
+    errors: list[InputFileError] = []
+    for line, obj in read_jsonl(path):
+        ident = str(obj.get("id", "")).strip()
+        if not ident:
+            errors.append(InputFileError(path, line, "id", "every line needs a non-empty id"))
+            continue
+        if ident in seen:
+            errors.append(InputFileError(path, line, "id", f"duplicate id {ident!r}"))
+            continue
+        seen.add(ident)
+        try:
+            payload = template.validate_item(obj.get("item", {}))
+        except ValidationError as exc:
+            errors.extend(validation_errors(path, exc, None, line, prefix=("item",)).errors)
+            continue
+        answer = None
+        if gold:
+            if "answer" not in obj:
+                errors.append(InputFileError(path, line, "answer", "a gold item needs an answer"))
+                continue
+            try:
+                answer = template.validate_answer_key(obj["answer"])
+            except ValidationError as exc:
+                errors.extend(validation_errors(path, exc, None, line, prefix=("answer",)).errors)
+                continue
+        out.append(LoadedItem(ident, payload, answer))
+    if errors:
+        raise InputFileErrors(errors)
+    if not out:
+        raise InputFileError(path, None, None, "the file holds no items")
+    return out
+
+
+def load_campaign_file(path: str | Path) -> CampaignFile:
+    """Read and validate a campaign file and the item and gold files it names.
+
+    Every problem raises ``InputFileError`` / ``InputFileErrors`` naming file,
+    line and field.
+    """
+    path = Path(path)
+    data, lines = load_yaml(path)
+    if not isinstance(data, dict):
+        raise InputFileError(path, 1, None, "a campaign file must be a YAML mapping")
+    spec = parse_model(CampaignSpec, path, data, lines)
+    items_path = (path.parent / spec.items).resolve()
+    loaded = CampaignFile(path=path, spec=spec)
+    loaded.items = _load_items(items_path, spec.template, gold=False)
+    if spec.gold:
+        loaded.gold = _load_items((path.parent / spec.gold).resolve(), spec.template, gold=True)
+    media = loaded.media_dir
+    if media is not None and not media.is_dir():
+        raise InputFileError(path, lines.get(("media_dir",)), "media_dir", f"{media} is not a folder")
+    return loaded

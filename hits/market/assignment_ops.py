@@ -1,0 +1,199 @@
+"""The life of an assignment: accept, submit, approve, reject, return, time out."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.db import utcnow
+from hits.market import ledger
+from hits.market.errors import RequestError, not_found
+from hits.market.hit_ops import refresh_status
+from hits.market.ids import new_entity_id
+from hits.market.models import HIT, Assignment, Worker
+from hits.market.models.work import (
+    ABANDONED,
+    ACCEPTED,
+    APPROVED,
+    ASSIGNABLE,
+    REJECTED,
+    RETURNED,
+    SUBMITTED,
+)
+from hits.market.qualification_ops import check_requirements
+
+
+def get_assignment(session: Session, assignment_id: object, requester_id: str | None = None) -> Assignment:
+    """The assignment ``assignment_id``; a requester sees only those on its HITs."""
+    assignment = session.get(Assignment, assignment_id) if isinstance(assignment_id, str) else None
+    if assignment is None or (requester_id is not None and assignment.hit.requester_id != requester_id):
+        raise not_found("Assignment", str(assignment_id))
+    return assignment
+
+
+def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
+    """Give ``worker`` an assignment of the HIT if it is open to them."""
+    # Lock the HIT row (PostgreSQL) so two workers cannot take the last slot.
+    hit = session.scalar(select(HIT).where(HIT.id == hit_id).with_for_update())
+    if hit is None:
+        raise not_found("HIT", hit_id)
+    refresh_status(session, hit)
+    mine = session.scalar(
+        select(Assignment).where(
+            Assignment.hit_id == hit.id,
+            Assignment.worker_id == worker.id,
+            Assignment.status.in_((ACCEPTED, SUBMITTED, APPROVED, REJECTED)),
+        )
+    )
+    if mine is not None:
+        if mine.status == ACCEPTED:
+            return mine
+        raise RequestError("You have already worked on this HIT.", "AWS.MechanicalTurk.AlreadyWorked")
+    if hit.status != ASSIGNABLE:
+        raise RequestError("This HIT is no longer available.", "AWS.MechanicalTurk.HITNotAvailable")
+    check_requirements(session, worker, hit.hit_type.qualification_requirements, action="Accept")
+    now = utcnow()
+    assignment = Assignment(
+        id=new_entity_id(),
+        hit_id=hit.id,
+        worker_id=worker.id,
+        status=ACCEPTED,
+        accept_time=now,
+        deadline=now + timedelta(seconds=hit.hit_type.assignment_duration_seconds),
+    )
+    session.add(assignment)
+    session.flush()
+    refresh_status(session, hit)
+    return assignment
+
+
+def _own_active(session: Session, worker: Worker, assignment_id: str) -> Assignment:
+    assignment = session.get(Assignment, assignment_id)
+    # Another worker's assignment is reported exactly like a missing one.
+    if assignment is None or assignment.worker_id != worker.id:
+        raise not_found("Assignment", assignment_id)
+    return assignment
+
+
+def submit(session: Session, worker: Worker, assignment_id: str, answer_xml: str) -> Assignment:
+    """Store a worker's answer; submitting the same assignment again changes nothing."""
+    assignment = _own_active(session, worker, assignment_id)
+    if assignment.status != ACCEPTED:
+        if assignment.status in (SUBMITTED, APPROVED, REJECTED):
+            return assignment  # idempotent: the first submission stands
+        raise RequestError("This assignment is no longer active.", "AWS.MechanicalTurk.AssignmentNotActive")
+    now = utcnow()
+    if now > assignment.deadline:
+        assignment.status = ABANDONED
+        refresh_status(session, assignment.hit)
+        session.flush()
+        raise RequestError(
+            "The time allotted for this assignment has run out.", "AWS.MechanicalTurk.AssignmentExpired"
+        )
+    assignment.status = SUBMITTED
+    assignment.answer = answer_xml
+    assignment.submit_time = now
+    assignment.auto_approval_time = now + timedelta(
+        seconds=assignment.hit.hit_type.auto_approval_delay_seconds
+    )
+    session.flush()
+    refresh_status(session, assignment.hit, now)
+    return assignment
+
+
+def return_assignment(session: Session, worker: Worker, assignment_id: str) -> Assignment:
+    """The worker gives the assignment back; the slot reopens."""
+    assignment = _own_active(session, worker, assignment_id)
+    if assignment.status != ACCEPTED:
+        raise RequestError(
+            "Only an assignment in progress can be returned.", "AWS.MechanicalTurk.AssignmentNotActive"
+        )
+    assignment.status = RETURNED
+    session.flush()
+    refresh_status(session, assignment.hit)
+    return assignment
+
+
+def _pay_reward(session: Session, assignment: Assignment) -> None:
+    hit = assignment.hit
+    ledger.pay(
+        session,
+        txn=f"reward:{assignment.id}",
+        kind="reward",
+        requester_id=hit.requester_id,
+        worker_id=assignment.worker_id,
+        amount=hit.hit_type.reward,
+        max_assignments=hit.max_assignments,
+        reference=assignment.id,
+    )
+
+
+def approve(
+    session: Session,
+    requester_id: str | None,
+    assignment_id: str,
+    feedback: str | None = None,
+    *,
+    override_rejection: bool = False,
+) -> Assignment:
+    """Approve a submitted assignment and pay its reward (plus fee) from the requester."""
+    assignment = get_assignment(session, assignment_id, requester_id)
+    if assignment.status == REJECTED and override_rejection:
+        pass
+    elif assignment.status != SUBMITTED:
+        raise RequestError(
+            f"This operation can be called with a status of: Submitted (assignment is {assignment.status})",
+            "AWS.MechanicalTurk.InvalidAssignmentState",
+        )
+    _pay_reward(session, assignment)
+    assignment.status = APPROVED
+    assignment.approval_time = utcnow()
+    assignment.rejection_time = None
+    if feedback is not None:
+        assignment.requester_feedback = feedback
+    session.flush()
+    refresh_status(session, assignment.hit)
+    return assignment
+
+
+def reject(session: Session, requester_id: str, assignment_id: str, feedback: str) -> Assignment:
+    """Reject a submitted assignment; nothing is paid."""
+    assignment = get_assignment(session, assignment_id, requester_id)
+    if assignment.status != SUBMITTED:
+        raise RequestError(
+            f"This operation can be called with a status of: Submitted (assignment is {assignment.status})",
+            "AWS.MechanicalTurk.InvalidAssignmentState",
+        )
+    assignment.status = REJECTED
+    assignment.rejection_time = utcnow()
+    assignment.requester_feedback = feedback
+    session.flush()
+    refresh_status(session, assignment.hit)
+    return assignment
+
+
+def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
+    """Apply what time has made due: abandon overdue work, auto-approve, expire HITs."""
+    now = now or utcnow()
+    abandoned = session.scalars(
+        select(Assignment).where(Assignment.status == ACCEPTED, Assignment.deadline < now)
+    ).all()
+    for assignment in abandoned:
+        assignment.status = ABANDONED
+    due = session.scalars(
+        select(Assignment).where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
+    ).all()
+    for assignment in due:
+        approve(session, None, assignment.id)
+    touched = {a.hit_id for a in [*abandoned, *due]}
+    expired = session.scalars(select(HIT).where(HIT.status == ASSIGNABLE, HIT.expires_at <= now)).all()
+    for hit in expired:
+        touched.add(hit.id)
+    for hit_id in touched:
+        hit = session.get(HIT, hit_id)
+        if hit is not None:
+            refresh_status(session, hit, now)
+    session.flush()
+    return {"abandoned": len(abandoned), "auto_approved": len(due), "hits_refreshed": len(touched)}

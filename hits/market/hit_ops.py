@@ -1,0 +1,201 @@
+"""Creating, finding and listing HITs, and keeping their status current."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hits.db import utcnow
+from hits.market import validation as v
+from hits.market.errors import RequestError, not_found
+from hits.market.ids import new_entity_id
+from hits.market.models import HIT, Assignment, HITType
+from hits.market.models.work import (
+    ACCEPTED,
+    APPROVED,
+    ASSIGNABLE,
+    DISPOSED,
+    OPEN_ASSIGNMENT_STATUSES,
+    REJECTED,
+    REVIEWABLE,
+    REVIEWING,
+    UNASSIGNABLE,
+)
+from hits.market.questions import parse_question
+
+UNIQUE_TOKEN_WINDOW = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class HITTypeSpec:
+    """The validated properties that define a HIT type."""
+
+    title: str
+    description: str
+    keywords: str
+    reward: Any
+    assignment_duration_seconds: int
+    auto_approval_delay_seconds: int
+    qualification_requirements: list[dict[str, Any]]
+
+
+def hit_type_spec(params: dict[str, Any]) -> HITTypeSpec:
+    """Validate the HIT-type members of a CreateHIT / CreateHITType request."""
+    return HITTypeSpec(
+        title=v.text(params.get("Title"), "Title", 128, required=True),
+        description=v.text(params.get("Description"), "Description", 2000, required=True),
+        keywords=v.text(params.get("Keywords"), "Keywords", 1000),
+        reward=v.money(params.get("Reward"), "Reward"),
+        assignment_duration_seconds=v.seconds(
+            params.get("AssignmentDurationInSeconds"),
+            "AssignmentDurationInSeconds",
+            v.MIN_DURATION,
+            v.MAX_DURATION,
+        ),
+        auto_approval_delay_seconds=v.seconds(
+            params.get("AutoApprovalDelayInSeconds", v.MAX_AUTO_APPROVAL_DELAY),
+            "AutoApprovalDelayInSeconds",
+            0,
+            v.MAX_AUTO_APPROVAL_DELAY,
+        ),
+        qualification_requirements=v.qualification_requirements(params.get("QualificationRequirements")),
+    )
+
+
+def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSpec) -> HITType:
+    """HITs with identical properties share a HIT type, as on MTurk."""
+    existing = session.scalars(
+        select(HITType).where(
+            HITType.requester_id == requester_id,
+            HITType.title == spec.title,
+            HITType.description == spec.description,
+            HITType.keywords == spec.keywords,
+            HITType.reward == spec.reward,
+            HITType.assignment_duration_seconds == spec.assignment_duration_seconds,
+            HITType.auto_approval_delay_seconds == spec.auto_approval_delay_seconds,
+        )
+    ).all()
+    for hit_type in existing:
+        if hit_type.qualification_requirements == spec.qualification_requirements:
+            return hit_type
+    hit_type = HITType(
+        id=new_entity_id(),
+        requester_id=requester_id,
+        title=spec.title,
+        description=spec.description,
+        keywords=spec.keywords,
+        reward=spec.reward,
+        assignment_duration_seconds=spec.assignment_duration_seconds,
+        auto_approval_delay_seconds=spec.auto_approval_delay_seconds,
+        qualification_requirements=spec.qualification_requirements,
+    )
+    session.add(hit_type)
+    session.flush()
+    return hit_type
+
+
+def create_hit(session: Session, requester_id: str, hit_type: HITType, params: dict[str, Any]) -> HIT:
+    """Create a HIT of ``hit_type`` from the HIT members of a CreateHIT request."""
+    question = params.get("Question")
+    if not isinstance(question, str) or not question.strip():
+        raise RequestError("Question is required.", "AWS.MechanicalTurk.InvalidParameterValue")
+    parse_question(question)
+    lifetime = v.seconds(params.get("LifetimeInSeconds"), "LifetimeInSeconds", v.MIN_DURATION, v.MAX_DURATION)
+    max_assignments = params.get("MaxAssignments", 1)
+    if not isinstance(max_assignments, int) or not 1 <= max_assignments <= 1_000_000_000:
+        raise RequestError("MaxAssignments must be a positive integer.")
+    annotation = v.text(params.get("RequesterAnnotation"), "RequesterAnnotation", 255) or None
+    token = params.get("UniqueRequestToken")
+    if token is not None:
+        v.text(token, "UniqueRequestToken", 64, required=True)
+        previous = session.scalar(
+            select(HIT).where(HIT.requester_id == requester_id, HIT.unique_request_token == token)
+        )
+        if previous is not None:
+            # Within 24 h MTurk refuses; later, a token may be reused, so free it.
+            if utcnow() - previous.created_at < UNIQUE_TOKEN_WINDOW:
+                raise RequestError(
+                    f"The HIT with ID {previous.id} already exists. (UniqueRequestToken {token})",
+                    "AWS.MechanicalTurk.HitAlreadyExists",
+                )
+            previous.unique_request_token = None
+            session.flush()
+    now = utcnow()
+    hit = HIT(
+        id=new_entity_id(),
+        hit_type_id=hit_type.id,
+        requester_id=requester_id,
+        question=question,
+        max_assignments=max_assignments,
+        requester_annotation=annotation,
+        unique_request_token=token,
+        created_at=now,
+        expires_at=now + timedelta(seconds=lifetime),
+        status=ASSIGNABLE,
+    )
+    session.add(hit)
+    session.flush()
+    return hit
+
+
+def get_hit(session: Session, hit_id: Any, requester_id: str | None = None) -> HIT:
+    """The HIT ``hit_id``; a requester sees only its own."""
+    hit = session.get(HIT, hit_id) if isinstance(hit_id, str) else None
+    if hit is None or (requester_id is not None and hit.requester_id != requester_id):
+        raise not_found("HIT", str(hit_id))
+    return hit
+
+
+def slot_counts(session: Session, hit_id: str) -> dict[str, int]:
+    """How many of a HIT's assignments are in each status."""
+    rows = session.execute(
+        select(Assignment.status, func.count()).where(Assignment.hit_id == hit_id).group_by(Assignment.status)
+    ).all()
+    return {status: count for status, count in rows}
+
+
+def refresh_status(session: Session, hit: HIT, now: datetime | None = None) -> HIT:
+    """Recompute a HIT's status from its assignments and clock (Reviewing/Disposed stick)."""
+    if hit.status in (REVIEWING, DISPOSED):
+        return hit
+    now = now or utcnow()
+    counts = slot_counts(session, hit.id)
+    taken = sum(counts.get(s, 0) for s in OPEN_ASSIGNMENT_STATUSES)
+    in_progress = counts.get(ACCEPTED, 0)
+    if now < hit.expires_at and taken < hit.max_assignments:
+        hit.status = ASSIGNABLE
+    elif in_progress:
+        hit.status = UNASSIGNABLE
+    else:
+        hit.status = REVIEWABLE
+    return hit
+
+
+def counts_for_wire(session: Session, hit: HIT) -> dict[str, int]:
+    """NumberOfAssignmentsPending / Available / Completed, as GetHIT reports them."""
+    counts = slot_counts(session, hit.id)
+    # MTurk counts only accepted, not yet submitted, work as pending.
+    pending = counts.get(ACCEPTED, 0)
+    completed = counts.get(APPROVED, 0) + counts.get(REJECTED, 0)
+    taken = sum(counts.get(s, 0) for s in OPEN_ASSIGNMENT_STATUSES)
+    expired = utcnow() >= hit.expires_at
+    available = 0 if expired else max(0, hit.max_assignments - taken)
+    return {
+        "NumberOfAssignmentsPending": pending,
+        "NumberOfAssignmentsAvailable": available,
+        "NumberOfAssignmentsCompleted": completed,
+    }
+
+
+def page_of_hits(
+    session: Session, requester_id: str, offset: int, limit: int, status: str | None = None
+) -> list[HIT]:
+    """One page of a requester's HITs, oldest first."""
+    stmt = select(HIT).where(HIT.requester_id == requester_id)
+    if status is not None:
+        stmt = stmt.where(HIT.status == status)
+    return list(session.scalars(stmt.order_by(HIT.created_at, HIT.id).offset(offset).limit(limit)))

@@ -1,0 +1,195 @@
+"""Qualification types, grants, and checking a worker against requirements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hits.market import validation as v
+from hits.market.errors import RequestError, not_found
+from hits.market.ids import new_entity_id
+from hits.market.models import Assignment, QualificationType, Worker, WorkerQualification
+from hits.market.models.work import APPROVED, REJECTED
+
+# System qualification type ids, as MTurk publishes them.
+LOCALE = "00000000000000000071"
+PERCENT_APPROVED = "000000000000000000L0"
+NUMBER_APPROVED = "00000000000000000040"
+ADULT = "00000000000000000060"
+MASTERS = {"2F1QJWKUDD8XADTFD2Q0G6UTO95ALH", "2ARFPLSP75KLA8M8DH1HTEQVJT3SY6"}
+SYSTEM_QUALIFICATIONS = {LOCALE, PERCENT_APPROVED, NUMBER_APPROVED, ADULT, *MASTERS}
+
+
+def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> QualificationType:
+    """Create a qualification type; names are unique per requester."""
+    name = v.text(params.get("Name"), "Name", 256, required=True)
+    description = v.text(params.get("Description"), "Description", 2000, required=True)
+    status = params.get("QualificationTypeStatus")
+    if status not in ("Active", "Inactive"):
+        raise v.invalid("QualificationTypeStatus must be Active or Inactive.")
+    if session.scalar(
+        select(QualificationType).where(
+            QualificationType.requester_id == requester_id, QualificationType.name == name
+        )
+    ):
+        raise RequestError(
+            f"You have already created a QualificationType with this name: {name}",
+            "AWS.MechanicalTurk.QualificationTypeAlreadyExists",
+        )
+    test, answer_key = params.get("Test"), params.get("AnswerKey")
+    if answer_key is not None and test is None:
+        raise v.invalid("AnswerKey requires a Test.")
+    if test is not None and params.get("AutoGranted"):
+        raise v.invalid("A qualification type with a Test cannot be AutoGranted.")
+    qtype = QualificationType(
+        id=new_entity_id(),
+        requester_id=requester_id,
+        name=name,
+        description=description,
+        keywords=v.text(params.get("Keywords"), "Keywords", 1000),
+        status=status,
+        test=test,
+        answer_key=answer_key,
+        test_duration_seconds=params.get("TestDurationInSeconds"),
+        retry_delay_seconds=params.get("RetryDelayInSeconds"),
+        auto_granted=bool(params.get("AutoGranted", False)),
+        auto_granted_value=params.get("AutoGrantedValue"),
+    )
+    session.add(qtype)
+    session.flush()
+    return qtype
+
+
+def get_type(session: Session, qtype_id: Any) -> QualificationType:
+    qtype = session.get(QualificationType, qtype_id) if isinstance(qtype_id, str) else None
+    if qtype is None:
+        raise not_found("QualificationType", str(qtype_id))
+    return qtype
+
+
+def associate(
+    session: Session, requester_id: str, qtype_id: str, worker_id: str, value: int | None
+) -> WorkerQualification:
+    """Grant (or update) a worker's qualification with an integer score."""
+    qtype = get_type(session, qtype_id)
+    if qtype.requester_id != requester_id:
+        raise not_found("QualificationType", qtype_id)
+    if session.get(Worker, worker_id) is None:
+        raise RequestError(f"Worker {worker_id} does not exist.", "AWS.MechanicalTurk.WorkerDoesNotExist")
+    grant = session.scalar(
+        select(WorkerQualification).where(
+            WorkerQualification.qualification_type_id == qtype_id,
+            WorkerQualification.worker_id == worker_id,
+        )
+    )
+    if grant is None:
+        grant = WorkerQualification(qualification_type_id=qtype_id, worker_id=worker_id)
+        session.add(grant)
+    grant.integer_value = 1 if value is None else value
+    grant.status = "Granted"
+    session.flush()
+    return grant
+
+
+def approval_stats(session: Session, worker_id: str) -> tuple[int, int]:
+    """(approved, approved + rejected) for a worker, across all requesters."""
+    rows = dict(
+        session.execute(
+            select(Assignment.status, func.count())
+            .where(Assignment.worker_id == worker_id, Assignment.status.in_((APPROVED, REJECTED)))
+            .group_by(Assignment.status)
+        ).all()
+    )
+    approved = rows.get(APPROVED, 0)
+    return approved, approved + rows.get(REJECTED, 0)
+
+
+def worker_value(session: Session, worker: Worker, qtype_id: str) -> int | dict[str, str] | None:
+    """The worker's value for a qualification, system ones computed; None if not held."""
+    if qtype_id == LOCALE:
+        locale = {"Country": worker.country}
+        if worker.subdivision:
+            locale["Subdivision"] = worker.subdivision
+        return locale
+    if qtype_id == ADULT:
+        return 1 if worker.is_adult else 0
+    if qtype_id in (PERCENT_APPROVED, NUMBER_APPROVED):
+        approved, decided = approval_stats(session, worker.id)
+        if qtype_id == NUMBER_APPROVED:
+            return approved
+        # MTurk reports 100% until a worker has a track record.
+        return 100 if decided == 0 else (100 * approved) // decided
+    if qtype_id in MASTERS:
+        return None
+    grant = session.scalar(
+        select(WorkerQualification).where(
+            WorkerQualification.qualification_type_id == qtype_id,
+            WorkerQualification.worker_id == worker.id,
+            WorkerQualification.status == "Granted",
+        )
+    )
+    return None if grant is None else grant.integer_value
+
+
+def _compare(value: Any, comparator: str, ints: list[int], locales: list[dict[str, str]]) -> bool:
+    if comparator == "Exists":
+        return value is not None
+    if comparator == "DoesNotExist":
+        return value is None
+    if value is None:
+        return False
+    if isinstance(value, dict):
+
+        def match(loc: dict[str, str]) -> bool:
+            return loc.get("Country") == value.get("Country") and (
+                "Subdivision" not in loc or loc["Subdivision"] == value.get("Subdivision")
+            )
+
+        hit = any(match(loc) for loc in locales)
+        return {"EqualTo": hit, "In": hit, "NotEqualTo": not hit, "NotIn": not hit}.get(comparator, False)
+    target = ints[0] if ints else 0
+    checks = {
+        "LessThan": value < target,
+        "LessThanOrEqualTo": value <= target,
+        "GreaterThan": value > target,
+        "GreaterThanOrEqualTo": value >= target,
+        "EqualTo": value == target,
+        "NotEqualTo": value != target,
+        "In": value in ints,
+        "NotIn": value not in ints,
+    }
+    return checks[comparator]
+
+
+def unmet_requirements(
+    session: Session, worker: Worker, requirements: list[dict[str, Any]], action: str
+) -> list[dict[str, Any]]:
+    """The requirements guarding ``action`` that the worker does not meet."""
+    guarded_by = {
+        "Accept": {"Accept", "PreviewAndAccept", "DiscoverPreviewAndAccept"},
+        "Preview": {"PreviewAndAccept", "DiscoverPreviewAndAccept"},
+        "Discover": {"DiscoverPreviewAndAccept"},
+    }[action]
+    failed = []
+    for req in requirements:
+        if req.get("ActionsGuarded", "Accept") not in guarded_by:
+            continue
+        value = worker_value(session, worker, req["QualificationTypeId"])
+        if not _compare(
+            value, req["Comparator"], req.get("IntegerValues") or [], req.get("LocaleValues") or []
+        ):
+            failed.append(req)
+    return failed
+
+
+def check_requirements(
+    session: Session, worker: Worker, requirements: list[dict[str, Any]], action: str
+) -> None:
+    """Refuse with ``AWS.MechanicalTurk.QualificationRequirementNotMet`` if any is unmet."""
+    if unmet_requirements(session, worker, requirements, action):
+        raise RequestError(
+            "You do not meet the qualification requirements of this HIT.",
+            "AWS.MechanicalTurk.QualificationRequirementNotMet",
+        )

@@ -1,0 +1,46 @@
+"""Alembic environment shared by both halves; ``side`` picks tables and version table."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from hits.db import MarketBase, RequesterBase, make_engine
+
+config = context.config
+side = config.attributes.get("side") or context.get_x_argument(as_dictionary=True).get("side", "market")
+url = config.attributes.get("url") or config.get_main_option("sqlalchemy.url")
+if side == "market":
+    import hits.market.models  # noqa: F401
+
+    metadata = MarketBase.metadata
+else:
+    import hits.campaigns.models  # noqa: F401
+
+    metadata = RequesterBase.metadata
+version_table = f"alembic_version_{side}"
+
+
+def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    # Both halves may share one database: each side only sees its own tables.
+    if type_ == "table" and name is not None:
+        return name in metadata.tables
+    return True
+
+
+def run() -> None:
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection,
+            target_metadata=metadata,
+            version_table=version_table,
+            include_name=include_name,
+            render_as_batch=True,
+            compare_type=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+run()

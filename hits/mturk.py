@@ -1,0 +1,193 @@
+"""The one boto3 facade the requester side uses to talk to a marketplace.
+
+It paginates with NextToken (botocore's paginators), maps error *codes* (the
+``TurkErrorCode`` members, never message text) to domain exceptions, and
+takes every ``UniqueRequestToken`` from its caller, who derives it from a
+database row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from hits.money import format_amount
+from hits.settings import Settings
+
+
+class MarketplaceError(Exception):
+    """An error the marketplace reported; ``code`` is its TurkErrorCode or error type."""
+
+    retryable = False
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class HITAlreadyExists(MarketplaceError):
+    """The UniqueRequestToken was used already: the HIT exists."""
+
+
+class InvalidAssignmentState(MarketplaceError):
+    """The assignment is not in a state that allows the call (e.g. already approved)."""
+
+
+class NotFound(MarketplaceError):
+    """The HIT, assignment or qualification does not exist."""
+
+
+class InsufficientFunds(MarketplaceError):
+    """The requester's balance cannot cover the charge."""
+
+
+class Throttled(MarketplaceError):
+    """Rate exceeded; retry with backoff."""
+
+    retryable = True
+
+
+class ServiceUnavailable(MarketplaceError):
+    """A ServiceFault or a 5xx; retry with backoff."""
+
+    retryable = True
+
+
+_BY_TURK_CODE: dict[str, type[MarketplaceError]] = {
+    "AWS.MechanicalTurk.HitAlreadyExists": HITAlreadyExists,
+    "AWS.MechanicalTurk.InvalidAssignmentState": InvalidAssignmentState,
+    "AWS.MechanicalTurk.AssignmentDoesNotExist": NotFound,
+    "AWS.MechanicalTurk.HITDoesNotExist": NotFound,
+    "AWS.MechanicalTurk.QualificationTypeDoesNotExist": NotFound,
+    "AWS.MechanicalTurk.InsufficientFunds": InsufficientFunds,
+}
+_BY_ERROR_CODE: dict[str, type[MarketplaceError]] = {
+    "ThrottlingException": Throttled,
+    "ServiceFault": ServiceUnavailable,
+}
+
+
+def translate(exc: ClientError) -> MarketplaceError:
+    """The domain exception for a botocore ``ClientError``, chosen by code."""
+    response: dict[str, Any] = exc.response  # type: ignore[assignment]
+    error = response.get("Error", {})
+    code = error.get("Code", "Unknown")
+    turk_code = response.get("TurkErrorCode")
+    message = error.get("Message", "")
+    if turk_code in _BY_TURK_CODE:
+        return _BY_TURK_CODE[turk_code](turk_code, message)
+    if code in _BY_ERROR_CODE:
+        return _BY_ERROR_CODE[code](code, message)
+    if response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400) >= 500:
+        return ServiceUnavailable(code, message)
+    return MarketplaceError(turk_code or code, message)
+
+
+class Marketplace:
+    """A requester's view of one MTurk-compatible marketplace."""
+
+    def __init__(self, client: Any):
+        self.client = client
+
+    @classmethod
+    def connect(
+        cls, endpoint_url: str, access_key_id: str, secret_access_key: str, region: str = "us-east-1"
+    ) -> Marketplace:
+        """A facade over a boto3 ``mturk`` client for ``endpoint_url``."""
+        client = boto3.client(
+            "mturk",
+            endpoint_url=endpoint_url,
+            region_name=region,
+            aws_access_key_id=access_key_id,
+            aws_secret_access_key=secret_access_key,
+            # Retries are the caller's business (the outbox backs off itself).
+            config=Config(
+                retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10, read_timeout=60
+            ),
+        )
+        return cls(client)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Marketplace:
+        if not settings.mturk_access_key_id:
+            raise RuntimeError(
+                "HITFORGE_MTURK_ACCESS_KEY_ID and HITFORGE_MTURK_SECRET_ACCESS_KEY are not set"
+            )
+        return cls.connect(
+            settings.mturk_endpoint_url,
+            settings.mturk_access_key_id,
+            settings.mturk_secret_access_key,
+            settings.mturk_region,
+        )
+
+    def _call(self, name: str, **params: Any) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = getattr(self.client, name)(**params)
+            return result
+        except ClientError as exc:
+            raise translate(exc) from exc
+
+    def _paginate(self, name: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+        try:
+            for page in self.client.get_paginator(name).paginate(**params):
+                yield from page.get(key, [])
+        except ClientError as exc:
+            raise translate(exc) from exc
+
+    # -- HITs ---------------------------------------------------------------
+    def create_hit(self, *, unique_request_token: str, reward: Decimal, **params: Any) -> dict[str, Any]:
+        """CreateHIT; ``unique_request_token`` makes a retried call harmless."""
+        result = self._call(
+            "create_hit", UniqueRequestToken=unique_request_token, Reward=format_amount(reward), **params
+        )
+        return dict(result["HIT"])
+
+    def find_hit_by_annotation(self, annotation: str) -> dict[str, Any] | None:
+        """The requester's HIT whose RequesterAnnotation is ``annotation``, if any."""
+        for hit in self._paginate("list_hits", "HITs"):
+            if hit.get("RequesterAnnotation") == annotation:
+                return dict(hit)
+        return None
+
+    def get_hit(self, hit_id: str) -> dict[str, Any]:
+        return dict(self._call("get_hit", HITId=hit_id)["HIT"])
+
+    def assignments_for_hit(self, hit_id: str, statuses: list[str]) -> Iterator[dict[str, Any]]:
+        return self._paginate(
+            "list_assignments_for_hit", "Assignments", HITId=hit_id, AssignmentStatuses=statuses
+        )
+
+    def get_assignment(self, assignment_id: str) -> dict[str, Any]:
+        return dict(self._call("get_assignment", AssignmentId=assignment_id)["Assignment"])
+
+    # -- decisions -------------------------------------------------------------
+    def approve(self, assignment_id: str, feedback: str | None = None) -> None:
+        params: dict[str, Any] = {"AssignmentId": assignment_id}
+        if feedback:
+            params["RequesterFeedback"] = feedback
+        self._call("approve_assignment", **params)
+
+    def reject(self, assignment_id: str, feedback: str) -> None:
+        self._call("reject_assignment", AssignmentId=assignment_id, RequesterFeedback=feedback)
+
+    # -- money and qualifications ---------------------------------------------
+    def balance(self) -> Decimal:
+        return Decimal(self._call("get_account_balance")["AvailableBalance"])
+
+    def create_qualification_type(self, **params: Any) -> dict[str, Any]:
+        return dict(self._call("create_qualification_type", **params)["QualificationType"])
+
+    def associate_qualification(self, qualification_type_id: str, worker_id: str, value: int) -> None:
+        self._call(
+            "associate_qualification_with_worker",
+            QualificationTypeId=qualification_type_id,
+            WorkerId=worker_id,
+            IntegerValue=value,
+            SendNotification=False,
+        )

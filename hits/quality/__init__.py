@@ -1,0 +1,1 @@
+"""Quality control: gold scoring, worker decisions, and the review pipeline."""

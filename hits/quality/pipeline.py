@@ -1,0 +1,287 @@
+"""The review pipeline: sync submissions, grade gold, decide, apply through the outbox.
+
+Each step is one unit of work for the caller (a Celery task) to run inside
+its own transaction; API calls never happen inside a database transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.campaigns.spec import QualityPolicy
+from hits.db import session_scope, utcnow
+from hits.market.questions import xml_to_answers
+from hits.mturk import InvalidAssignmentState, Marketplace
+from hits.quality.policy import GoldRecord, judge_worker
+from hits.templates import get_template
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncReport:
+    new_submissions: list[int] = field(default_factory=list)
+    outbox: list[int] = field(default_factory=list)
+
+
+def open_hits(session: Session) -> list[tuple[int, int, str]]:
+    """(campaign id, published HIT id, marketplace HIT id) of HITs still being worked on."""
+    rows = session.execute(
+        select(PublishedHIT.campaign_id, PublishedHIT.id, PublishedHIT.mturk_hit_id)
+        .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
+        .where(PublishedHIT.status == "open", Campaign.status == "running")
+        .order_by(PublishedHIT.id)
+    ).all()
+    return [(c, p, h) for c, p, h in rows if h]
+
+
+def fetch_submitted(market: Marketplace, mturk_hit_id: str) -> list[dict[str, Any]]:
+    """The HIT's Submitted assignments, from the marketplace (the authority)."""
+    return list(market.assignments_for_hit(mturk_hit_id, ["Submitted"]))
+
+
+def record_submissions(
+    session: Session, published_hit_id: int, assignments: list[dict[str, Any]]
+) -> list[int]:
+    """Reconcile marketplace assignments with what the HIT page stored; return new ids.
+
+    The marketplace's answer wins: a page-stored submission is overwritten by
+    the answer the marketplace holds, and one the page never saw is created.
+    """
+    # Lock the HIT's row so two overlapping syncs cannot both record an assignment.
+    published = session.scalar(
+        select(PublishedHIT).where(PublishedHIT.id == published_hit_id).with_for_update()
+    )
+    assert published is not None
+    template = get_template(published_campaign(session, published).template)
+    slots = len(published.slots)
+    new_ids = []
+    for assignment in assignments:
+        submission = session.scalar(
+            select(Submission).where(Submission.assignment_id == assignment["AssignmentId"])
+        )
+        if submission is not None and submission.synced:
+            continue
+        fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
+        answers = template.answers_from_fields(fields, slots)
+        if submission is None:
+            submission = Submission(
+                assignment_id=assignment["AssignmentId"],
+                published_hit_id=published_hit_id,
+                worker_id=assignment["WorkerId"],
+                source="sync",
+            )
+            session.add(submission)
+        submission.answers = {"answers": answers}
+        submission.synced = True
+        submit_time, accept_time = assignment.get("SubmitTime"), assignment.get("AcceptTime")
+        submission.submitted_at = submit_time
+        if submit_time and accept_time:
+            submission.work_seconds = (submit_time - accept_time).total_seconds()
+        session.flush()
+        new_ids.append(submission.id)
+    return new_ids
+
+
+def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
+    campaign = session.get(Campaign, published.campaign_id)
+    assert campaign is not None
+    return campaign
+
+
+def _stats(session: Session, campaign_id: int, worker_id: str) -> WorkerStats:
+    stats = session.get(WorkerStats, (campaign_id, worker_id))
+    if stats is None:
+        stats = WorkerStats(
+            campaign_id=campaign_id,
+            worker_id=worker_id,
+            gold_correct=0,
+            gold_total=0,
+            assignments=0,
+            approved=0,
+            rejected=0,
+            flagged=False,
+        )
+        session.add(stats)
+    return stats
+
+
+def grade(session: Session, submission_id: int) -> Submission:
+    """Score a submission's gold slots and add them to the worker's record (once)."""
+    submission = session.get(Submission, submission_id)
+    assert submission is not None
+    if submission.graded:
+        return submission
+    published = submission.published_hit
+    campaign = published_campaign(session, published)
+    template = get_template(campaign.template)
+    options = campaign.spec.get("template_options", {})
+    answers = submission.answers["answers"]
+    correct = total = 0
+    for slot in published.slots:
+        if slot.gold_item is None:
+            continue
+        total += 1
+        score = template.score_gold(answers[slot.position], slot.gold_item.answer, options)
+        correct += int(template.gold_passed(score, options))
+    submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
+    stats = _stats(session, campaign.id, submission.worker_id)
+    stats.gold_correct += correct
+    stats.gold_total += total
+    stats.assignments += 1
+    session.flush()
+    return submission
+
+
+def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[int]:
+    """Judge a worker and enqueue decisions for their undecided submissions; return outbox ids."""
+    campaign = session.get(Campaign, campaign_id)
+    assert campaign is not None
+    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    stats = _stats(session, campaign_id, worker_id)
+    verdict = judge_worker(
+        GoldRecord(stats.gold_correct, stats.gold_total),
+        threshold=policy.accuracy_threshold,
+        confidence=policy.confidence,
+        min_gold=policy.min_gold,
+    )
+    if verdict.verdict == "undecided":
+        return []
+    if verdict.verdict == "flag" and not stats.flagged:
+        stats.flagged = True
+        stats.flag_reason = (
+            f"gold accuracy {stats.gold_correct}/{stats.gold_total}; "
+            f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
+        )
+    pending = session.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            Submission.worker_id == worker_id,
+            Submission.graded.is_(True),
+            Submission.decision.is_(None),
+        )
+    ).all()
+    created = []
+    for submission in pending:
+        if verdict.verdict == "approve":
+            action, payload = "approve", {}
+        elif policy.flagged_action == "reject":
+            action, payload = "reject", {"feedback": policy.rejection_feedback}
+        else:
+            submission.decision = "held"
+            submission.evidence = verdict.evidence
+            continue
+        submission.decision = action
+        submission.evidence = verdict.evidence
+        entry = OutboxEntry(
+            campaign_id=campaign_id, action=action, target=submission.assignment_id, payload=payload
+        )
+        session.add(entry)
+        session.flush()
+        created.append(entry.id)
+    return created
+
+
+def close_finished_hits(session: Session, market_counts: dict[int, int]) -> None:
+    """Mark published HITs whose assignments have all been synced as complete."""
+    for published_id, expected in market_counts.items():
+        published = session.get(PublishedHIT, published_id)
+        if published is None:
+            continue
+        synced = len(
+            session.scalars(select(Submission.id).where(Submission.published_hit_id == published_id)).all()
+        )
+        if synced >= expected:
+            published.status = "complete"
+
+
+def finish_campaigns(session: Session) -> list[int]:
+    """Move running campaigns with no open HIT to review; hold what is still undecided.
+
+    Undecided work (a worker whose record is neither clearly good nor clearly
+    bad) waits for a QA reviewer rather than being approved or rejected blindly.
+    """
+    finished = []
+    for campaign in session.scalars(select(Campaign).where(Campaign.status == "running")):
+        still_open = session.scalar(
+            select(PublishedHIT.id)
+            .where(PublishedHIT.campaign_id == campaign.id, PublishedHIT.status != "complete")
+            .limit(1)
+        )
+        if still_open is not None:
+            continue
+        undecided = session.scalars(
+            select(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign.id, Submission.decision.is_(None))
+        ).all()
+        for submission in undecided:
+            submission.decision = "held"
+            stats = _stats(session, campaign.id, submission.worker_id)
+            submission.evidence = {
+                "gold_correct": stats.gold_correct,
+                "gold_total": stats.gold_total,
+                "reason": "not enough evidence either way when the campaign finished",
+            }
+        campaign.status = "review"
+        finished.append(campaign.id)
+    session.flush()
+    return finished
+
+
+def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: int) -> str:
+    """Apply one outbox decision through the API, exactly once.
+
+    If a previous attempt's call succeeded but its bookkeeping was lost (a
+    crash), the marketplace reports the assignment already decided; the
+    assignment's actual state is then read back and recorded.
+    """
+    with session_scope(sessions) as session:
+        entry = session.get(OutboxEntry, entry_id)
+        if entry is None or entry.status == "done":
+            return "skipped"
+        entry.attempts += 1
+        action, target, payload = entry.action, entry.target, dict(entry.payload)
+    outcome = action
+    try:
+        if action == "approve":
+            market.approve(target, payload.get("feedback"))
+        elif action == "reject":
+            market.reject(target, payload["feedback"])
+        else:
+            raise ValueError(f"unknown outbox action {action}")
+    except InvalidAssignmentState:
+        state = market.get_assignment(target)["AssignmentStatus"]
+        expected = {"approve": "Approved", "reject": "Rejected"}[action]
+        if state != expected:
+            raise
+        outcome = f"{action} (already applied)"
+    with session_scope(sessions) as session:
+        entry = session.get(OutboxEntry, entry_id)
+        assert entry is not None
+        entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
+        submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
+        if submission is not None:
+            published = submission.published_hit
+            stats = _stats(session, published.campaign_id, submission.worker_id)
+            if action == "approve":
+                stats.approved += 1
+            else:
+                stats.rejected += 1
+    return outcome
+
+
+def record_failure(sessions: Callable[[], Session], entry_id: int, error: str) -> None:
+    with session_scope(sessions) as session:
+        entry = session.get(OutboxEntry, entry_id)
+        if entry is not None:
+            entry.last_error = error[:2000]

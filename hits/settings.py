@@ -1,0 +1,100 @@
+"""Settings from ``HITFORGE_*`` environment variables.
+
+Resolved once, by the app and worker factories and the CLI, never at import.
+The embedded default keeps everything under ``var/``: SQLite databases, the
+embedded broker's database and a generated secret key.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything hitforge reads from its environment."""
+
+    var_dir: Path
+    database_url: str
+    market_database_url: str
+    broker_url: str
+    secret_key: str = field(repr=False)
+    public_url: str = "http://127.0.0.1:5000"
+    mturk_endpoint_url: str = ""
+    mturk_access_key_id: str = ""
+    mturk_secret_access_key: str = field(default="", repr=False)
+    mturk_region: str = "us-east-1"
+    sync_interval_seconds: float = 2.0
+    auto_approve_check_seconds: float = 60.0
+
+    @property
+    def requester_database_url_is_market(self) -> bool:
+        return self.database_url == self.market_database_url
+
+    @property
+    def embedded_broker(self) -> bool:
+        return self.broker_url.startswith("sqla+")
+
+    def with_overrides(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def _secret_key(var_dir: Path, env: Mapping[str, str]) -> str:
+    """The secret key from the environment, or one generated once and kept under var/."""
+    if env.get("HITFORGE_SECRET_KEY"):
+        return env["HITFORGE_SECRET_KEY"]
+    path = var_dir / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    # O_EXCL: two processes starting together must not overwrite each other's key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key)
+    return key
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Build the settings from ``env`` (default: ``os.environ``)."""
+    env = os.environ if env is None else env
+    var_dir = Path(env.get("HITFORGE_VAR_DIR", "var")).resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    # Embedded default: one SQLite file per half, so neither half's writers
+    # ever wait on the other's (they meet only at the API, as in production).
+    database_url = env.get("HITFORGE_DATABASE_URL") or f"sqlite:///{var_dir / 'requester.sqlite'}"
+    market_url = env.get("HITFORGE_MARKET_DATABASE_URL") or (
+        env.get("HITFORGE_DATABASE_URL") or f"sqlite:///{var_dir / 'market.sqlite'}"
+    )
+    broker_url = env.get("HITFORGE_BROKER_URL") or f"sqla+sqlite:///{var_dir / 'broker.sqlite'}"
+    public_url = env.get("HITFORGE_PUBLIC_URL", "http://127.0.0.1:5000").rstrip("/")
+    return Settings(
+        var_dir=var_dir,
+        database_url=_normalise_db_url(database_url),
+        market_database_url=_normalise_db_url(market_url),
+        broker_url=broker_url,
+        secret_key=_secret_key(var_dir, env),
+        public_url=public_url,
+        mturk_endpoint_url=env.get("HITFORGE_MTURK_ENDPOINT_URL", public_url),
+        mturk_access_key_id=env.get("HITFORGE_MTURK_ACCESS_KEY_ID", ""),
+        mturk_secret_access_key=env.get("HITFORGE_MTURK_SECRET_ACCESS_KEY", ""),
+        mturk_region=env.get("HITFORGE_MTURK_REGION", "us-east-1"),
+        sync_interval_seconds=float(env.get("HITFORGE_SYNC_INTERVAL", "2.0")),
+    )
+
+
+def _normalise_db_url(url: str) -> str:
+    """Use psycopg 3 for plain ``postgresql://`` URLs."""
+    if url.startswith("postgresql://"):
+        return "postgresql+psycopg://" + url[len("postgresql://") :]
+    if url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url[len("postgres://") :]
+    return url

@@ -1,0 +1,39 @@
+"""Task templates: how requesters express work.
+
+A template declares its item schema, renders its HIT page, validates answers
+on the server, scores gold items and names the aggregation that fits. The
+built-in ones register here; third-party packages add theirs through the
+``hitforge.templates`` entry-point group, without touching the core.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from hits.templates.base import TaskTemplate, TemplateError
+
+
+def _builtin() -> dict[str, TaskTemplate]:
+    from hits.templates.rating import RatingTemplate
+
+    return {t.name: t for t in (RatingTemplate(),)}
+
+
+def available_templates() -> dict[str, TaskTemplate]:
+    """Every template by name: built-ins, then those from installed packages."""
+    found = _builtin()
+    for ep in entry_points(group="hitforge.templates"):
+        template = ep.load()()
+        found[template.name] = template
+    return found
+
+
+def get_template(name: str) -> TaskTemplate:
+    """The template called ``name``; an unknown name lists the known ones."""
+    templates = available_templates()
+    if name not in templates:
+        raise TemplateError(f"unknown template {name!r}; choose one of: {', '.join(sorted(templates))}")
+    return templates[name]
+
+
+__all__ = ["TaskTemplate", "TemplateError", "available_templates", "get_template"]

@@ -1,0 +1,78 @@
+"""The contract every task template fulfils."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+
+class TemplateError(ValueError):
+    """A template name or configuration that cannot be used."""
+
+
+@dataclass
+class ParsedAnswers:
+    """A page's form, checked: one answer per slot, or errors keyed by field."""
+
+    answers: list[Any] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+class TaskTemplate(ABC):
+    """A kind of task. Subclasses are stateless; options come per campaign."""
+
+    name: ClassVar[str]
+    #: Schema of one item's payload in the campaign's items file.
+    item_model: ClassVar[type[BaseModel]]
+    #: Schema of a gold item's answer key.
+    answer_model: ClassVar[type[BaseModel]]
+    #: The aggregation that fits this template's answers.
+    aggregation: ClassVar[str] = "majority_vote"
+
+    @property
+    def directory(self) -> Path:
+        """Folder holding this template's ``page.html``."""
+        return Path(__file__).parent / self.name
+
+    def page_context(self) -> dict[str, Any]:
+        """Extra, answer-free values the page needs (e.g. a rating scale)."""
+        return {}
+
+    def validate_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Check one item's payload against ``item_model``; raises pydantic's error."""
+        return self.item_model.model_validate(payload).model_dump()
+
+    def validate_answer_key(self, answer: Any) -> Any:
+        return self.answer_model.model_validate(answer).model_dump()
+
+    @abstractmethod
+    def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:
+        """Validate a submitted form for a page of ``slots`` items."""
+
+    @abstractmethod
+    def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
+        """How well ``answer`` matches the gold ``key``, from 0 to 1."""
+
+    def gold_passed(self, score: float, options: Mapping[str, Any]) -> bool:
+        """Whether a gold score counts as correct (default: at least the pass mark)."""
+        return score >= float(options.get("gold_pass_score", 1.0))
+
+    def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:
+        """Answers as form fields, the way the page names them (for MTurk's answer XML)."""
+        return [(f"answer-{i}", str(a)) for i, a in enumerate(answers)]
+
+    def answers_from_fields(self, fields: Mapping[str, str], slots: int) -> list[Any]:
+        """Read answers back from MTurk's stored fields (the marketplace is the authority)."""
+        parsed = self.parse_answers(fields, slots)
+        if not parsed.ok:
+            raise TemplateError(f"stored answer does not validate: {parsed.errors}")
+        return parsed.answers

@@ -1,0 +1,56 @@
+"""The Flask app: worker site, HIT pages, dashboard and the MTurk-compatible API."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import Flask, g
+from flask_wtf.csrf import CSRFProtect
+
+from hits.settings import Settings, load_settings
+
+
+def create_app(test_config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
+    """Build the app for ``settings`` (default: from ``HITFORGE_*`` variables)."""
+    settings = settings or load_settings()
+    app = Flask(__name__, instance_relative_config=False)
+    app.config.update(
+        SECRET_KEY=settings.secret_key,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        WTF_CSRF_TIME_LIMIT=None,
+        MAX_CONTENT_LENGTH=2 * 1024 * 1024,
+    )
+    if test_config:
+        app.config.update(test_config)
+
+    from server import dashboard, db, hit_pages, mturk_api, worker_site
+    from server.templating import init_app as init_templating
+
+    db.init_app(app, settings)
+    csrf = CSRFProtect(app)
+    init_templating(app)
+    mturk_api.init_app(app)
+    csrf.exempt(mturk_api.bp)
+    worker_site.init_app(app, csrf)
+    hit_pages.init_app(app)
+    dashboard.init_app(app)
+
+    @app.before_request
+    def _nonce() -> None:
+        g.csp_nonce = secrets.token_urlsafe(16)
+
+    @app.after_request
+    def _security_headers(response: Any) -> Any:
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        if response.mimetype == "text/html":
+            response.headers.setdefault(
+                "Content-Security-Policy",
+                f"default-src 'self'; img-src 'self' data:; style-src 'self'; "
+                f"script-src 'self' 'nonce-{g.get('csp_nonce', '')}'; frame-src *; form-action *",
+            )
+        return response
+
+    return app

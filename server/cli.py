@@ -1,0 +1,167 @@
+"""The ``hitforge`` command: serve, work, manage accounts, launch campaigns, demo."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from hits.settings import load_settings
+
+console = Console()
+
+
+@click.group()
+def main() -> None:
+    """hitforge: a self-hosted, MTurk-compatible crowdsourcing backend."""
+
+
+@main.group()
+def db() -> None:
+    """Database schema."""
+
+
+@db.command("upgrade")
+def db_upgrade() -> None:
+    """Apply all migrations to both halves' databases."""
+    from hits.schema import upgrade
+
+    upgrade(load_settings())
+    console.print("[green]schema is up to date[/green]")
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=5000, show_default=True, type=int)
+def serve(host: str, port: int) -> None:
+    """Run the server (development: use gunicorn 'server:create_app()' in production)."""
+    from werkzeug.serving import run_simple
+
+    from server import create_app
+
+    run_simple(host, port, create_app(), threaded=True, use_reloader=False)
+
+
+@main.command()
+@click.option("--concurrency", "-c", default=2, show_default=True, type=int)
+@click.option("--beat/--no-beat", default=True, show_default=True, help="Also run the periodic sync.")
+@click.option("--loglevel", default="INFO", show_default=True)
+def worker(concurrency: int, beat: bool, loglevel: str) -> None:
+    """Run a Celery worker for the review pipeline."""
+    from workers import create_celery_app
+
+    app = create_celery_app(load_settings())
+    argv = [
+        "worker",
+        f"--concurrency={concurrency}",
+        f"--loglevel={loglevel}",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    if beat:
+        argv.append("--beat")
+    app.worker_main(argv)
+
+
+@main.group()
+def requester() -> None:
+    """Requester accounts of the marketplace."""
+
+
+@requester.command("create")
+@click.argument("name")
+@click.option("--deposit", default="0.00", show_default=True, help="Prepaid balance in USD.")
+def requester_create(name: str, deposit: str) -> None:
+    """Create a requester with an access-key pair (shown once)."""
+    from hits.db import make_engine, make_session_factory, session_scope
+    from hits.market.accounts import create_requester
+    from hits.money import parse_amount
+
+    settings = load_settings()
+    sessions = make_session_factory(make_engine(settings.market_database_url))
+    with session_scope(sessions) as session:
+        key = create_requester(session, name, parse_amount(deposit, field="--deposit"))
+    console.print(f"requester id: {key.requester_id}")
+    console.print(f"HITFORGE_MTURK_ACCESS_KEY_ID={key.access_key_id}")
+    console.print(f"HITFORGE_MTURK_SECRET_ACCESS_KEY={key.secret_access_key}")
+
+
+@main.group()
+def staff() -> None:
+    """Dashboard users (QA staff, requesters, admins)."""
+
+
+@staff.command("create")
+@click.argument("username")
+@click.option("--role", type=click.Choice(["qa", "requester", "admin"]), default="qa", show_default=True)
+@click.password_option()
+def staff_create(username: str, role: str, password: str) -> None:
+    """Create a dashboard user."""
+    from werkzeug.security import generate_password_hash
+
+    from hits.campaigns.models import StaffUser
+    from hits.db import make_engine, make_session_factory, session_scope
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        session.add(StaffUser(username=username, password_hash=generate_password_hash(password), role=role))
+    console.print(f"created {role} user {username}")
+
+
+@main.command()
+@click.argument("campaign_file", type=click.Path(dir_okay=False, path_type=Path))
+def launch(campaign_file: Path) -> None:
+    """Validate a campaign file, store it, and publish its HITs through the API."""
+    from hits.campaigns.fileerrors import InputFileError, InputFileErrors
+    from hits.campaigns.service import BudgetExceeded, create_campaign, publish_campaign
+    from hits.campaigns.spec import load_campaign_file
+    from hits.db import make_engine, make_session_factory, session_scope
+    from hits.mturk import Marketplace
+
+    settings = load_settings()
+    try:
+        loaded = load_campaign_file(campaign_file)
+    except (InputFileError, InputFileErrors) as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        sys.exit(2)
+    sessions = make_session_factory(make_engine(settings.database_url))
+    try:
+        with session_scope(sessions) as session:
+            campaign_id = create_campaign(session, loaded).id
+    except (BudgetExceeded, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(2)
+    market = Marketplace.from_settings(settings)
+    from rich.progress import Progress
+
+    with Progress(console=console) as progress:
+        task = progress.add_task("publishing HITs", total=None)
+        publish_campaign(
+            sessions,
+            market,
+            campaign_id,
+            settings.public_url + "/tasks/hit",
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    console.print(f"[green]campaign {loaded.spec.name} is running[/green]")
+
+
+@main.command()
+@click.option("--keep-serving", is_flag=True, help="Leave the server up and print its URLs.")
+@click.option("--template", default="rating", show_default=True, help="Task template to demo.")
+@click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
+@click.option("--hits", "hit_count", default=24, show_default=True, type=int)
+def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
+    """Run a whole campaign on the embedded default with a simulated crowd."""
+    from server.demo import run_demo
+
+    code = run_demo(console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count)
+    sys.exit(code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    main()

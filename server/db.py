@@ -1,0 +1,92 @@
+"""Per-request database sessions: the request is the unit of work.
+
+A view asks for ``market_session()`` or ``requester_session()``; the session
+commits after the view returns a non-error response (before the response is
+sent, so a failed commit becomes a 500, never a false success) and rolls back
+otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import Flask, Response, current_app, g
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from hits.db import make_engine, make_session_factory
+from hits.settings import Settings
+
+_NAMES = ("market_session", "requester_session")
+
+
+@dataclass
+class Runtime:
+    """What the app factory builds once and every request shares."""
+
+    settings: Settings
+    market_engine: Engine
+    requester_engine: Engine
+    market_sessions: sessionmaker[Session]
+    requester_sessions: sessionmaker[Session]
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    market_engine = make_engine(settings.market_database_url)
+    requester_engine = (
+        market_engine if settings.requester_database_url_is_market else make_engine(settings.database_url)
+    )
+    return Runtime(
+        settings=settings,
+        market_engine=market_engine,
+        requester_engine=requester_engine,
+        market_sessions=make_session_factory(market_engine),
+        requester_sessions=make_session_factory(requester_engine),
+    )
+
+
+def runtime() -> Runtime:
+    rt: Runtime = current_app.extensions["hitforge"]
+    return rt
+
+
+def market_session() -> Session:
+    """The marketplace session of the current request."""
+    if "market_session" not in g:
+        g.market_session = runtime().market_sessions()
+    session: Session = g.market_session
+    return session
+
+
+def requester_session() -> Session:
+    """The requester side's session of the current request."""
+    if "requester_session" not in g:
+        g.requester_session = runtime().requester_sessions()
+    session: Session = g.requester_session
+    return session
+
+
+def _commit(response: Response) -> Response:
+    for name in _NAMES:
+        session: Session | None = g.get(name)
+        if session is None:
+            continue
+        if response.status_code < 400 and not g.get("rollback_only"):
+            session.commit()
+        else:
+            session.rollback()
+    return response
+
+
+def _close(_exc: BaseException | None) -> None:
+    for name in _NAMES:
+        session: Session | None = g.pop(name, None)
+        if session is not None:
+            session.rollback()  # a no-op after commit; undoes an unhandled error's work
+            session.close()
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    app.extensions["hitforge"] = build_runtime(settings)
+    app.after_request(_commit)
+    app.teardown_request(_close)

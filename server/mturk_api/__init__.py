@@ -1,0 +1,84 @@
+"""The MTurk-compatible requester API: AWS JSON 1.1 over ``POST /``.
+
+A thin adapter: it authenticates the SigV4 signature, finds the operation in
+the registry, runs it in the request's marketplace session and renders
+results and errors exactly as botocore parses them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from flask import Blueprint, Flask, Response, g, request
+
+from hits.market.accounts import find_access_key
+from hits.market.errors import MarketError
+from server.db import market_session, runtime
+from server.mturk_api import ops_account, ops_assignments, ops_hits, ops_qualifications  # noqa: F401
+from server.mturk_api.registry import OPERATIONS, CallContext
+from server.mturk_api.sigv4 import AuthFailure, SignedRequest, parse_authorization, verify
+
+TARGET_PREFIX = "MTurkRequesterServiceV20170117."
+CONTENT_TYPE = "application/x-amz-json-1.1"
+log = logging.getLogger(__name__)
+
+bp = Blueprint("mturk_api", __name__)
+
+
+def _reply(body: dict[str, Any], status: int = 200) -> Response:
+    return Response(json.dumps(body), status=status, content_type=CONTENT_TYPE)
+
+
+def _error(wire_type: str, message: str, status: int, turk_code: str | None = None) -> Response:
+    body: dict[str, Any] = {"__type": wire_type, "Message": message}
+    if turk_code:
+        body["TurkErrorCode"] = turk_code
+    g.rollback_only = True
+    return _reply(body, status)
+
+
+def _authenticate() -> str:
+    """The requester id behind a valid signature, or ``AuthFailure``."""
+    match = parse_authorization(request.headers.get("Authorization"))
+    key = find_access_key(market_session(), match["key"])
+    if key is None:
+        raise AuthFailure(
+            "UnrecognizedClientException", "The security token included in the request is invalid."
+        )
+    headers = {name.lower(): value for name, value in request.headers.items()}
+    signed = SignedRequest(request.method, request.url, headers, request.get_data())
+    verify(signed, key.secret_access_key)
+    return key.requester_id
+
+
+@bp.post("/")
+def dispatch() -> Response:
+    target = request.headers.get("X-Amz-Target", "")
+    if not target.startswith(TARGET_PREFIX):
+        return _error("UnknownOperationException", f"Unknown target {target!r}.", 400)
+    name = target[len(TARGET_PREFIX) :]
+    handler = OPERATIONS.get(name)
+    if handler is None:
+        return _error("UnknownOperationException", f"Operation {name} is not supported.", 400)
+    try:
+        requester_id = _authenticate()
+    except AuthFailure as exc:
+        return _error(exc.wire_type, exc.message, exc.status)
+    try:
+        params = json.loads(request.get_data() or b"{}")
+    except ValueError:
+        return _error("SerializationException", "The request body is not valid JSON.", 400)
+    if not isinstance(params, dict):
+        return _error("SerializationException", "The request body must be a JSON object.", 400)
+    ctx = CallContext(session=market_session(), requester_id=requester_id, settings=runtime().settings)
+    try:
+        result = handler(ctx, params)
+    except MarketError as exc:
+        return _error(exc.wire_type, exc.message, exc.http_status, exc.turk_error_code)
+    return _reply(result)
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)

@@ -1,0 +1,69 @@
+"""Assignment operations of the requester API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from hits.market import assignment_ops, hit_ops
+from hits.market.errors import invalid
+from hits.market.models import Assignment
+from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
+from server.mturk_api.registry import CallContext, operation
+from server.mturk_api.wire import assignment_shape, hit_shape, next_token, page_request
+
+LISTABLE = (SUBMITTED, APPROVED, REJECTED)
+
+
+@operation("ListAssignmentsForHIT")
+def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
+    statuses = params.get("AssignmentStatuses") or list(LISTABLE)
+    if not isinstance(statuses, list) or any(s not in LISTABLE for s in statuses):
+        raise invalid("AssignmentStatuses may hold Submitted, Approved and Rejected.")
+    offset, limit = page_request(params)
+    rows = list(
+        ctx.session.scalars(
+            select(Assignment)
+            .where(Assignment.hit_id == hit.id, Assignment.status.in_(statuses))
+            .order_by(Assignment.accept_time, Assignment.id)
+            .offset(offset)
+            .limit(limit)
+        )
+    )
+    out: dict[str, Any] = {"NumResults": len(rows), "Assignments": [assignment_shape(a) for a in rows]}
+    token = next_token(offset, limit, len(rows))
+    if token:
+        out["NextToken"] = token
+    return out
+
+
+@operation("GetAssignment")
+def get_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    assignment = assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
+    return {"Assignment": assignment_shape(assignment), "HIT": hit_shape(ctx.session, assignment.hit)}
+
+
+@operation("ApproveAssignment")
+def approve_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    feedback = params.get("RequesterFeedback")
+    if feedback is not None and len(feedback) > 1024:
+        raise invalid("RequesterFeedback must be at most 1024 characters.")
+    assignment_ops.approve(
+        ctx.session,
+        ctx.requester_id,
+        params.get("AssignmentId", ""),
+        feedback,
+        override_rejection=bool(params.get("OverrideRejection", False)),
+    )
+    return {}
+
+
+@operation("RejectAssignment")
+def reject_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    feedback = params.get("RequesterFeedback")
+    if not isinstance(feedback, str) or not feedback.strip() or len(feedback) > 1024:
+        raise invalid("RequesterFeedback is required (1 to 1024 characters) when rejecting.")
+    assignment_ops.reject(ctx.session, ctx.requester_id, params.get("AssignmentId", ""), feedback)
+    return {}

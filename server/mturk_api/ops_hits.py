@@ -1,0 +1,73 @@
+"""HIT operations of the requester API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from hits.market import hit_ops
+from hits.market.errors import invalid
+from hits.market.models import HIT, HITType
+from hits.market.models.work import REVIEWABLE, REVIEWING
+from server.mturk_api.registry import CallContext, operation
+from server.mturk_api.wire import hit_shape, next_token, page_request
+
+
+@operation("CreateHIT")
+def create_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    spec = hit_ops.hit_type_spec(params)
+    hit_type = hit_ops.find_or_create_hit_type(ctx.session, ctx.requester_id, spec)
+    hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, params)
+    return {"HIT": hit_shape(ctx.session, hit)}
+
+
+@operation("CreateHITType")
+def create_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    spec = hit_ops.hit_type_spec(params)
+    hit_type = hit_ops.find_or_create_hit_type(ctx.session, ctx.requester_id, spec)
+    return {"HITTypeId": hit_type.id}
+
+
+@operation("CreateHITWithHITType")
+def create_hit_with_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    hit_type = ctx.session.get(HITType, params.get("HITTypeId"))
+    if hit_type is None or hit_type.requester_id != ctx.requester_id:
+        raise invalid(f"HITTypeId {params.get('HITTypeId')} does not exist.")
+    hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, params)
+    return {"HIT": hit_shape(ctx.session, hit)}
+
+
+@operation("GetHIT")
+def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
+    hit_ops.refresh_status(ctx.session, hit)
+    return {"HIT": hit_shape(ctx.session, hit)}
+
+
+@operation("ListHITs")
+def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    offset, limit = page_request(params)
+    hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, offset, limit)
+    out: dict[str, Any] = {"NumResults": len(hits), "HITs": [hit_shape(ctx.session, h) for h in hits]}
+    token = next_token(offset, limit, len(hits))
+    if token:
+        out["NextToken"] = token
+    return out
+
+
+@operation("ListReviewableHITs")
+def list_reviewable_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    status = params.get("Status", REVIEWABLE)
+    if status not in (REVIEWABLE, REVIEWING):
+        raise invalid("Status must be Reviewable or Reviewing.")
+    offset, limit = page_request(params)
+    stmt = select(HIT).where(HIT.requester_id == ctx.requester_id, HIT.status == status)
+    if params.get("HITTypeId"):
+        stmt = stmt.where(HIT.hit_type_id == params["HITTypeId"])
+    hits = list(ctx.session.scalars(stmt.order_by(HIT.created_at, HIT.id).offset(offset).limit(limit)))
+    out: dict[str, Any] = {"NumResults": len(hits), "HITs": [hit_shape(ctx.session, h) for h in hits]}
+    token = next_token(offset, limit, len(hits))
+    if token:
+        out["NextToken"] = token
+    return out

@@ -1,0 +1,91 @@
+"""Verifying AWS Signature Version 4 on incoming API requests.
+
+The canonical request and signature are computed by botocore's own
+``SigV4Auth``, the same code that signed the request on the client, fed with
+exactly the headers the client says it signed and the timestamp it used.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+SERVICE = "mturk-requester"
+MAX_CLOCK_SKEW = timedelta(minutes=15)
+_AUTH_RE = re.compile(
+    r"^AWS4-HMAC-SHA256\s+Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/"
+    r"(?P<service>[^/]+)/aws4_request,\s*SignedHeaders=(?P<signed>[^,]+),\s*Signature=(?P<sig>[0-9a-f]{64})$"
+)
+
+
+class AuthFailure(Exception):
+    """A request whose signature cannot be accepted; carries AWS's error type."""
+
+    def __init__(self, wire_type: str, message: str, status: int = 400):
+        super().__init__(message)
+        self.wire_type = wire_type
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """The parts of an HTTP request that SigV4 covers."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def parse_authorization(header: str | None) -> re.Match[str]:
+    """Split an Authorization header; refuse anything that is not SigV4."""
+    if not header:
+        raise AuthFailure("MissingAuthenticationTokenException", "Missing Authentication Token", 400)
+    match = _AUTH_RE.match(header.strip())
+    if match is None:
+        raise AuthFailure("IncompleteSignatureException", "Authorization header is not a valid SigV4 header.")
+    return match
+
+
+def verify(request: SignedRequest, secret_key: str, now: datetime | None = None) -> None:
+    """Raise ``AuthFailure`` unless ``request`` was signed with ``secret_key``."""
+    match = parse_authorization(request.headers.get("authorization"))
+    if match["service"] != SERVICE:
+        raise AuthFailure(
+            "InvalidSignatureException", f"Credential should be scoped to correct service: '{SERVICE}'."
+        )
+    timestamp = request.headers.get("x-amz-date", "")
+    try:
+        signed_at = datetime.strptime(timestamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise AuthFailure("IncompleteSignatureException", "X-Amz-Date is missing or malformed.") from exc
+    if timestamp[:8] != match["date"]:
+        raise AuthFailure("InvalidSignatureException", "Credential date does not match X-Amz-Date.")
+    now = now or datetime.now(UTC)
+    if abs(now - signed_at) > MAX_CLOCK_SKEW:
+        raise AuthFailure("InvalidSignatureException", "Signature expired: the request time is too skewed.")
+
+    signed_names = match["signed"].split(";")
+    headers = {}
+    for name in signed_names:
+        if name not in request.headers:
+            raise AuthFailure("IncompleteSignatureException", f"Signed header {name} is missing.")
+        headers[name] = request.headers[name]
+    aws_request = AWSRequest(method=request.method, url=request.url, headers=headers, data=request.body)
+    aws_request.context["timestamp"] = timestamp
+    signer = SigV4Auth(Credentials(match["key"], secret_key), SERVICE, match["region"])
+    canonical = signer.canonical_request(aws_request)
+    expected = signer.signature(signer.string_to_sign(aws_request, canonical), aws_request)
+    if not hmac.compare_digest(expected, match["sig"]):
+        raise AuthFailure(
+            "InvalidSignatureException",
+            "The request signature we calculated does not match the signature you provided. "
+            "Check your AWS Secret Access Key and signing method.",
+        )

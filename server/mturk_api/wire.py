@@ -1,0 +1,143 @@
+"""Turning marketplace rows into the output shapes of the 2017-01-17 service model."""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from hits.market.errors import invalid
+from hits.market.hit_ops import counts_for_wire
+from hits.market.models import HIT, Assignment, QualificationType, WorkerQualification
+from hits.money import format_amount
+
+
+def ts(value: datetime | None) -> float | None:
+    """A timestamp as botocore's JSON parser reads it: epoch seconds."""
+    return None if value is None else value.timestamp()
+
+
+def prune(shape: dict[str, Any]) -> dict[str, Any]:
+    """Drop members with no value, as AWS omits them."""
+    return {k: v for k, v in shape.items() if v is not None}
+
+
+def hit_shape(session: Session, hit: HIT) -> dict[str, Any]:
+    hit_type = hit.hit_type
+    return prune(
+        {
+            "HITId": hit.id,
+            "HITTypeId": hit_type.id,
+            "HITGroupId": hit_type.id,
+            "HITLayoutId": hit.hit_layout_id,
+            "CreationTime": ts(hit.created_at),
+            "Title": hit_type.title,
+            "Description": hit_type.description,
+            "Question": hit.question,
+            "Keywords": hit_type.keywords,
+            "HITStatus": hit.status,
+            "MaxAssignments": hit.max_assignments,
+            "Reward": format_amount(hit_type.reward),
+            "AutoApprovalDelayInSeconds": hit_type.auto_approval_delay_seconds,
+            "Expiration": ts(hit.expires_at),
+            "AssignmentDurationInSeconds": hit_type.assignment_duration_seconds,
+            "RequesterAnnotation": hit.requester_annotation,
+            "QualificationRequirements": [requirement_shape(r) for r in hit_type.qualification_requirements],
+            "HITReviewStatus": hit.review_status,
+            **counts_for_wire(session, hit),
+        }
+    )
+
+
+def requirement_shape(req: dict[str, Any]) -> dict[str, Any]:
+    shape: dict[str, Any] = {
+        "QualificationTypeId": req["QualificationTypeId"],
+        "Comparator": req["Comparator"],
+        "ActionsGuarded": req.get("ActionsGuarded", "Accept"),
+    }
+    if req.get("IntegerValues"):
+        shape["IntegerValues"] = req["IntegerValues"]
+    if req.get("LocaleValues"):
+        shape["LocaleValues"] = req["LocaleValues"]
+    if req.get("RequiredToPreview"):
+        shape["RequiredToPreview"] = True
+    return shape
+
+
+def assignment_shape(assignment: Assignment) -> dict[str, Any]:
+    return prune(
+        {
+            "AssignmentId": assignment.id,
+            "WorkerId": assignment.worker_id,
+            "HITId": assignment.hit_id,
+            "AssignmentStatus": assignment.status,
+            "AutoApprovalTime": ts(assignment.auto_approval_time),
+            "AcceptTime": ts(assignment.accept_time),
+            "SubmitTime": ts(assignment.submit_time),
+            "ApprovalTime": ts(assignment.approval_time),
+            "RejectionTime": ts(assignment.rejection_time),
+            "Deadline": ts(assignment.deadline),
+            "Answer": assignment.answer,
+            "RequesterFeedback": assignment.requester_feedback,
+        }
+    )
+
+
+def qualification_type_shape(qtype: QualificationType) -> dict[str, Any]:
+    return prune(
+        {
+            "QualificationTypeId": qtype.id,
+            "CreationTime": ts(qtype.created_at),
+            "Name": qtype.name,
+            "Description": qtype.description,
+            "Keywords": qtype.keywords,
+            "QualificationTypeStatus": qtype.status,
+            "Test": qtype.test,
+            "TestDurationInSeconds": qtype.test_duration_seconds,
+            "AnswerKey": qtype.answer_key,
+            "RetryDelayInSeconds": qtype.retry_delay_seconds,
+            "IsRequestable": qtype.test is not None or not qtype.auto_granted,
+            "AutoGranted": qtype.auto_granted,
+            "AutoGrantedValue": qtype.auto_granted_value,
+        }
+    )
+
+
+def qualification_shape(grant: WorkerQualification) -> dict[str, Any]:
+    return prune(
+        {
+            "QualificationTypeId": grant.qualification_type_id,
+            "WorkerId": grant.worker_id,
+            "GrantTime": ts(grant.granted_at),
+            "IntegerValue": grant.integer_value,
+            "LocaleValue": grant.locale_value,
+            "Status": grant.status,
+        }
+    )
+
+
+def page_request(params: dict[str, Any]) -> tuple[int, int]:
+    """(offset, limit) from NextToken and MaxResults (1 to 100, default 100)."""
+    limit = params.get("MaxResults", 100)
+    if not isinstance(limit, int) or not 1 <= limit <= 100:
+        raise invalid("MaxResults must be between 1 and 100.")
+    token = params.get("NextToken")
+    if token is None:
+        return 0, limit
+    try:
+        offset = int(json.loads(base64.urlsafe_b64decode(token.encode()))["o"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise invalid("NextToken is not valid.") from exc
+    return max(0, offset), limit
+
+
+def next_token(offset: int, limit: int, returned: int) -> str | None:
+    """A token for the next page, or None at the end. Tokens carry a nonce: never reused."""
+    if returned < limit:
+        return None
+    raw = json.dumps({"o": offset + returned, "n": secrets.token_hex(6)}).encode()
+    return base64.urlsafe_b64encode(raw).decode()

@@ -1,0 +1,135 @@
+"""Shared fixtures: real databases, a real running server, the real boto3 client.
+
+``HITFORGE_TEST_BACKEND=postgres`` runs everything against the PostgreSQL and
+Redis that ``scripts/test-services.sh`` starts; the default is the embedded
+SQLite + SQLAlchemy-broker setup.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import uuid
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import boto3
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.market.accounts import IssuedKey, create_requester
+from hits.mturk import Marketplace
+from hits.schema import upgrade
+from hits.settings import Settings, load_settings
+from server import create_app
+from server.runner import RunningServer, free_port, serve_in_thread
+
+BACKEND = os.environ.get("HITFORGE_TEST_BACKEND", "embedded")
+
+
+def _postgres_database() -> str:
+    """A fresh database for this test session on the test PostgreSQL."""
+    base = os.environ.get("HITFORGE_TEST_POSTGRES_URL")
+    if not base:
+        pytest.exit("HITFORGE_TEST_BACKEND=postgres needs HITFORGE_TEST_POSTGRES_URL (scripts/test-services.sh)")
+    url = make_url(base)
+    name = f"hitforge_t_{uuid.uuid4().hex[:10]}"
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    var_dir = tmp_path_factory.mktemp("var")
+    port = free_port()
+    env = {
+        "HITFORGE_VAR_DIR": str(var_dir),
+        "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "HITFORGE_SECRET_KEY": secrets.token_urlsafe(32),
+        "HITFORGE_SYNC_INTERVAL": "0.5",
+    }
+    if BACKEND == "postgres":
+        env["HITFORGE_DATABASE_URL"] = _postgres_database()
+        env["HITFORGE_BROKER_URL"] = os.environ["HITFORGE_TEST_REDIS_URL"]
+    settings = load_settings(env)
+    upgrade(settings)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def server_port(settings: Settings) -> int:
+    return int(settings.public_url.rsplit(":", 1)[-1])
+
+
+@pytest.fixture(scope="session")
+def live_server(settings: Settings, server_port: int) -> Iterator[RunningServer]:
+    app = create_app(settings=settings)
+    running = serve_in_thread(app, port=server_port)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="session")
+def market_sessions(settings: Settings):  # type: ignore[no-untyped-def]
+    return make_session_factory(make_engine(settings.market_database_url))
+
+
+@pytest.fixture(scope="session")
+def requester_sessions(settings: Settings):  # type: ignore[no-untyped-def]
+    return make_session_factory(make_engine(settings.database_url))
+
+
+@pytest.fixture
+def market_db(settings: Settings) -> Iterator[Session]:
+    """A marketplace session inside a transaction that is rolled back after the test."""
+    engine = make_engine(settings.market_database_url)
+    connection = engine.connect()
+    outer = connection.begin()
+    session = Session(bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    yield session
+    session.close()
+    outer.rollback()
+    connection.close()
+    engine.dispose()
+
+
+def new_requester(market_sessions, deposit: str = "100.00") -> IssuedKey:  # type: ignore[no-untyped-def]
+    with session_scope(market_sessions) as session:
+        return create_requester(session, f"req-{uuid.uuid4().hex[:8]}", Decimal(deposit))
+
+
+@pytest.fixture
+def requester(market_sessions) -> IssuedKey:  # type: ignore[no-untyped-def]
+    return new_requester(market_sessions)
+
+
+def boto3_client(url: str, key: IssuedKey):  # type: ignore[no-untyped-def]
+    return boto3.client(
+        "mturk",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id=key.access_key_id,
+        aws_secret_access_key=key.secret_access_key,
+    )
+
+
+@pytest.fixture
+def mturk(live_server: RunningServer, requester: IssuedKey):  # type: ignore[no-untyped-def]
+    """The official boto3 mturk client, pointed at the running marketplace."""
+    return boto3_client(live_server.url, requester)
+
+
+@pytest.fixture
+def market(live_server: RunningServer, requester: IssuedKey) -> Marketplace:
+    return Marketplace.connect(live_server.url, requester.access_key_id, requester.secret_access_key)
+
+
+@pytest.fixture(scope="session")
+def schemas_dir() -> Path:
+    return Path(__file__).resolve().parent.parent / "hits" / "market" / "schemas"

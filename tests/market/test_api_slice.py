@@ -1,0 +1,120 @@
+"""The first slice of the requester API through the real boto3 client."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from tests.conftest import boto3_client, new_requester
+from tests.helpers import hit_params
+
+
+def test_create_and_get_hit_round_trips(mturk) -> None:
+    created = mturk.create_hit(**hit_params(Keywords="images, rating"))["HIT"]
+    assert len(created["HITId"]) == 30
+    assert created["HITStatus"] == "Assignable"
+    assert created["Reward"] == "0.25"
+    fetched = mturk.get_hit(HITId=created["HITId"])["HIT"]
+    assert fetched["Title"] == "Rate some pictures"
+    assert fetched["Keywords"] == "images, rating"
+    assert fetched["MaxAssignments"] == 2
+    assert fetched["NumberOfAssignmentsAvailable"] == 2
+    assert fetched["Expiration"] > fetched["CreationTime"]
+    assert fetched["HITTypeId"] == created["HITTypeId"]
+
+
+def test_missing_hit_is_a_request_error_with_turk_code(mturk) -> None:
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.get_hit(HITId="3NOSUCHHIT00000000000000000000")
+    assert caught.value.response["Error"]["Code"] == "RequestError"
+    assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.HITDoesNotExist"
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def test_invalid_parameters_are_refused(mturk) -> None:
+    with pytest.raises(mturk.exceptions.RequestError):
+        mturk.create_hit(**hit_params(LifetimeInSeconds=10))
+    with pytest.raises(mturk.exceptions.RequestError):
+        mturk.create_hit(**hit_params(Title="x" * 129))
+    with pytest.raises(mturk.exceptions.RequestError):
+        mturk.create_hit(**hit_params(Reward="0.123"))
+    with pytest.raises(mturk.exceptions.RequestError):
+        mturk.create_hit(**hit_params(Question="<not-a-question/>"))
+
+
+def test_unique_request_token_is_idempotent(mturk) -> None:
+    first = mturk.create_hit(**hit_params(), UniqueRequestToken="tok-1")["HIT"]
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.create_hit(**hit_params(), UniqueRequestToken="tok-1")
+    assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.HitAlreadyExists"
+    hits = mturk.list_hits()["HITs"]
+    assert [h["HITId"] for h in hits].count(first["HITId"]) == 1
+
+
+def test_list_hits_paginates_with_botocore_paginator(mturk) -> None:
+    created = {mturk.create_hit(**hit_params(Title=f"HIT {i}"))["HIT"]["HITId"] for i in range(7)}
+    pages = list(mturk.get_paginator("list_hits").paginate(PaginationConfig={"PageSize": 3}))
+    seen = [h["HITId"] for page in pages for h in page["HITs"]]
+    assert len(pages) >= 3
+    assert set(seen) == created
+    assert len(seen) == len(set(seen))
+    tokens = [p["NextToken"] for p in pages if "NextToken" in p]
+    assert len(tokens) == len(set(tokens))
+
+
+def test_requesters_see_only_their_own_hits(mturk, live_server, market_sessions) -> None:
+    hit_id = mturk.create_hit(**hit_params())["HIT"]["HITId"]
+    other = boto3_client(live_server.url, new_requester(market_sessions))
+    with pytest.raises(other.exceptions.RequestError):
+        other.get_hit(HITId=hit_id)
+    assert hit_id not in {h["HITId"] for h in other.list_hits()["HITs"]}
+
+
+def test_account_balance_is_the_prepaid_amount(mturk) -> None:
+    assert Decimal(mturk.get_account_balance()["AvailableBalance"]) == Decimal("100.00")
+
+
+def test_qualification_types_and_grants(mturk) -> None:
+    qtype = mturk.create_qualification_type(
+        Name="Spelling test", Description="Passed the spelling test", QualificationTypeStatus="Active"
+    )["QualificationType"]
+    assert qtype["QualificationTypeStatus"] == "Active"
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.create_qualification_type(
+            Name="Spelling test", Description="again", QualificationTypeStatus="Active"
+        )
+    assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.QualificationTypeAlreadyExists"
+    with pytest.raises(mturk.exceptions.RequestError) as missing:
+        mturk.associate_qualification_with_worker(
+            QualificationTypeId=qtype["QualificationTypeId"], WorkerId="ANOBODY000000", IntegerValue=80
+        )
+    assert missing.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.WorkerDoesNotExist"
+
+
+def test_bad_secret_is_refused_like_aws(live_server, requester) -> None:
+    client = boto3.client(
+        "mturk",
+        endpoint_url=live_server.url,
+        region_name="us-east-1",
+        aws_access_key_id=requester.access_key_id,
+        aws_secret_access_key="wrong-secret-wrong-secret-wrong-secret00",
+    )
+    with pytest.raises(ClientError) as caught:
+        client.get_account_balance()
+    assert caught.value.response["Error"]["Code"] == "InvalidSignatureException"
+
+
+def test_unknown_access_key_is_refused(live_server) -> None:
+    client = boto3.client(
+        "mturk",
+        endpoint_url=live_server.url,
+        region_name="us-east-1",
+        aws_access_key_id="AKIANOTAREALKEY00000",
+        aws_secret_access_key="x" * 40,
+    )
+    with pytest.raises(ClientError) as caught:
+        client.list_hits()
+    assert caught.value.response["Error"]["Code"] == "UnrecognizedClientException"

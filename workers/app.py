@@ -1,0 +1,62 @@
+"""The Celery app factory. Nothing connects or reads settings at import time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from celery import Celery
+from sqlalchemy.orm import Session, sessionmaker
+
+from hits.db import make_engine, make_session_factory
+from hits.mturk import Marketplace
+from hits.settings import Settings, load_settings
+
+
+@dataclass
+class WorkerRuntime:
+    """What tasks share in one worker process: settings, sessions, the marketplace."""
+
+    settings: Settings
+    sessions: sessionmaker[Session]
+    _market: Marketplace | None = None
+
+    @property
+    def market(self) -> Marketplace:
+        if self._market is None:
+            self._market = Marketplace.from_settings(self.settings)
+        return self._market
+
+
+def create_celery_app(settings: Settings | None = None) -> Celery:
+    """Build the Celery app for ``settings`` (default: from the environment)."""
+    settings = settings or load_settings()
+    app = Celery("hitforge", set_as_current=False)
+    app.conf.update(
+        broker_url=settings.broker_url,
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        beat_schedule={
+            "sync-submissions": {
+                "task": "hitforge.sync_submissions",
+                "schedule": settings.sync_interval_seconds,
+            },
+            "resend-stuck-decisions": {"task": "hitforge.resend_pending", "schedule": 30.0},
+        },
+    )
+    if settings.embedded_broker:
+        # Our subclass of kombu's SQLAlchemy transport polls every 0.2 s, not 1 s.
+        app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
+        app.conf.broker_transport = "workers.broker:EmbeddedTransport"
+    app.conf.beat_schedule_filename = str(settings.var_dir / "celerybeat-schedule")
+    app.hitforge = WorkerRuntime(  # type: ignore[attr-defined]
+        settings=settings, sessions=make_session_factory(make_engine(settings.database_url))
+    )
+    from workers import tasks
+
+    tasks.register(app)
+    return app

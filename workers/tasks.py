@@ -1,0 +1,96 @@
+"""Review-pipeline tasks. Each takes ids, is ``acks_late``, and is one unit of work.
+
+Tasks are sent only after the transaction that produced their ids commits
+(``call_after_commit``), so a worker never looks for a row that is not there.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from celery import Celery, Task
+from sqlalchemy import select
+
+from hits.campaigns.models import OutboxEntry
+from hits.db import call_after_commit, session_scope, utcnow
+from hits.mturk import MarketplaceError
+from hits.quality import pipeline
+
+log = logging.getLogger(__name__)
+# A decision still pending after this long lost its message (or its worker): send it again.
+_STALE = timedelta(seconds=20)
+
+
+def runtime(task: Task) -> Any:
+    return task.app.hitforge  # type: ignore[attr-defined]
+
+
+def register(app: Celery) -> None:
+    """Define the tasks on ``app``."""
+
+    @app.task(name="hitforge.sync_submissions", bind=True, acks_late=True)
+    def sync_submissions(self: Task) -> dict[str, int]:
+        """Pull Submitted assignments, grade gold, decide, and queue decisions."""
+        rt = runtime(self)
+        with session_scope(rt.sessions) as session:
+            targets = pipeline.open_hits(session)
+        counts = {"hits": len(targets), "submissions": 0, "decisions": 0}
+        for campaign_id, published_id, mturk_hit_id in targets:
+            # Read the HIT first: if it is Reviewable with nothing pending, no
+            # submission can arrive after the listing below, so closing is safe.
+            hit = rt.market.get_hit(mturk_hit_id)
+            assignments = pipeline.fetch_submitted(rt.market, mturk_hit_id)
+            with session_scope(rt.sessions) as session:
+                new_ids = pipeline.record_submissions(session, published_id, assignments)
+                workers = set()
+                for submission_id in new_ids:
+                    workers.add(pipeline.grade(session, submission_id).worker_id)
+                outbox: list[int] = []
+                for worker_id in sorted(workers):
+                    outbox.extend(pipeline.decide_worker(session, campaign_id, worker_id))
+                if hit["HITStatus"] in ("Reviewable", "Reviewing") and hit["NumberOfAssignmentsPending"] == 0:
+                    completed = hit["NumberOfAssignmentsCompleted"] + len(assignments)
+                    pipeline.close_finished_hits(session, {published_id: completed})
+                for entry_id in outbox:
+                    call_after_commit(session, lambda i=entry_id: apply_decision.delay(i))
+            counts["submissions"] += len(new_ids)
+            counts["decisions"] += len(outbox)
+        with session_scope(rt.sessions) as session:
+            counts["finished_campaigns"] = len(pipeline.finish_campaigns(session))
+        return counts
+
+    @app.task(
+        name="hitforge.apply_decision",
+        bind=True,
+        acks_late=True,
+        max_retries=8,
+    )
+    def apply_decision(self: Task, entry_id: int) -> str:
+        """Apply one outbox decision through the API; back off on throttling and faults."""
+        rt = runtime(self)
+        try:
+            return pipeline.apply_entry(rt.sessions, rt.market, entry_id)
+        except MarketplaceError as exc:
+            pipeline.record_failure(rt.sessions, entry_id, str(exc))
+            if exc.retryable:
+                raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
+            raise
+
+    @app.task(name="hitforge.resend_pending", bind=True, acks_late=True)
+    def resend_pending(self: Task) -> int:
+        """Re-send decisions still pending after a while (a lost message, a crash)."""
+        rt = runtime(self)
+        with session_scope(rt.sessions) as session:
+            stale = list(
+                session.scalars(
+                    select(OutboxEntry.id).where(
+                        OutboxEntry.status == "pending",
+                        OutboxEntry.created_at < utcnow().replace(microsecond=0) - _STALE,
+                    )
+                )
+            )
+        for entry_id in stale:
+            apply_decision.delay(entry_id)
+        return len(stale)
