@@ -244,7 +244,7 @@ def _summary(
         ).all()
         outbox = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
         stats = session.scalars(select(WorkerStats).where(WorkerStats.campaign_id == campaign_id)).all()
-        applied = defaultdict(int)
+        applied: dict[str, int] = defaultdict(int)
         for entry in outbox:
             if entry.status == "done":
                 applied[entry.action] += 1
@@ -287,7 +287,7 @@ def _summary(
         "flagged workers",
     ):
         prof.add_column(col, justify="right" if col != "profile" else "left")
-    bots_per = defaultdict(int)
+    bots_per: dict[str, int] = defaultdict(int)
     for r in results:
         bots_per[r.profile] += 1
     for name in ("diligent", "careless", "spammer"):

@@ -35,7 +35,9 @@ def _postgres_database() -> str:
     """A fresh database for this test session on the test PostgreSQL."""
     base = os.environ.get("HITFORGE_TEST_POSTGRES_URL")
     if not base:
-        pytest.exit("HITFORGE_TEST_BACKEND=postgres needs HITFORGE_TEST_POSTGRES_URL (scripts/test-services.sh)")
+        pytest.exit(
+            "HITFORGE_TEST_BACKEND=postgres needs HITFORGE_TEST_POSTGRES_URL (scripts/test-services.sh)"
+        )
     url = make_url(base)
     name = f"hitforge_t_{uuid.uuid4().hex[:10]}"
     admin = url.set(drivername="postgresql").render_as_string(hide_password=False)

@@ -23,3 +23,47 @@ def hit_params(url: str = "https://example.org/task", **overrides: Any) -> dict[
     }
     params.update(overrides)
     return params
+
+
+def launch_demo_campaign(
+    folder,
+    market,
+    requester_sessions,
+    public_url: str,
+    *,
+    hits: int = 2,
+    name: str = "c",
+    quality: dict | None = None,
+    gold_per_hit: int = 1,
+):  # type: ignore[no-untyped-def]
+    """Write, create and publish a small rating campaign; return (campaign id, truth)."""
+    import yaml
+
+    from hits.campaigns.service import create_campaign, publish_campaign
+    from hits.campaigns.spec import load_campaign_file
+    from hits.db import session_scope
+    from hits.demo_data import write_rating_demo
+
+    truth = write_rating_demo(folder, items=hits * 2, gold=max(4, hits), seed=len(name))
+    spec = {
+        "name": name,
+        "template": "rating",
+        "title": f"Rate drawings {name}",
+        "description": "Rate each sentence.",
+        "reward": "0.10",
+        "budget": "10.00",
+        "assignments_per_hit": 2,
+        "items_per_hit": 2,
+        "gold_per_hit": gold_per_hit,
+        "items": "items.jsonl",
+        "gold": "gold.jsonl",
+        "media_dir": "media",
+        "quality": quality or {"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
+        "auto_approval_delay_seconds": 3600,
+    }
+    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    loaded = load_campaign_file(folder / "campaign.yaml")
+    with session_scope(requester_sessions) as session:
+        campaign_id = create_campaign(session, loaded).id
+    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    return campaign_id, truth

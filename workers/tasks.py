@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from celery import Celery, Task
@@ -54,7 +55,7 @@ def register(app: Celery) -> None:
                     completed = hit["NumberOfAssignmentsCompleted"] + len(assignments)
                     pipeline.close_finished_hits(session, {published_id: completed})
                 for entry_id in outbox:
-                    call_after_commit(session, lambda i=entry_id: apply_decision.delay(i))
+                    call_after_commit(session, partial(apply_decision.delay, entry_id))
             counts["submissions"] += len(new_ids)
             counts["decisions"] += len(outbox)
         with session_scope(rt.sessions) as session:

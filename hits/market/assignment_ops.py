@@ -23,6 +23,7 @@ from hits.market.models.work import (
     SUBMITTED,
 )
 from hits.market.qualification_ops import check_requirements
+from hits.market.worker_relations import is_blocked
 
 
 def get_assignment(session: Session, assignment_id: object, requester_id: str | None = None) -> Assignment:
@@ -53,6 +54,11 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
         raise RequestError("You have already worked on this HIT.", "AWS.MechanicalTurk.AlreadyWorked")
     if hit.status != ASSIGNABLE:
         raise RequestError("This HIT is no longer available.", "AWS.MechanicalTurk.HITNotAvailable")
+    if is_blocked(session, hit.requester_id, worker.id):
+        raise RequestError(
+            "The requester of this HIT has blocked you from working on their HITs.",
+            "AWS.MechanicalTurk.WorkerBlocked",
+        )
     check_requirements(session, worker, hit.hit_type.qualification_requirements, action="Accept")
     now = utcnow()
     assignment = Assignment(
@@ -192,8 +198,8 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
     for hit in expired:
         touched.add(hit.id)
     for hit_id in touched:
-        hit = session.get(HIT, hit_id)
-        if hit is not None:
-            refresh_status(session, hit, now)
+        touched_hit = session.get(HIT, hit_id)
+        if touched_hit is not None:
+            refresh_status(session, touched_hit, now)
     session.flush()
     return {"abandoned": len(abandoned), "auto_approved": len(due), "hits_refreshed": len(touched)}

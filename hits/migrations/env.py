@@ -8,7 +8,7 @@ from hits.db import MarketBase, RequesterBase, make_engine
 
 config = context.config
 side = config.attributes.get("side") or context.get_x_argument(as_dictionary=True).get("side", "market")
-url = config.attributes.get("url") or config.get_main_option("sqlalchemy.url")
+url: str = config.attributes.get("url") or config.get_main_option("sqlalchemy.url") or ""
 if side == "market":
     import hits.market.models  # noqa: F401
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -37,6 +37,8 @@ class TaskTemplate(ABC):
     answer_model: ClassVar[type[BaseModel]]
     #: The aggregation that fits this template's answers.
     aggregation: ClassVar[str] = "majority_vote"
+    #: Whether items of this template can carry a gold answer key at all.
+    has_gold: ClassVar[bool] = True
 
     @property
     def directory(self) -> Path:
@@ -61,6 +63,20 @@ class TaskTemplate(ABC):
     @abstractmethod
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         """How well ``answer`` matches the gold ``key``, from 0 to 1."""
+
+    def check_against_items(self, parsed: ParsedAnswers, items: Sequence[Mapping[str, Any]]) -> ParsedAnswers:
+        """Checks that need each slot's item payload (e.g. offsets within its text).
+
+        Called after :meth:`parse_answers` with the page's item payloads in slot
+        order; adds errors keyed like ``parse_answers`` does. Default: none.
+        """
+        return parsed
+
+    def score_gold_item(
+        self, answer: Any, key: Mapping[str, Any], item: Mapping[str, Any], options: Mapping[str, Any]
+    ) -> float:
+        """Like :meth:`score_gold`, for templates whose scoring needs the item's payload."""
+        return self.score_gold(answer, key, options)
 
     def gold_passed(self, score: float, options: Mapping[str, Any]) -> bool:
         """Whether a gold score counts as correct (default: at least the pass mark)."""

@@ -3,16 +3,30 @@
 from hits.market.models.accounts import AccessKey, Requester, Worker
 from hits.market.models.ledger import LedgerEntry
 from hits.market.models.qualifications import QualificationType, WorkerQualification
+from hits.market.models.relations import BonusPayment, WorkerBlock, WorkerMessage
+from hits.market.models.requests import (
+    NotificationSetting,
+    QualificationRequest,
+    RequesterOptions,
+    RequestToken,
+)
 from hits.market.models.work import HIT, Assignment, HITType
 
 __all__ = [
     "HIT",
     "AccessKey",
     "Assignment",
+    "BonusPayment",
     "HITType",
     "LedgerEntry",
+    "NotificationSetting",
+    "QualificationRequest",
     "QualificationType",
+    "RequestToken",
     "Requester",
+    "RequesterOptions",
     "Worker",
+    "WorkerBlock",
+    "WorkerMessage",
     "WorkerQualification",
 ]
