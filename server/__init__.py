@@ -25,10 +25,11 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     if test_config:
         app.config.update(test_config)
 
-    from server import dashboard, db, hit_pages, mturk_api, worker_site
+    from server import dashboard, db, hit_pages, mturk_api, task_queue, worker_site
     from server.templating import init_app as init_templating
 
     db.init_app(app, settings)
+    task_queue.init_app(app, settings)
     csrf = CSRFProtect(app)
     init_templating(app)
     mturk_api.init_app(app)

@@ -30,6 +30,7 @@ from hits.campaigns.models import (
     WorkerStats,
 )
 from server.db import requester_session
+from server.task_queue import send_after_commit
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
 ROLES = ("qa", "requester", "admin")
@@ -126,6 +127,44 @@ def review(campaign_id: int, worker_id: str) -> Any:
     )
     flash(f"Recorded: {action} for worker {worker_id}.", "info")
     return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=worker_id))
+
+
+@bp.post("/submissions/<int:submission_id>/decide")
+@staff_required
+def decide_submission(submission_id: int) -> Any:
+    """A reviewer approves or rejects held work; the outbox applies it through the API."""
+    rs = requester_session()
+    staff = current_staff()
+    assert staff is not None
+    submission = rs.get(Submission, submission_id)
+    action = request.form.get("action", "")
+    if submission is None or action not in ("approve", "reject"):
+        abort(400)
+    if submission.decision != "held":
+        flash("That assignment is not waiting for review.", "error")
+        return redirect(url_for("dashboard.home"))
+    campaign_id = submission.published_hit.campaign_id
+    payload = (
+        {"feedback": request.form.get("feedback") or "Reviewed by our QA team."} if action == "reject" else {}
+    )
+    entry = OutboxEntry(
+        campaign_id=campaign_id, action=action, target=submission.assignment_id, payload=payload
+    )
+    submission.decision = action
+    rs.add(entry)
+    rs.add(
+        ReviewAction(
+            campaign_id=campaign_id,
+            worker_id=submission.worker_id,
+            staff_user_id=staff.id,
+            action=f"{action} {submission.assignment_id}",
+            note=request.form.get("note", "")[:2000],
+        )
+    )
+    rs.flush()
+    send_after_commit(rs, "hitforge.apply_decision", entry.id)
+    flash(f"{action.capitalize()} queued for assignment {submission.assignment_id}.", "info")
+    return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=submission.worker_id))
 
 
 def init_app(app: Flask) -> None:

@@ -1,0 +1,105 @@
+"""The QA dashboard: sign-in required, flagged workers with evidence, audited decisions on held work."""
+
+from __future__ import annotations
+
+import uuid
+
+import requests
+from bs4 import BeautifulSoup
+from sqlalchemy import select
+from werkzeug.security import generate_password_hash
+
+from hits.campaigns.models import (
+    Campaign,
+    OutboxEntry,
+    PublishedHIT,
+    ReviewAction,
+    StaffUser,
+    Submission,
+    WorkerStats,
+)
+from hits.db import session_scope
+
+
+def staff_session(base: str, requester_sessions) -> requests.Session:  # type: ignore[no-untyped-def]
+    name = f"qa-{uuid.uuid4().hex[:6]}"
+    with session_scope(requester_sessions) as session:
+        session.add(StaffUser(username=name, password_hash=generate_password_hash("qa-password"), role="qa"))
+    http = requests.Session()
+    form = BeautifulSoup(http.get(base + "/dashboard/signin").text, "html.parser")
+    token = form.find("input", attrs={"name": "csrf_token"})["value"]  # type: ignore[index]
+    response = http.post(
+        base + "/dashboard/signin", data={"csrf_token": token, "username": name, "password": "qa-password"}
+    )
+    assert response.status_code == 200 and "Campaigns" in response.text
+    return http
+
+
+def seed_held_work(requester_sessions) -> tuple[int, int, str]:  # type: ignore[no-untyped-def]
+    worker_id = "A" + uuid.uuid4().hex[:13].upper()
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(name=f"dash-{worker_id}", template="rating", spec={}, budget=1)
+        session.add(campaign)
+        session.flush()
+        published = PublishedHIT(campaign_id=campaign.id, status="complete", mturk_hit_id="3H" + worker_id)
+        session.add(published)
+        session.flush()
+        submission = Submission(
+            assignment_id="3A" + worker_id,
+            published_hit_id=published.id,
+            worker_id=worker_id,
+            answers={"answers": [1]},
+            decision="held",
+            evidence={"gold_correct": 1, "gold_total": 4},
+        )
+        session.add(submission)
+        session.add(
+            WorkerStats(
+                campaign_id=campaign.id,
+                worker_id=worker_id,
+                gold_correct=1,
+                gold_total=4,
+                assignments=1,
+                approved=0,
+                rejected=0,
+                flagged=True,
+                flag_reason="gold accuracy 1/4",
+            )
+        )
+        session.flush()
+        return campaign.id, submission.id, worker_id
+
+
+def test_the_dashboard_requires_a_staff_sign_in(live_server) -> None:
+    response = requests.get(live_server.url + "/dashboard/", allow_redirects=False)
+    assert response.status_code == 302 and "/dashboard/signin" in response.headers["Location"]
+
+
+def test_reviewers_see_evidence_and_their_decisions_are_queued_and_audited(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, submission_id, worker_id = seed_held_work(requester_sessions)
+    http = staff_session(live_server.url, requester_sessions)
+    home = http.get(live_server.url + "/dashboard/").text
+    assert worker_id in home and "gold accuracy 1/4" in home
+    page = BeautifulSoup(
+        http.get(f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}").text, "html.parser"
+    )
+    form = page.find("form", action=f"/dashboard/submissions/{submission_id}/decide")
+    token = form.find("input", attrs={"name": "csrf_token"})["value"]  # type: ignore[union-attr,index]
+    done = http.post(
+        f"{live_server.url}/dashboard/submissions/{submission_id}/decide",
+        data={"csrf_token": token, "action": "reject", "note": "random answers"},
+    )
+    assert done.status_code == 200 and "Reject queued" in done.text
+    # A second decision on the same work is refused.
+    again = http.post(
+        f"{live_server.url}/dashboard/submissions/{submission_id}/decide",
+        data={"csrf_token": token, "action": "approve"},
+    )
+    assert "not waiting for review" in again.text
+    with session_scope(requester_sessions) as session:
+        entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
+        audit = session.scalars(select(ReviewAction).where(ReviewAction.campaign_id == campaign_id)).all()
+    assert [(e.action, e.target) for e in entries] == [("reject", "3A" + worker_id)]
+    assert [a.note for a in audit] == ["random answers"]
