@@ -30,6 +30,10 @@ class MarketplaceError(Exception):
         self.code = code
         self.message = message
 
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        # Celery ships task exceptions between processes: keep them picklable.
+        return (type(self), (self.code, self.message))
+
 
 class HITAlreadyExists(MarketplaceError):
     """The UniqueRequestToken was used already: the HIT exists."""
@@ -92,8 +96,10 @@ def translate(exc: ClientError) -> MarketplaceError:
 class Marketplace:
     """A requester's view of one MTurk-compatible marketplace."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, access_key_id: str = ""):
         self.client = client
+        #: The access key this facade signs with (never the secret): campaigns record it.
+        self.access_key_id = access_key_id
 
     @classmethod
     def connect(
@@ -111,7 +117,7 @@ class Marketplace:
                 retries={"max_attempts": 1, "mode": "standard"}, connect_timeout=10, read_timeout=60
             ),
         )
-        return cls(client)
+        return cls(client, access_key_id)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Marketplace:

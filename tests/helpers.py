@@ -67,3 +67,12 @@ def launch_demo_campaign(
         campaign_id = create_campaign(session, loaded).id
     publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
     return campaign_id, truth
+
+
+def campaign_bot(base_url: str, username: str, profile, truth, campaign_name: str, seed: int = 0):  # type: ignore[no-untyped-def]
+    """A simulated worker that only works on the given test campaign's HITs."""
+    from hits.crowd import Bot
+
+    bot = Bot(base_url, username, profile, truth, seed=seed)
+    bot.title_filter = f"Rate drawings {campaign_name}"
+    return bot

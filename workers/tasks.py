@@ -14,7 +14,7 @@ from typing import Any
 from celery import Celery, Task
 from sqlalchemy import select
 
-from hits.campaigns.models import OutboxEntry
+from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
 from hits.quality import pipeline
@@ -36,7 +36,7 @@ def register(app: Celery) -> None:
         """Pull Submitted assignments, grade gold, decide, and queue decisions."""
         rt = runtime(self)
         with session_scope(rt.sessions) as session:
-            targets = pipeline.open_hits(session)
+            targets = pipeline.open_hits(session, rt.market.access_key_id)
         counts = {"hits": len(targets), "submissions": 0, "decisions": 0}
         for campaign_id, published_id, mturk_hit_id in targets:
             # Read the HIT first: if it is Reviewable with nothing pending, no
@@ -59,7 +59,7 @@ def register(app: Celery) -> None:
             counts["submissions"] += len(new_ids)
             counts["decisions"] += len(outbox)
         with session_scope(rt.sessions) as session:
-            counts["finished_campaigns"] = len(pipeline.finish_campaigns(session))
+            counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
         return counts
 
     @app.task(
@@ -86,7 +86,10 @@ def register(app: Celery) -> None:
         with session_scope(rt.sessions) as session:
             stale = list(
                 session.scalars(
-                    select(OutboxEntry.id).where(
+                    select(OutboxEntry.id)
+                    .join(Campaign, Campaign.id == OutboxEntry.campaign_id)
+                    .where(
+                        Campaign.access_key_id == rt.market.access_key_id,
                         OutboxEntry.status == "pending",
                         OutboxEntry.created_at < utcnow().replace(microsecond=0) - _STALE,
                     )

@@ -160,6 +160,7 @@ def publish_campaign(
             campaign = session.get(Campaign, campaign_id)
             assert campaign is not None
             campaign.hit_type_id = hit["HITTypeId"]
+            campaign.access_key_id = market.access_key_id
         if progress:
             progress(done, len(pending))
     with session_scope(sessions) as session:

@@ -61,6 +61,10 @@ def _form_fields(form: Tag) -> dict[str, str]:
 class Bot:
     """One simulated worker."""
 
+    #: Only HIT groups whose title contains this are worked on (None: any), as a
+    #: person looks for the tasks they know.
+    title_filter: str | None = None
+
     def __init__(self, base_url: str, username: str, profile: Profile, truth: dict[str, int], seed: int = 0):
         self.base_url = base_url.rstrip("/")
         self.username = username
@@ -116,9 +120,14 @@ class Bot:
     def work_one(self) -> bool:
         """Find, accept, do and submit one HIT; False when none is left."""
         listing = self._get("/")
-        row = listing.find("tr", class_="hit-group")
-        if not isinstance(row, Tag):
+        rows = [
+            r
+            for r in listing.find_all("tr", class_="hit-group")
+            if self.title_filter is None or self.title_filter in r.get_text()
+        ]
+        if not rows:
             return False
+        row = rows[0]
         accept_form = row.find("form")
         assert isinstance(accept_form, Tag)
         response = self._post(str(accept_form["action"]), _form_fields(accept_form))

@@ -37,7 +37,7 @@ def get_assignment(session: Session, assignment_id: object, requester_id: str | 
 def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
     """Give ``worker`` an assignment of the HIT if it is open to them."""
     # Lock the HIT row (PostgreSQL) so two workers cannot take the last slot.
-    hit = session.scalar(select(HIT).where(HIT.id == hit_id).with_for_update())
+    hit = session.scalar(select(HIT).where(HIT.id == hit_id).with_for_update(of=HIT))
     if hit is None:
         raise not_found("HIT", hit_id)
     refresh_status(session, hit)

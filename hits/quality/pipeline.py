@@ -31,12 +31,20 @@ class SyncReport:
     outbox: list[int] = field(default_factory=list)
 
 
-def open_hits(session: Session) -> list[tuple[int, int, str]]:
-    """(campaign id, published HIT id, marketplace HIT id) of HITs still being worked on."""
+def open_hits(session: Session, access_key_id: str) -> list[tuple[int, int, str]]:
+    """(campaign id, published HIT id, marketplace HIT id) of HITs still being worked on.
+
+    Only campaigns published with ``access_key_id``: a worker can read only
+    what its own credentials may see.
+    """
     rows = session.execute(
         select(PublishedHIT.campaign_id, PublishedHIT.id, PublishedHIT.mturk_hit_id)
         .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
-        .where(PublishedHIT.status == "open", Campaign.status == "running")
+        .where(
+            PublishedHIT.status == "open",
+            Campaign.status == "running",
+            Campaign.access_key_id == access_key_id,
+        )
         .order_by(PublishedHIT.id)
     ).all()
     return [(c, p, h) for c, p, h in rows if h]
@@ -204,14 +212,15 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> None
             published.status = "complete"
 
 
-def finish_campaigns(session: Session) -> list[int]:
+def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
     """Move running campaigns with no open HIT to review; hold what is still undecided.
 
     Undecided work (a worker whose record is neither clearly good nor clearly
     bad) waits for a QA reviewer rather than being approved or rejected blindly.
     """
     finished = []
-    for campaign in session.scalars(select(Campaign).where(Campaign.status == "running")):
+    running = select(Campaign).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
+    for campaign in session.scalars(running):
         still_open = session.scalar(
             select(PublishedHIT.id)
             .where(PublishedHIT.campaign_id == campaign.id, PublishedHIT.status != "complete")
@@ -249,6 +258,10 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
         entry = session.get(OutboxEntry, entry_id)
         if entry is None or entry.status == "done":
             return "skipped"
+        campaign = session.get(Campaign, entry.campaign_id)
+        if campaign is None or campaign.access_key_id != market.access_key_id:
+            # Another requester's decision: only its own credentials may apply it.
+            return "skipped (published with another access key)"
         entry.attempts += 1
         action, target, payload = entry.action, entry.target, dict(entry.payload)
     outcome = action

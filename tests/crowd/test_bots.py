@@ -9,7 +9,7 @@ from hits.campaigns.models import GoldItem, PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
 from hits.market.questions import xml_to_answers
-from tests.helpers import launch_demo_campaign
+from tests.helpers import campaign_bot, launch_demo_campaign
 
 
 def test_a_diligent_bot_completes_hits_and_answers_are_stored_once(
@@ -18,7 +18,7 @@ def test_a_diligent_bot_completes_hits_and_answers_are_stored_once(
     campaign_id, truth = launch_demo_campaign(
         tmp_path, market, requester_sessions, live_server.url, hits=2, name="bots-1"
     )
-    bot = Bot(live_server.url, "bot-diligent-1", PROFILES["diligent"], truth, seed=1)
+    bot = campaign_bot(live_server.url, "bot-diligent-1", PROFILES["diligent"], truth, "bots-1", seed=1)
     result = bot.run(max_hits=5)
     assert result.errors == []
     assert result.submitted == 2  # one assignment per HIT per worker
@@ -50,7 +50,7 @@ def test_spammers_answer_at_random_and_each_slot_is_taken_once(
         hit_id = session.scalar(
             select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id)
         )
-    bots = [Bot(live_server.url, f"bot-{n}", PROFILES["spammer"], truth, seed=n) for n in "abc"]
+    bots = [campaign_bot(live_server.url, f"bot-{n}", PROFILES["spammer"], truth, "bots-2") for n in "abc"]
     for bot in bots:
         bot.run(max_hits=10)
     workers = [a["WorkerId"] for a in market.assignments_for_hit(hit_id, ["Submitted"])]

@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import select
 
 from hits.campaigns.models import Campaign, OutboxEntry, WorkerStats
-from hits.crowd import Bot, Profile
+from hits.crowd import Profile
 from hits.db import session_scope
 from server.runner import spawn_worker, stop_process
-from tests.helpers import launch_demo_campaign
+from tests.helpers import campaign_bot, launch_demo_campaign
 
 pytestmark = pytest.mark.celery
 
@@ -54,8 +54,8 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
         quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
     )
     balance_before = market.balance()
-    good = Bot(live_server.url, "life-good", Profile("perfect", 1.0), truth)
-    bad = Bot(live_server.url, "life-bad", Profile("always-off", 0.0), truth)
+    good = campaign_bot(live_server.url, "life-good", Profile("perfect", 1.0), truth, "lifecycle")
+    bad = campaign_bot(live_server.url, "life-bad", Profile("always-off", 0.0), truth, "lifecycle")
     assert good.run(max_hits=2).submitted == 2
     assert bad.run(max_hits=2).submitted == 2
 

@@ -27,10 +27,13 @@ def upgrade() -> None:
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("budget", sa.Numeric(precision=14, scale=2), nullable=False),
         sa.Column("hit_type_id", sa.String(length=32), nullable=True),
+        sa.Column("access_key_id", sa.String(length=32), nullable=True),
         sa.Column("created_at", hits.db.UTCDateTime(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("name"),
     )
+    with op.batch_alter_table("rq_campaigns", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_rq_campaigns_access_key_id"), ["access_key_id"], unique=False)
     op.create_table(
         "rq_staff_users",
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
