@@ -16,6 +16,10 @@ if side == "market":
 else:
     import hits.campaigns.models  # noqa: F401
 
+    # The schema tool sees every requester-side table, including those that the
+    # qualification package (which builds on hits) defines.
+    import qualification.models  # noqa: F401
+
     metadata = RequesterBase.metadata
 version_table = f"alembic_version_{side}"
 

@@ -270,9 +270,16 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
             market.approve(target, payload.get("feedback"))
         elif action == "reject":
             market.reject(target, payload["feedback"])
+        elif action == "qualify":
+            # Idempotent on the marketplace: associating again sets the same value.
+            market.associate_qualification(
+                payload["qualification_type_id"], payload["worker_id"], payload["value"]
+            )
         else:
             raise ValueError(f"unknown outbox action {action}")
     except InvalidAssignmentState:
+        if action not in ("approve", "reject"):
+            raise
         state = market.get_assignment(target)["AssignmentStatus"]
         expected = {"approve": "Approved", "reject": "Rejected"}[action]
         if state != expected:
@@ -283,7 +290,7 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
         assert entry is not None
         entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
         submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
-        if submission is not None:
+        if submission is not None and action in ("approve", "reject"):
             published = submission.published_hit
             stats = _stats(session, published.campaign_id, submission.worker_id)
             if action == "approve":
