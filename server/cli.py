@@ -89,6 +89,28 @@ def requester_create(name: str, deposit: str) -> None:
     console.print(f"HITFORGE_MTURK_SECRET_ACCESS_KEY={key.secret_access_key}")
 
 
+@requester.command("test-options")
+@click.argument("requester_id")
+@click.option("--throttle-rate", type=float, default=None, help="Calls per second allowed.")
+@click.option("--fault-rate", type=float, default=None, help="Probability (0 to 1) of a ServiceFault.")
+def requester_test_options(requester_id: str, throttle_rate: float | None, fault_rate: float | None) -> None:
+    """Throttle a requester or inject faults, to test retry code; no options switches both off."""
+    from hits.db import make_engine, make_session_factory, session_scope
+    from hits.market.models import Requester
+    from hits.market.requester_options import set_options
+
+    settings = load_settings()
+    sessions = make_session_factory(make_engine(settings.market_database_url))
+    with session_scope(sessions) as session:
+        if session.get(Requester, requester_id) is None:
+            raise click.BadParameter(f"no requester {requester_id}", param_hint="REQUESTER_ID")
+        try:
+            set_options(session, requester_id, throttle_rate=throttle_rate, fault_rate=fault_rate)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from exc
+    console.print(f"throttle_rate={throttle_rate} fault_rate={fault_rate} for {requester_id}")
+
+
 @main.group()
 def staff() -> None:
     """Dashboard users (QA staff, requesters, admins)."""
@@ -160,6 +182,18 @@ def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
 
     code = run_demo(console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count)
     sys.exit(code)
+
+
+def _add_subcommands() -> None:
+    """Command groups that live in their own modules."""
+    from server.qualification_cli import qualification
+    from server.qualification_publish import publish
+
+    qualification.add_command(publish)
+    main.add_command(qualification)
+
+
+_add_subcommands()
 
 
 if __name__ == "__main__":  # pragma: no cover

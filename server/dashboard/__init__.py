@@ -29,6 +29,8 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
+from qualification.analysis import item_analysis
+from qualification.models import QualificationAttempt, QualificationTest
 from server.db import requester_session
 from server.task_queue import send_after_commit
 
@@ -165,6 +167,23 @@ def decide_submission(submission_id: int) -> Any:
     send_after_commit(rs, "hitforge.apply_decision", entry.id)
     flash(f"{action.capitalize()} queued for assignment {submission.assignment_id}.", "info")
     return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=submission.worker_id))
+
+
+@bp.get("/qualification/<int:test_id>/items")
+@staff_required
+def item_analysis_view(test_id: int) -> Any:
+    """Item analysis of a qualification test from its graded attempts."""
+    rs = requester_session()
+    test = rs.get(QualificationTest, test_id)
+    if test is None:
+        abort(404)
+    graded = rs.scalars(
+        select(QualificationAttempt.correct_items).where(
+            QualificationAttempt.test_id == test_id, QualificationAttempt.correct_items.is_not(None)
+        )
+    ).all()
+    rows = item_analysis([dict(c) for c in graded if c]) if graded else []
+    return render_template("dashboard/items.html", test=test, rows=rows, attempts=len(graded))
 
 
 def init_app(app: Flask) -> None:

@@ -103,3 +103,37 @@ def test_reviewers_see_evidence_and_their_decisions_are_queued_and_audited(
         audit = session.scalars(select(ReviewAction).where(ReviewAction.campaign_id == campaign_id)).all()
     assert [(e.action, e.target) for e in entries] == [("reject", "3A" + worker_id)]
     assert [a.note for a in audit] == ["random answers"]
+
+
+def test_item_analysis_view_flags_items_from_graded_attempts(live_server, requester_sessions) -> None:
+    from qualification import DEFAULT_BANK
+    from qualification.models import QualificationAttempt, QualificationTest
+
+    with session_scope(requester_sessions) as session:
+        test = QualificationTest(
+            name=f"items-{uuid.uuid4().hex[:6]}",
+            bank_path=str(DEFAULT_BANK),
+            qualification_type_id="3Q",
+            access_key_id="AKIA",
+        )
+        session.add(test)
+        session.flush()
+        for n in range(10):  # "easy" everyone gets right; "tricky" only the weak workers get right
+            strong = n < 5
+            session.add(
+                QualificationAttempt(
+                    test_id=test.id,
+                    worker_id=f"AW{n}",
+                    seed=n,
+                    score=90 if strong else 30,
+                    correct_items={"easy": True, "tricky": not strong, "a": strong, "b": strong, "c": strong},
+                )
+            )
+        test_id = test.id
+    http = staff_session(live_server.url, requester_sessions)
+    page = BeautifulSoup(
+        http.get(f"{live_server.url}/dashboard/qualification/{test_id}/items").text, "html.parser"
+    )
+    rows = {tr.find_all("td")[0].text: tr.find_all("td")[4].text for tr in page.select("#items tbody tr")}
+    assert "too easy" in rows["easy"].replace("_", " ")
+    assert rows["tricky"] != "" and rows["a"] == ""

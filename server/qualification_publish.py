@@ -1,0 +1,40 @@
+"""``hitforge qualification publish``: put a bank's test online, graded by hitforge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.mturk import Marketplace
+from hits.settings import load_settings
+
+
+@click.command("publish")
+@click.argument("bank_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", required=True, help="Name of the qualification type to create.")
+@click.option("--duration", default=1800, show_default=True, help="Seconds to finish the test.")
+@click.option("--cooldown", default=86400, show_default=True, help="Seconds before a retake.")
+@click.option("--max-attempts", default=3, show_default=True)
+def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attempts: int) -> None:
+    """Create the qualification type through the API and open the test on the worker site."""
+    from qualification.service import publish_test
+
+    settings = load_settings()
+    sessions = make_session_factory(make_engine(settings.database_url))
+    with session_scope(sessions) as session:
+        test = publish_test(
+            session,
+            Marketplace.from_settings(settings),
+            name=name,
+            bank_path=bank_path,
+            duration_seconds=duration,
+            cooldown_seconds=cooldown,
+            max_attempts=max_attempts,
+        )
+        test_id, qtype = test.id, test.qualification_type_id
+    click.echo(
+        f"qualification type {qtype}; workers take the test at {settings.public_url}/qualify/{test_id}"
+    )
+    click.echo(f"require it in a campaign: QualificationTypeId {qtype}, GreaterThanOrEqualTo 80")
