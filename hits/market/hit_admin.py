@@ -51,7 +51,7 @@ def update_expiration(session: Session, requester_id: str, hit_id: Any, expire_a
     """UpdateExpirationForHIT: a time in the past expires the HIT at once."""
     hit = _live_hit(session, hit_id, requester_id)
     now = utcnow()
-    hit.expires_at = min(expire_at, now) if expire_at <= now else expire_at
+    hit.expires_at = now if expire_at <= now else expire_at
     refresh_status(session, hit, now)
     session.flush()
     return hit

@@ -195,7 +195,7 @@ def page_of_hits(
     session: Session, requester_id: str, offset: int, limit: int, status: str | None = None
 ) -> list[HIT]:
     """One page of a requester's HITs, oldest first."""
-    stmt = select(HIT).where(HIT.requester_id == requester_id)
+    stmt = select(HIT).where(HIT.requester_id == requester_id, HIT.status != DISPOSED)
     if status is not None:
         stmt = stmt.where(HIT.status == status)
     return list(session.scalars(stmt.order_by(HIT.created_at, HIT.id).offset(offset).limit(limit)))

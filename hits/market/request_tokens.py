@@ -6,6 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
@@ -42,4 +43,7 @@ def claim(session: Session, requester_id: str, operation: str, token: Any) -> No
         row.created_at = now
     else:
         session.add(RequestToken(requester_id=requester_id, operation=operation, token=token, created_at=now))
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as exc:  # a concurrent call with the same token won the race
+        raise already_processed(token) from exc

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
@@ -92,7 +93,10 @@ def send_bonus(
         granted_at=utcnow(),
     )
     session.add(bonus)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as exc:  # a concurrent call with the same token won the race
+        raise already_processed(str(token)) from exc
     ledger.pay(
         session,
         txn=f"bonus:{bonus.id}",
@@ -103,6 +107,16 @@ def send_bonus(
         max_assignments=1,  # bonuses carry the plain 20% fee
         reference=assignment.id,
     )
+    session.add(
+        WorkerMessage(
+            requester_id=requester_id,
+            worker_id=worker_id,
+            subject=f"You received a bonus of ${value}",
+            message=reason,
+            sent_at=bonus.granted_at,
+        )
+    )
+    session.flush()
     return bonus
 
 
@@ -138,7 +152,9 @@ def block(session: Session, requester_id: str, worker_id: Any, reason: Any) -> W
     worker_id = v.text(worker_id, "WorkerId", 64, required=True)
     reason = v.text(reason, "Reason", 4096, required=True)
     existing = session.scalar(
-        select(WorkerBlock).where(WorkerBlock.requester_id == requester_id, WorkerBlock.worker_id == worker_id)
+        select(WorkerBlock).where(
+            WorkerBlock.requester_id == requester_id, WorkerBlock.worker_id == worker_id
+        )
     )
     if existing is not None:
         existing.reason = reason
@@ -156,7 +172,9 @@ def unblock(session: Session, requester_id: str, worker_id: Any) -> None:
     """Lift a block; lifting a block that does not exist is not an error (as on MTurk)."""
     worker_id = v.text(worker_id, "WorkerId", 64, required=True)
     existing = session.scalar(
-        select(WorkerBlock).where(WorkerBlock.requester_id == requester_id, WorkerBlock.worker_id == worker_id)
+        select(WorkerBlock).where(
+            WorkerBlock.requester_id == requester_id, WorkerBlock.worker_id == worker_id
+        )
     )
     if existing is not None:
         session.delete(existing)
@@ -206,7 +224,9 @@ def notify_workers(
     now = utcnow()
     for worker_id in dict.fromkeys(worker_ids):  # each worker once, in order
         if not isinstance(worker_id, str) or session.get(Worker, worker_id) is None:
-            failures.append(NotifyFailure(str(worker_id), "HardFailure", f"Worker {worker_id} does not exist."))
+            failures.append(
+                NotifyFailure(str(worker_id), "HardFailure", f"Worker {worker_id} does not exist.")
+            )
             continue
         if not has_worked_for(session, requester_id, worker_id):
             failures.append(

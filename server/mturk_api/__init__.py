@@ -16,7 +16,17 @@ from flask import Blueprint, Flask, Response, g, request
 from hits.market.accounts import find_access_key
 from hits.market.errors import MarketError
 from server.db import market_session, runtime
-from server.mturk_api import ops_account, ops_assignments, ops_hits, ops_qualifications  # noqa: F401
+from server.mturk_api import (  # noqa: F401
+    ops_account,
+    ops_assignments,
+    ops_hit_admin,
+    ops_hits,
+    ops_notifications,
+    ops_qualification_admin,
+    ops_qualifications,
+    ops_workers,
+    throttle,
+)
 from server.mturk_api.registry import OPERATIONS, CallContext
 from server.mturk_api.sigv4 import AuthFailure, SignedRequest, parse_authorization, verify
 
@@ -31,8 +41,10 @@ def _reply(body: dict[str, Any], status: int = 200) -> Response:
     return Response(json.dumps(body), status=status, content_type=CONTENT_TYPE)
 
 
-def _error(wire_type: str, message: str, status: int, turk_code: str | None = None) -> Response:
-    body: dict[str, Any] = {"__type": wire_type, "Message": message}
+def _error(
+    wire_type: str, message: str, status: int, turk_code: str | None = None, message_key: str = "Message"
+) -> Response:
+    body: dict[str, Any] = {"__type": wire_type, message_key: message}
     if turk_code:
         body["TurkErrorCode"] = turk_code
     g.rollback_only = True
@@ -72,6 +84,11 @@ def dispatch() -> Response:
         return _error("SerializationException", "The request body is not valid JSON.", 400)
     if not isinstance(params, dict):
         return _error("SerializationException", "The request body must be a JSON object.", 400)
+    verdict = throttle.verdict(market_session(), requester_id)
+    if verdict == "throttle":
+        return _error("ThrottlingException", "Rate exceeded", 400, message_key="message")
+    if verdict == "fault":
+        return _error("ServiceFault", "Injected fault: please retry.", 500, "AWS.MechanicalTurk.ServiceFault")
     ctx = CallContext(session=market_session(), requester_id=requester_id, settings=runtime().settings)
     try:
         result = handler(ctx, params)

@@ -12,7 +12,15 @@ from sqlalchemy.orm import Session
 
 from hits.market.errors import invalid
 from hits.market.hit_ops import counts_for_wire
-from hits.market.models import HIT, Assignment, QualificationType, WorkerQualification
+from hits.market.models import (
+    HIT,
+    Assignment,
+    BonusPayment,
+    QualificationRequest,
+    QualificationType,
+    WorkerBlock,
+    WorkerQualification,
+)
 from hits.money import format_amount
 
 
@@ -141,3 +149,39 @@ def next_token(offset: int, limit: int, returned: int) -> str | None:
         return None
     raw = json.dumps({"o": offset + returned, "n": secrets.token_hex(6)}).encode()
     return base64.urlsafe_b64encode(raw).decode()
+
+
+def paged(key: str, items: list[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:
+    """A page of a list operation: NumResults, the items under ``key``, and NextToken if more may follow."""
+    out: dict[str, Any] = {"NumResults": len(items), key: items}
+    token = next_token(offset, limit, len(items))
+    if token:
+        out["NextToken"] = token
+    return out
+
+
+def bonus_shape(bonus: BonusPayment) -> dict[str, Any]:
+    return {
+        "WorkerId": bonus.worker_id,
+        "BonusAmount": format_amount(bonus.amount),
+        "AssignmentId": bonus.assignment_id,
+        "Reason": bonus.reason,
+        "GrantTime": ts(bonus.granted_at),
+    }
+
+
+def worker_block_shape(block: WorkerBlock) -> dict[str, Any]:
+    return {"WorkerId": block.worker_id, "Reason": block.reason}
+
+
+def qualification_request_shape(request: QualificationRequest) -> dict[str, Any]:
+    return prune(
+        {
+            "QualificationRequestId": request.id,
+            "QualificationTypeId": request.qualification_type_id,
+            "WorkerId": request.worker_id,
+            "Test": request.test,
+            "Answer": request.answer,
+            "SubmitTime": ts(request.submitted_at),
+        }
+    )

@@ -1,0 +1,69 @@
+"""Classical item analysis over graded attempts.
+
+Each attempt is a mapping item id -> answered correctly. Because every paper
+is a sample, attempts hold different items; the rest-of-test score of an item
+in an attempt is the share correct among that attempt's *other* items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scipy import stats
+
+TOO_EASY = 0.95
+TOO_HARD = 0.2
+
+
+@dataclass(frozen=True)
+class ItemStats:
+    """One row of the item analysis. ``discrimination`` is None when undefined."""
+
+    item_id: str
+    responses: int
+    p_value: float
+    discrimination: float | None
+    flags: tuple[str, ...]
+
+
+def item_analysis(
+    attempts: Sequence[Mapping[str, bool]],
+    *,
+    too_easy: float = TOO_EASY,
+    too_hard: float = TOO_HARD,
+    min_responses: int = 2,
+) -> list[ItemStats]:
+    """Per item: share correct, point-biserial correlation with the rest score, and flags.
+
+    Flags: ``too easy`` (p > too_easy), ``too hard`` (p < too_hard),
+    ``negative discrimination`` (correlation < 0). Rows are sorted by item id.
+    """
+    responses: dict[str, list[tuple[bool, float]]] = {}
+    for attempt in attempts:
+        n = len(attempt)
+        right = sum(1 for ok in attempt.values() if ok)
+        for item_id, ok in attempt.items():
+            rest = (right - int(ok)) / (n - 1) if n > 1 else 0.0
+            responses.setdefault(item_id, []).append((bool(ok), rest))
+    rows: list[ItemStats] = []
+    for item_id in sorted(responses):
+        pairs = responses[item_id]
+        p = sum(ok for ok, _ in pairs) / len(pairs)
+        r: float | None = None
+        if len(pairs) >= min_responses:
+            xs = [int(ok) for ok, _ in pairs]
+            ys = [rest for _, rest in pairs]
+            if len(set(xs)) > 1 and len(set(ys)) > 1:
+                value = float(stats.pointbiserialr(xs, ys).statistic)
+                r = None if math.isnan(value) else value
+        flags = []
+        if p > too_easy:
+            flags.append("too easy")
+        if p < too_hard:
+            flags.append("too hard")
+        if r is not None and r < 0:
+            flags.append("negative discrimination")
+        rows.append(ItemStats(item_id, len(pairs), p, r, tuple(flags)))
+    return rows

@@ -1,0 +1,104 @@
+"""HIT maintenance operations of the requester API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hits.market import assignment_ops, hit_admin, hit_ops
+from hits.market.errors import RequestError, invalid
+from hits.market.qualification_ops import get_type
+from server.mturk_api.registry import CallContext, operation
+from server.mturk_api.wire import hit_shape, page_request, paged
+
+POLICY_LEVELS = ("Assignment", "HIT")
+
+
+def _timestamp(value: Any, name: str) -> datetime:
+    """A timestamp as botocore sends it in JSON (epoch seconds), or ISO 8601."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(value, UTC)
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    raise invalid(f"{name} must be a timestamp.")
+
+
+@operation("CreateAdditionalAssignmentsForHIT")
+def create_additional_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    hit_admin.add_assignments(
+        ctx.session,
+        ctx.requester_id,
+        params.get("HITId"),
+        params.get("NumberOfAdditionalAssignments"),
+        params.get("UniqueRequestToken"),
+    )
+    return {}
+
+
+@operation("UpdateExpirationForHIT")
+def update_expiration_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    expire_at = _timestamp(params.get("ExpireAt"), "ExpireAt")
+    hit_admin.update_expiration(ctx.session, ctx.requester_id, params.get("HITId"), expire_at)
+    return {}
+
+
+@operation("UpdateHITReviewStatus")
+def update_hit_review_status(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    revert = params.get("Revert", False)
+    if not isinstance(revert, bool):
+        raise invalid("Revert must be true or false.")
+    hit_admin.update_review_status(ctx.session, ctx.requester_id, params.get("HITId"), revert)
+    return {}
+
+
+@operation("UpdateHITTypeOfHIT")
+def update_hit_type_of_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    hit_admin.update_hit_type(ctx.session, ctx.requester_id, params.get("HITId"), params.get("HITTypeId"))
+    return {}
+
+
+@operation("DeleteHIT")
+def delete_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    hit_admin.delete(ctx.session, ctx.requester_id, params.get("HITId"))
+    return {}
+
+
+@operation("ListHITsForQualificationType")
+def list_hits_for_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    qtype = get_type(ctx.session, params.get("QualificationTypeId"))
+    offset, limit = page_request(params)
+    hits = hit_admin.hits_with_qualification(ctx.session, ctx.requester_id, qtype.id, offset, limit)
+    return paged("HITs", [hit_shape(ctx.session, h) for h in hits], offset, limit)
+
+
+@operation("ListReviewPolicyResultsForHIT")
+def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Review policies are not run by hitforge: the reports are always empty."""
+    hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
+    levels = params.get("PolicyLevels") or list(POLICY_LEVELS)
+    if not isinstance(levels, list) or any(level not in POLICY_LEVELS for level in levels):
+        raise invalid("PolicyLevels may hold Assignment and HIT.")
+    page_request(params)
+    out: dict[str, Any] = {"HITId": hit.id}
+    for level in levels:
+        report: dict[str, Any] = {}
+        if params.get("RetrieveResults", True):
+            report["ReviewResults"] = []
+        if params.get("RetrieveActions", True):
+            report["ReviewActions"] = []
+        out[f"{level}ReviewReport"] = report
+    return out
+
+
+@operation("GetFileUploadURL")
+def get_file_upload_url(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
+    raise RequestError(
+        "GetFileUploadURL is not supported: hitforge does not accept FileUploadAnswer questions.",
+        "AWS.MechanicalTurk.OperationNotSupported",
+    )

@@ -1,0 +1,96 @@
+"""Qualification maintenance and qualification-request operations of the requester API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hits.market import qualification_admin
+from server.mturk_api.registry import CallContext, operation
+from server.mturk_api.wire import (
+    page_request,
+    paged,
+    qualification_request_shape,
+    qualification_shape,
+    qualification_type_shape,
+)
+
+
+@operation("DisassociateQualificationFromWorker")
+def disassociate_qualification_from_worker(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    qualification_admin.disassociate(
+        ctx.session,
+        ctx.requester_id,
+        params.get("QualificationTypeId"),
+        params.get("WorkerId"),
+        params.get("Reason"),
+    )
+    return {}
+
+
+@operation("GetQualificationScore")
+def get_qualification_score(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    grant = qualification_admin.score(
+        ctx.session, ctx.requester_id, params.get("QualificationTypeId"), params.get("WorkerId")
+    )
+    return {"Qualification": qualification_shape(grant)}
+
+
+@operation("ListWorkersWithQualificationType")
+def list_workers_with_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    offset, limit = page_request(params)
+    rows = qualification_admin.grants(
+        ctx.session, ctx.requester_id, params.get("QualificationTypeId"), params.get("Status"), offset, limit
+    )
+    return paged("Qualifications", [qualification_shape(g) for g in rows], offset, limit)
+
+
+@operation("UpdateQualificationType")
+def update_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    qtype = qualification_admin.update_type(ctx.session, ctx.requester_id, params)
+    return {"QualificationType": qualification_type_shape(qtype)}
+
+
+@operation("DeleteQualificationType")
+def delete_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    qualification_admin.delete_type(ctx.session, ctx.requester_id, params.get("QualificationTypeId"))
+    return {}
+
+
+@operation("ListQualificationTypes")
+def list_qualification_types(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    offset, limit = page_request(params)
+    rows = qualification_admin.search_types(
+        ctx.session,
+        ctx.requester_id,
+        query=params.get("Query"),
+        must_be_requestable=params.get("MustBeRequestable"),
+        must_be_owned_by_caller=params.get("MustBeOwnedByCaller", False),
+        offset=offset,
+        limit=limit,
+    )
+    return paged("QualificationTypes", [qualification_type_shape(q) for q in rows], offset, limit)
+
+
+@operation("ListQualificationRequests")
+def list_qualification_requests(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    offset, limit = page_request(params)
+    rows = qualification_admin.pending_requests(
+        ctx.session, ctx.requester_id, params.get("QualificationTypeId"), offset, limit
+    )
+    return paged("QualificationRequests", [qualification_request_shape(r) for r in rows], offset, limit)
+
+
+@operation("AcceptQualificationRequest")
+def accept_qualification_request(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    qualification_admin.accept_request(
+        ctx.session, ctx.requester_id, params.get("QualificationRequestId"), params.get("IntegerValue")
+    )
+    return {}
+
+
+@operation("RejectQualificationRequest")
+def reject_qualification_request(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    qualification_admin.reject_request(
+        ctx.session, ctx.requester_id, params.get("QualificationRequestId"), params.get("Reason")
+    )
+    return {}

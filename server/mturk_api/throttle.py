@@ -1,0 +1,54 @@
+"""Throttling and fault injection, per requester, for testing requesters' retry code.
+
+Both are off unless the requester has a ``market_requester_options`` row with
+``throttle_rate`` (calls per second) or ``fault_rate`` (probability of a
+ServiceFault) set. The rate is enforced per server process with a token bucket
+(burst = one second's worth of calls, at least 1).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from hits.market.requester_options import get_options
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    stamp: float
+
+
+_buckets: dict[str, _Bucket] = {}
+_lock = threading.Lock()
+
+
+def _take(requester_id: str, rate: float, now: float) -> bool:
+    burst = max(1.0, rate)
+    with _lock:
+        bucket = _buckets.get(requester_id)
+        if bucket is None:
+            bucket = _buckets[requester_id] = _Bucket(tokens=burst, stamp=now)
+        bucket.tokens = min(burst, bucket.tokens + (now - bucket.stamp) * rate)
+        bucket.stamp = now
+        if bucket.tokens >= 1.0:
+            bucket.tokens -= 1.0
+            return True
+        return False
+
+
+def verdict(session: Session, requester_id: str) -> str | None:
+    """ "throttle", "fault" or None (serve the call) for this requester's next call."""
+    options = get_options(session, requester_id)
+    if options is None:
+        return None
+    if options.throttle_rate is not None and not _take(requester_id, options.throttle_rate, time.monotonic()):
+        return "throttle"
+    if options.fault_rate and random.random() < options.fault_rate:
+        return "fault"
+    return None

@@ -1,0 +1,145 @@
+"""``hitforge qualification``: validate, show, export and grade qualification tests.
+
+Registered in ``server.cli`` with ``main.add_command(qualification)``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hits.campaigns.fileerrors import InputFileError, InputFileErrors, read_jsonl
+from qualification.analysis import item_analysis
+from qualification.assembly import assemble
+from qualification.bank import DEFAULT_BANK, Bank, load_bank
+from qualification.grading import grade, guessing_pass_probability
+from qualification.mturk import answer_key, question_form, validate_answer_key, validate_question_form
+
+console = Console()
+BANK_OPTION = click.option(
+    "--bank",
+    "bank_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_BANK,
+    show_default="the default bank",
+    help="Item bank YAML file.",
+)
+
+
+def _load(path: Path) -> Bank:
+    try:
+        return load_bank(path)
+    except InputFileErrors as exc:
+        for error in exc.errors:
+            console.print(f"[red]{error}[/red]", highlight=False)
+        sys.exit(1)
+
+
+@click.group()
+def qualification() -> None:
+    """Qualification tests: item banks, MTurk export, grading, item analysis."""
+
+
+@qualification.command("create")
+@BANK_OPTION
+@click.option(
+    "--export",
+    "export_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write test.xml and answerkey.xml (MTurk QuestionForm and AnswerKey) here.",
+)
+@click.option("--seed", default=0, show_default=True, type=int, help="Which paper to export.")
+@click.option(
+    "--media-url",
+    default="http://127.0.0.1:5000/qualification/media",
+    show_default=True,
+    help="http(s) URL the judgment images are served under.",
+)
+def create(bank_path: Path, export_dir: Path | None, seed: int, media_url: str) -> None:
+    """Validate a bank and print a summary; optionally export it for MTurk."""
+    bank = _load(bank_path)
+    _summary(bank)
+    if export_dir is not None:
+        paper = assemble(bank, seed)
+        test, key = question_form(bank, paper, media_url), answer_key(bank, paper)
+        validate_question_form(test)
+        validate_answer_key(key)
+        export_dir.mkdir(parents=True, exist_ok=True)
+        (export_dir / "test.xml").write_text(test, encoding="utf-8")
+        (export_dir / "answerkey.xml").write_text(key, encoding="utf-8")
+        console.print(
+            f"wrote {export_dir / 'test.xml'} and {export_dir / 'answerkey.xml'} (seed {seed}, valid)"
+        )
+
+
+@qualification.command("show")
+@BANK_OPTION
+def show(bank_path: Path) -> None:
+    """Print the bank's sections, item counts and thresholds."""
+    _summary(_load(bank_path))
+
+
+def _summary(bank: Bank) -> None:
+    table = Table(title=f"{bank.title} ({bank.path.name})")
+    for column in ("section", "kind", "items", "drawn", "pass at"):
+        table.add_column(column)
+    for s in bank.sections:
+        table.add_row(
+            s.id, s.kind, str(len(bank.items_in(s.id))), str(s.sample), f"{s.pass_threshold}/{s.sample}"
+        )
+    console.print(table)
+    p = guessing_pass_probability(bank)
+    console.print(f"overall pass score: {bank.overall_pass}; chance a random guesser passes: {float(p):.3g}")
+
+
+@qualification.command("grade")
+@BANK_OPTION
+@click.option("--seed", required=True, type=int, help="The seed the worker's paper was assembled from.")
+@click.argument("answers_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def grade_command(bank_path: Path, seed: int, answers_file: Path) -> None:
+    """Grade a JSON file of answers ({question_id: choice_id}) for the paper of SEED."""
+    bank = _load(bank_path)
+    try:
+        answers = json.loads(answers_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"{answers_file}: not valid JSON: {exc.msg}") from exc
+    if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
+        raise click.ClickException(f"{answers_file}: expected an object mapping question ids to choice ids")
+    result = grade(bank, assemble(bank, seed), answers)
+    for s in result.sections:
+        mark = "[green]pass[/green]" if s.passed else "[red]fail[/red]"
+        console.print(f"{s.section}: {s.correct}/{s.total} (needs {s.threshold}) {mark}")
+    verdict = "[green]PASSED[/green]" if result.passed else "[red]FAILED[/red]"
+    console.print(f"score {result.score} (needs {bank.overall_pass}): {verdict}")
+    if result.unanswered:
+        console.print(f"unanswered: {', '.join(result.unanswered)}")
+
+
+@qualification.command("items")
+@click.argument("attempts_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def items(attempts_file: Path) -> None:
+    """Item analysis from a JSONL file: one attempt per line, {"correct": {item_id: true|false}}."""
+    attempts: list[dict[str, bool]] = []
+    try:
+        for number, row in read_jsonl(attempts_file):
+            correct = row.get("correct")
+            if not isinstance(correct, dict) or not all(isinstance(v, bool) for v in correct.values()):
+                raise InputFileError(
+                    attempts_file, number, "correct", "expected an object of item id -> true/false"
+                )
+            attempts.append(correct)
+    except InputFileError as exc:
+        raise click.ClickException(str(exc)) from exc
+    table = Table(title=f"item analysis over {len(attempts)} attempts")
+    for column in ("item", "n", "p", "r(pb)", "flags"):
+        table.add_column(column)
+    for stat in item_analysis(attempts):
+        r = "-" if stat.discrimination is None else f"{stat.discrimination:.2f}"
+        table.add_row(stat.item_id, str(stat.responses), f"{stat.p_value:.2f}", r, ", ".join(stat.flags))
+    console.print(table)

@@ -1,0 +1,119 @@
+"""Bank files: the default bank's contents, and located errors for broken banks."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from hits.campaigns.fileerrors import InputFileErrors
+from qualification.bank import DEFAULT_BANK, Bank, load_bank
+from qualification.judgment_media import judgment_items
+from tests.qualification.conftest import small_bank_data, write_bank
+
+
+def test_default_bank_has_enough_items_per_section(bank: Bank) -> None:
+    counts = Counter(item.section for item in bank.items.values())
+    assert counts["spelling"] >= 30
+    assert counts["grammar"] >= 30
+    assert counts["judgment"] >= 20
+    for section in ("spelling", "grammar"):
+        answers = Counter(item.answer for item in bank.items_in(section))
+        assert min(answers.values()) >= 12, f"{section} should mix correct and incorrect items: {answers}"
+
+
+def test_default_judgment_items_have_images_and_are_regenerable(bank: Bank, tmp_path: Path) -> None:
+    regenerated = judgment_items(tmp_path / "media", 22)
+    for entry in regenerated:
+        item = bank.items[entry["id"]]
+        assert item.image == entry["image"]
+        assert item.answer == entry["answer"]
+        assert [c.text for c in item.choices] == [c["text"] for c in entry["choices"]]
+        path = bank.image_path(item)
+        assert path is not None
+        assert path.read_bytes() == (tmp_path / entry["image"]).read_bytes()
+        with Image.open(path) as image:
+            assert image.size == (320, 240)
+
+
+def test_judgment_file_names_do_not_reveal_answers(bank: Bank) -> None:
+    for item in bank.items_in("judgment"):
+        assert item.image is not None
+        assert re.fullmatch(r"media/[0-9a-f]{20}\.png", item.image), item.image
+
+
+def test_small_bank_loads(tmp_path: Path) -> None:
+    loaded = load_bank(write_bank(tmp_path, small_bank_data()))
+    assert [s.id for s in loaded.sections] == ["spelling", "grammar"]
+    assert set(loaded.items) == {"s1", "s2", "g1", "g2"}
+
+
+def _errors(tmp_path: Path, data: dict) -> list[str]:
+    with pytest.raises(InputFileErrors) as info:
+        load_bank(write_bank(tmp_path, data))
+    return [str(e) for e in info.value.errors]
+
+
+def test_missing_answer_is_rejected_naming_the_item(tmp_path: Path) -> None:
+    data = small_bank_data()
+    del data["items"][1]["answer"]
+    [message] = _errors(tmp_path, data)
+    assert "item 's2'" in message
+    assert "field 'items.1.answer'" in message
+    assert "bank.yaml, line" in message
+
+
+def test_duplicate_id_is_rejected_naming_the_item(tmp_path: Path) -> None:
+    data = small_bank_data()
+    data["items"].append({"id": "g1", "section": "grammar", "sentence": "Dogs bark.", "answer": "correct"})
+    messages = _errors(tmp_path, data)
+    assert len(messages) == 2  # both occurrences are pointed at
+    assert all("item 'g1': duplicate item id" in m for m in messages)
+
+
+def test_unknown_section_is_rejected_naming_the_item(tmp_path: Path) -> None:
+    data = small_bank_data()
+    data["items"][0]["section"] = "speling"
+    messages = _errors(tmp_path, data)
+    assert any("item 's1': unknown section 'speling'" in m and "items.0.section" in m for m in messages)
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    data = small_bank_data()
+    del data["items"][1]["answer"]
+    data["items"][0]["section"] = "nowhere"
+    data["items"].append({"id": "g2", "section": "grammar", "sentence": "Birds sing.", "answer": "maybe"})
+    data["sections"][1]["pass_threshold"] = 5
+    messages = "\n".join(_errors(tmp_path, data))
+    assert "item 's2': Field required" in messages
+    assert "item 's1': unknown section 'nowhere'" in messages
+    assert "item 'g2': duplicate item id" in messages
+    assert "item 'g2': answer 'maybe' is not one of the choices (correct, incorrect)" in messages
+    assert "pass_threshold 5 exceeds sample 2" in messages
+    assert "section 'spelling' draws 2 items but has 1" in messages
+
+
+def test_judgment_item_needs_image_and_choices(tmp_path: Path) -> None:
+    data = small_bank_data()
+    data["sections"].append(
+        {"id": "judge", "kind": "judgment", "instructions": "Pick one.", "sample": 1, "pass_threshold": 1}
+    )
+    data["items"].append({"id": "j1", "section": "judge", "answer": "a", "image": "missing.png", "alt": "x"})
+    messages = "\n".join(_errors(tmp_path, data))
+    assert "item 'j1': a judgment item needs at least two choices" in messages
+    assert "item 'j1': image file not found: missing.png" in messages
+
+
+def test_not_yaml_is_a_located_error(tmp_path: Path) -> None:
+    path = tmp_path / "bank.yaml"
+    path.write_text("title: [unclosed\n", encoding="utf-8")
+    with pytest.raises(InputFileErrors, match="not valid YAML"):
+        load_bank(path)
+
+
+def test_default_bank_path_points_inside_the_package() -> None:
+    assert DEFAULT_BANK.is_file()
+    assert DEFAULT_BANK.parent.name == "banks"
