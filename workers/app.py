@@ -49,7 +49,7 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
         },
     )
     if settings.embedded_broker:
-        # Our subclass of kombu's SQLAlchemy transport polls every 0.2 s, not 1 s.
+        # Our subclass of kombu's SQLAlchemy transport polls every 0.05 s, not 1 s.
         app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
         app.conf.broker_transport = "workers.broker:EmbeddedTransport"
     app.conf.beat_schedule_filename = str(settings.var_dir / "celerybeat-schedule")
