@@ -111,6 +111,10 @@ class SelectTemplate(TaskTemplate):
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         return jaccard({int(j) for j in answer}, {int(j) for j in key.get("correct", [])})
 
+    def gold_passed(self, score: float, options: Mapping[str, Any]) -> bool:
+        """A Jaccard score of at least ``gold_pass_score`` (default 0.5) counts as correct."""
+        return score >= float(options.get("gold_pass_score", 0.5))
+
     def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:
         fields = []
         for i, answer in enumerate(answers):
