@@ -25,7 +25,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     if test_config:
         app.config.update(test_config)
 
-    from server import dashboard, db, hit_pages, mturk_api, qualify, task_queue, worker_site
+    from server import dashboard, db, hit_pages, market_clock, mturk_api, qualify, task_queue, worker_site
     from server.templating import init_app as init_templating
 
     db.init_app(app, settings)
@@ -38,6 +38,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     hit_pages.init_app(app)
     dashboard.init_app(app)
     qualify.init_app(app)
+    market_clock.init_app(app, "mturk_api", "worker_site")
 
     @app.before_request
     def _nonce() -> None:

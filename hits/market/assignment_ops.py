@@ -192,7 +192,11 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
         select(Assignment).where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
     ).all()
     for assignment in due:
-        approve(session, None, assignment.id)
+        try:
+            with session.begin_nested():
+                approve(session, None, assignment.id)
+        except RequestError:
+            continue  # e.g. insufficient funds: it stays Submitted until the requester pays in
     touched = {a.hit_id for a in [*abandoned, *due]}
     expired = session.scalars(select(HIT).where(HIT.status == ASSIGNABLE, HIT.expires_at <= now)).all()
     for hit in expired:

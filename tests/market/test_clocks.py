@@ -1,0 +1,41 @@
+"""The marketplace's clocks through the API: auto-approval pays, overdue work is abandoned."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from decimal import Decimal
+
+from hits.db import session_scope, utcnow
+from hits.market import assignment_ops
+from hits.market.accounts import create_worker
+from hits.market.models import Assignment
+from hits.market.questions import answers_to_xml
+from tests.helpers import hit_params
+
+
+def test_auto_approval_and_abandonment_happen_as_time_passes(mturk, market_sessions) -> None:
+    hit_id = mturk.create_hit(**hit_params(AutoApprovalDelayInSeconds=0, Reward="0.50"))["HIT"]["HITId"]
+    with session_scope(market_sessions) as session:
+        worker = create_worker(session, f"clock-{hit_id[:8]}", "a-long-password")
+        other = create_worker(session, f"clock2-{hit_id[:8]}", "a-long-password")
+        done = assignment_ops.accept(session, worker, hit_id)
+        assignment_ops.submit(session, worker, done.id, answers_to_xml([("q", "a")]))
+        late = assignment_ops.accept(session, other, hit_id)
+        session.get(Assignment, late.id).deadline = utcnow() - timedelta(seconds=1)  # type: ignore[union-attr]
+        done_id, late_id = done.id, late.id
+    before = Decimal(mturk.get_account_balance()["AvailableBalance"])
+    deadline = time.monotonic() + 8
+    status = ""
+    while time.monotonic() < deadline:
+        status = mturk.get_assignment(AssignmentId=done_id)["Assignment"]["AssignmentStatus"]
+        if status == "Approved":
+            break
+        time.sleep(0.5)
+    assert status == "Approved"
+    after = Decimal(mturk.get_account_balance()["AvailableBalance"])
+    assert before - after == Decimal("0.60")  # reward plus the 20% fee, charged once
+    with session_scope(market_sessions) as session:
+        assert session.get(Assignment, late_id).status == "Abandoned"  # type: ignore[union-attr]
+    hit = mturk.get_hit(HITId=hit_id)["HIT"]
+    assert hit["NumberOfAssignmentsAvailable"] == 1  # the abandoned slot is open again
