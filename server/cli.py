@@ -188,9 +188,11 @@ def _add_subcommands() -> None:
     """Command groups that live in their own modules."""
     from server.qualification_cli import qualification
     from server.qualification_publish import publish
+    from server.results_cli import results
 
     qualification.add_command(publish)
     main.add_command(qualification)
+    main.add_command(results)
 
 
 _add_subcommands()

@@ -1,0 +1,130 @@
+"""Results export: JSONL, and CSV in MTurk's batch-results layout.
+
+Existing analysis scripts read MTurk's ``Batch_*_results.csv``: one row per
+assignment with ``Input.*`` and ``Answer.*`` columns. Gold slots are marked
+in the JSONL (exports go to the requester, never to workers).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.campaigns.models import Campaign, PublishedHIT, Submission
+from hits.templates import get_template
+
+BATCH_COLUMNS = [
+    "HITId",
+    "HITTypeId",
+    "Title",
+    "Reward",
+    "AssignmentId",
+    "WorkerId",
+    "AssignmentStatus",
+    "SubmitTime",
+    "WorkTimeInSeconds",
+]
+_STATUS = {"approve": "Approved", "reject": "Rejected", "held": "Submitted", None: "Submitted"}
+
+
+def _submissions(session: Session, campaign_id: int) -> Iterator[Submission]:
+    yield from session.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id)
+        .order_by(Submission.id)
+        .execution_options(yield_per=500)
+    )
+
+
+def assignment_records(session: Session, campaign_id: int) -> Iterator[dict[str, Any]]:
+    """One dict per assignment: ids, decision, gold score, and each slot's item and answer."""
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise ValueError(f"campaign {campaign_id} does not exist")
+    for sub in _submissions(session, campaign_id):
+        answers = sub.answers.get("answers", [])
+        slots = []
+        for slot in sub.published_hit.slots:
+            source = slot.item or slot.gold_item
+            assert source is not None
+            slots.append(
+                {
+                    "position": slot.position,
+                    "item_id": source.external_id,
+                    "is_gold": slot.gold_item is not None,
+                    "input": slot.payload,
+                    "answer": answers[slot.position] if slot.position < len(answers) else None,
+                }
+            )
+        yield {
+            "assignment_id": sub.assignment_id,
+            "hit_id": sub.published_hit.mturk_hit_id,
+            "worker_id": sub.worker_id,
+            "decision": sub.decision,
+            "gold_correct": sub.gold_correct,
+            "gold_total": sub.gold_total,
+            "submitted_at": sub.submitted_at.isoformat() if sub.submitted_at else None,
+            "work_seconds": sub.work_seconds,
+            "slots": slots,
+        }
+
+
+def write_jsonl(session: Session, campaign_id: int, out: IO[str]) -> int:
+    count = 0
+    for record in assignment_records(session, campaign_id):
+        out.write(json.dumps(record, sort_keys=True) + "\n")
+        count += 1
+    return count
+
+
+def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
+    """MTurk's batch-results CSV: ``Input.<field>_<n>`` and ``Answer.<field>`` columns."""
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise ValueError(f"campaign {campaign_id} does not exist")
+    template = get_template(campaign.template)
+    records = list(assignment_records(session, campaign_id))
+    input_cols: list[str] = []
+    answer_cols: list[str] = []
+    rows = []
+    for record in records:
+        inputs = {
+            f"Input.{key}_{slot['position']}": value
+            for slot in record["slots"]
+            for key, value in slot["input"].items()
+        }
+        answers = {
+            f"Answer.{name}": value
+            for name, value in template.answer_fields([s["answer"] for s in record["slots"]])
+        }
+        for col in inputs:
+            if col not in input_cols:
+                input_cols.append(col)
+        for col in answers:
+            if col not in answer_cols:
+                answer_cols.append(col)
+        rows.append(
+            {
+                "HITId": record["hit_id"],
+                "HITTypeId": campaign.hit_type_id,
+                "Title": campaign.spec.get("title", ""),
+                "Reward": f"${campaign.spec.get('reward', '')}",
+                "AssignmentId": record["assignment_id"],
+                "WorkerId": record["worker_id"],
+                "AssignmentStatus": _STATUS.get(record["decision"], "Submitted"),
+                "SubmitTime": record["submitted_at"] or "",
+                "WorkTimeInSeconds": int(record["work_seconds"] or 0),
+                **inputs,
+                **answers,
+            }
+        )
+    writer = csv.DictWriter(out, fieldnames=BATCH_COLUMNS + input_cols + answer_cols, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return len(rows)

@@ -1,0 +1,65 @@
+"""``hitforge results``: export a campaign's results and aggregate its labels."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from sqlalchemy import select
+
+from hits.campaigns.models import Campaign
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.settings import load_settings
+
+
+def _campaign_id(session, name: str) -> int:  # type: ignore[no-untyped-def]
+    campaign_id = session.scalar(select(Campaign.id).where(Campaign.name == name))
+    if campaign_id is None:
+        raise click.ClickException(f"no campaign named {name!r}")
+    return int(campaign_id)
+
+
+@click.group()
+def results() -> None:
+    """Campaign results: exports and aggregation."""
+
+
+@results.command("export")
+@click.argument("campaign")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl"]), default="csv", show_default=True)
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout)."
+)
+def export(campaign: str, fmt: str, out: Path | None) -> None:
+    """CSV in MTurk's batch-results layout, or JSONL with one assignment per line."""
+    from hits.campaigns.export import write_batch_csv, write_jsonl
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        campaign_id = _campaign_id(session, campaign)
+        handle = out.open("w", newline="", encoding="utf-8") if out else sys.stdout
+        try:
+            count = (write_batch_csv if fmt == "csv" else write_jsonl)(session, campaign_id, handle)
+        finally:
+            if out:
+                handle.close()
+    click.echo(f"{count} assignments exported", err=True)
+
+
+@results.command("aggregate")
+@click.argument("campaign")
+@click.option("--method", type=click.Choice(["majority_vote", "dawid_skene", "glad"]), default=None)
+def aggregate(campaign: str, method: str | None) -> None:
+    """One label per item with its confidence, and Krippendorff's alpha."""
+    from hits.quality.aggregation import aggregate_campaign, answers_frame, krippendorff_alpha
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        campaign_id = _campaign_id(session, campaign)
+        rows = aggregate_campaign(session, campaign_id, method)
+        alpha = krippendorff_alpha(answers_frame(session, campaign_id))
+    click.echo("item_id,label,confidence,votes,method")
+    for row in rows:
+        click.echo(f"{row.item_id},{row.label},{row.confidence:.4f},{row.votes},{row.method}")
+    click.echo(f"krippendorff_alpha={'n/a' if alpha is None else f'{alpha:.4f}'}", err=True)

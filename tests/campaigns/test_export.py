@@ -1,0 +1,36 @@
+"""Exports of a real campaign worked by bots: MTurk batch-results CSV and JSONL."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from hits.campaigns.export import BATCH_COLUMNS, write_batch_csv, write_jsonl
+from hits.crowd import PROFILES
+from hits.db import session_scope
+from hits.quality.aggregation import aggregate_campaign
+from tests.helpers import campaign_bot, launch_demo_campaign
+
+
+def test_batch_csv_and_jsonl_hold_every_assignment(tmp_path, live_server, market, requester_sessions) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="export-1"
+    )
+    for n in range(2):
+        campaign_bot(live_server.url, f"exporter-{n}", PROFILES["diligent"], truth, "export-1", seed=n).run(5)
+    with session_scope(requester_sessions) as session:
+        csv_out, jsonl_out = io.StringIO(), io.StringIO()
+        assert write_batch_csv(session, campaign_id, csv_out) == 4
+        assert write_jsonl(session, campaign_id, jsonl_out) == 4
+        aggregated = aggregate_campaign(session, campaign_id, "majority_vote")
+    rows = list(csv.DictReader(io.StringIO(csv_out.getvalue())))
+    header = csv_out.getvalue().splitlines()[0].split(",")
+    assert header[: len(BATCH_COLUMNS)] == BATCH_COLUMNS
+    assert {"Input.image_0", "Input.sentence_0", "Answer.rating-0", "Answer.rating-2"} <= set(header)
+    assert all(r["Answer.rating-0"] in {"1", "2", "3", "4"} for r in rows)
+    assert all(r["Reward"] == "$0.10" for r in rows)
+    records = [json.loads(line) for line in jsonl_out.getvalue().splitlines()]
+    assert {r["assignment_id"] for r in records} == {r["AssignmentId"] for r in rows}
+    assert all(sum(s["is_gold"] for s in r["slots"]) == 1 for r in records)
+    assert len(aggregated) == 4  # the four ordinary items, gold excluded

@@ -1,0 +1,53 @@
+"""Aggregation and agreement on planted data, where the truth is known."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+
+from hits.quality.aggregation import aggregate_frame, krippendorff_alpha
+
+
+def planted(seed: int = 3, items: int = 300) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Per item: one careful worker, two spammers who favour label 1, one mediocre worker."""
+    rng = random.Random(seed)
+    truth = {f"t{i}": rng.randint(1, 4) for i in range(items)}
+    rows = []
+    for task, label in truth.items():
+        rows.append((task, "careful", label if rng.random() < 0.95 else rng.randint(1, 4)))
+        for spammer in ("spam-a", "spam-b"):
+            rows.append((task, spammer, 1 if rng.random() < 0.7 else rng.randint(1, 4)))
+        rows.append((task, "mediocre", label if rng.random() < 0.7 else rng.randint(1, 4)))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"]), truth
+
+
+def accuracy(result, truth) -> float:  # type: ignore[no-untyped-def]
+    return sum(r.label == truth[r.item_id] for r in result) / len(truth)
+
+
+def test_dawid_skene_is_at_least_as_accurate_as_majority_vote() -> None:
+    frame, truth = planted()
+    mv = aggregate_frame(frame, "majority_vote")
+    ds = aggregate_frame(frame, "dawid_skene")
+    assert accuracy(ds, truth) >= accuracy(mv, truth)
+    assert accuracy(ds, truth) > 0.75
+    assert all(0.0 <= r.confidence <= 1.0 for r in ds)
+    assert {r.votes for r in ds} == {4}
+
+
+def test_glad_runs_and_unknown_methods_are_refused() -> None:
+    frame, truth = planted(items=40)
+    assert len(aggregate_frame(frame, "glad")) == 40
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        aggregate_frame(frame, "median")
+
+
+def test_krippendorff_alpha_is_one_for_agreement_and_near_zero_for_noise() -> None:
+    rows = [(f"t{i}", w, i % 4 + 1) for i in range(50) for w in ("a", "b", "c")]
+    assert krippendorff_alpha(pd.DataFrame(rows, columns=["task", "worker", "label"])) == pytest.approx(1.0)
+    rng = random.Random(1)
+    noise = [(f"t{i}", w, rng.randint(1, 4)) for i in range(400) for w in ("a", "b", "c")]
+    alpha = krippendorff_alpha(pd.DataFrame(noise, columns=["task", "worker", "label"]))
+    assert alpha is not None and abs(alpha) < 0.1
