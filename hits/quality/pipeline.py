@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
@@ -105,19 +106,38 @@ def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
 
 
 def _stats(session: Session, campaign_id: int, worker_id: str) -> WorkerStats:
-    stats = session.get(WorkerStats, (campaign_id, worker_id))
+    """The worker's record, row-locked for this transaction.
+
+    Several tasks update the same record at once (decisions for one worker are
+    applied in parallel); the lock turns their read-modify-write into a queue
+    on PostgreSQL (SQLite already serialises writers).
+    """
+    query = (
+        select(WorkerStats)
+        .where(WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id == worker_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    stats = session.scalar(query)
     if stats is None:
-        stats = WorkerStats(
-            campaign_id=campaign_id,
-            worker_id=worker_id,
-            gold_correct=0,
-            gold_total=0,
-            assignments=0,
-            approved=0,
-            rejected=0,
-            flagged=False,
-        )
-        session.add(stats)
+        try:
+            with session.begin_nested():
+                session.add(
+                    WorkerStats(
+                        campaign_id=campaign_id,
+                        worker_id=worker_id,
+                        gold_correct=0,
+                        gold_total=0,
+                        assignments=0,
+                        approved=0,
+                        rejected=0,
+                        flagged=False,
+                    )
+                )
+        except IntegrityError:
+            pass  # another task created it first
+        stats = session.scalar(query)
+    assert stats is not None
     return stats
 
 
