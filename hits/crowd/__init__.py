@@ -115,7 +115,8 @@ class Bot:
         true = self.truth[key]
         if self.rng.random() < self.profile.accuracy:
             return true
-        return max(1, min(4, true + self.rng.choice((-1, 1))))
+        # A slip lands on a neighbouring rating, never back on the true one.
+        return self.rng.choice([r for r in (true - 1, true + 1) if 1 <= r <= 4])
 
     def work_one(self) -> bool:
         """Find, accept, do and submit one HIT; False when none is left."""
