@@ -157,7 +157,9 @@ def grade(session: Session, submission_id: int) -> Submission:
         if slot.gold_item is None:
             continue
         total += 1
-        score = template.score_gold(answers[slot.position], slot.gold_item.answer, options)
+        score = template.score_gold_item(
+            answers[slot.position], slot.gold_item.answer, slot.gold_item.payload, options
+        )
         correct += int(template.gold_passed(score, options))
     submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
     stats = _stats(session, campaign.id, submission.worker_id)

@@ -15,8 +15,11 @@ from hits.templates.base import TaskTemplate, TemplateError
 
 def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.rating import RatingTemplate
+    from hits.templates.select import SelectTemplate
+    from hits.templates.spans import SpansTemplate
+    from hits.templates.write import WriteTemplate
 
-    return {t.name: t for t in (RatingTemplate(),)}
+    return {t.name: t for t in (RatingTemplate(), SelectTemplate(), WriteTemplate(), SpansTemplate())}
 
 
 def available_templates() -> dict[str, TaskTemplate]:

@@ -86,6 +86,7 @@ def submit() -> Any:
     published, campaign = _published(params["hitId"])
     template = get_template(campaign.template)
     parsed = template.parse_answers(form, len(published.slots))
+    parsed = template.check_against_items(parsed, [slot.payload for slot in published.slots])
     if not parsed.ok:
         # Re-render with everything the worker entered: nothing is lost.
         return _render(published, campaign, params, form.to_dict(), parsed.errors, status=422)
