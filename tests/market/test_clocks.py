@@ -16,6 +16,9 @@ from tests.helpers import hit_params
 
 def test_auto_approval_and_abandonment_happen_as_time_passes(mturk, market_sessions) -> None:
     hit_id = mturk.create_hit(**hit_params(AutoApprovalDelayInSeconds=0, Reward="0.50"))["HIT"]["HITId"]
+    # Read the balance before any work exists: any API call may run the clocks, so reading it
+    # after the submission could already include the auto-approval.
+    before = Decimal(mturk.get_account_balance()["AvailableBalance"])
     with session_scope(market_sessions) as session:
         worker = create_worker(session, f"clock-{hit_id[:8]}", "a-long-password")
         other = create_worker(session, f"clock2-{hit_id[:8]}", "a-long-password")
@@ -24,7 +27,6 @@ def test_auto_approval_and_abandonment_happen_as_time_passes(mturk, market_sessi
         late = assignment_ops.accept(session, other, hit_id)
         session.get(Assignment, late.id).deadline = utcnow() - timedelta(seconds=1)  # type: ignore[union-attr]
         done_id, late_id = done.id, late.id
-    before = Decimal(mturk.get_account_balance()["AvailableBalance"])
     deadline = time.monotonic() + 8
     status = ""
     while time.monotonic() < deadline:
