@@ -17,9 +17,13 @@ def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.rating import RatingTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
+    from hits.templates.target import TargetTemplate
     from hits.templates.write import WriteTemplate
 
-    return {t.name: t for t in (RatingTemplate(), SelectTemplate(), WriteTemplate(), SpansTemplate())}
+    return {
+        t.name: t
+        for t in (RatingTemplate(), SelectTemplate(), WriteTemplate(), SpansTemplate(), TargetTemplate())
+    }
 
 
 def available_templates() -> dict[str, TaskTemplate]:
