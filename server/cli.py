@@ -189,10 +189,12 @@ def _add_subcommands() -> None:
     from server.qualification_cli import qualification
     from server.qualification_publish import publish
     from server.results_cli import results
+    from server.target_cli import target
 
     qualification.add_command(publish)
     main.add_command(qualification)
     main.add_command(results)
+    main.add_command(target)
 
 
 _add_subcommands()
