@@ -31,7 +31,7 @@ from hits.campaigns.service import create_campaign, publish_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Bot, BotResult
 from hits.db import make_engine, make_session_factory, session_scope
-from hits.demo_data import write_rating_demo
+from hits.demo_tasks import DemoTask, Truth, get_demo_task
 from hits.market.accounts import create_requester
 from hits.mturk import Marketplace
 from hits.schema import upgrade
@@ -40,33 +40,34 @@ from server import create_app
 from server.runner import free_port, serve_in_thread, spawn_worker, stop_process
 
 CROWD = [("diligent", 4), ("careless", 3), ("spammer", 3)]
-ITEMS_PER_HIT, GOLD_PER_HIT, ASSIGNMENTS = 4, 2, 3
+ASSIGNMENTS = 3
 
 
-def write_campaign(folder: Path, template: str, hit_count: int) -> dict[str, int]:
+def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
     """The demo's campaign file, items, gold and images; returns the truth for the crowd."""
-    truth = write_rating_demo(folder, items=hit_count * ITEMS_PER_HIT, gold=max(10, hit_count))
-    spec = {
-        "name": "demo-rating",
-        "template": template,
-        "title": "Rate how well short sentences describe simple drawings",
-        "description": "Look at each drawing and rate its sentence from 1 (wrong) to 4 (exact).",
-        "keywords": "images, rating, descriptions",
+    items = hit_count * task.items_per_hit
+    truth = task.write_data(folder, items, max(10, hit_count) if task.gold_per_hit else 0, 11)
+    spec: dict[str, Any] = {
+        "name": f"demo-{task.template}",
+        "template": task.template,
+        "title": task.title,
+        "description": task.description,
+        "keywords": task.keywords,
         "reward": "0.10",
         "budget": "50.00",
         "assignments_per_hit": ASSIGNMENTS,
-        "items_per_hit": ITEMS_PER_HIT,
-        "gold_per_hit": GOLD_PER_HIT,
+        "items_per_hit": task.items_per_hit,
         "lifetime_seconds": 3600,
         "assignment_duration_seconds": 600,
         "auto_approval_delay_seconds": 86400,
         "items": "items.jsonl",
-        "gold": "gold.jsonl",
         "media_dir": "media",
-        "template_options": {"gold_tolerance": 0},
-        "quality": {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4},
+        "template_options": task.template_options,
+        "quality": task.quality,
         "seed": 11,
     }
+    if task.gold_per_hit:
+        spec.update(gold_per_hit=task.gold_per_hit, gold="gold.jsonl")
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return truth
 
@@ -136,7 +137,8 @@ def _run(
 ) -> int:
     market = Marketplace.connect(url, key.access_key_id, key.secret_access_key)
     balance_before = market.balance()
-    truth = write_campaign(var_dir / "campaign", template, hit_count)
+    task = get_demo_task(template)
+    truth = write_campaign(var_dir / "campaign", task, hit_count)
     loaded = load_campaign_file(var_dir / "campaign" / "campaign.yaml")
     with session_scope(sessions) as session:
         campaign_id = create_campaign(session, loaded).id
@@ -160,7 +162,7 @@ def _run(
                 progress.advance(submitted)
 
         bots = [
-            Bot(url, f"{profile}-{i + 1}", PROFILES[profile], truth, seed=i)
+            Bot(url, f"{profile}-{i + 1}", PROFILES[profile], truth, seed=i, fill_form=task.fill_form)
             for profile, count in CROWD
             for i in range(count)
         ]

@@ -7,7 +7,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from hits.campaigns.fileerrors import (
     InputFileError,
@@ -76,8 +84,21 @@ class CampaignSpec(BaseModel):
             raise ValueError(str(exc)) from exc
         return value
 
+    @field_validator("gold_per_hit", "gold")
+    @classmethod
+    def _gold_only_where_it_exists(cls, value: Any, info: ValidationInfo) -> Any:
+        name = info.data.get("template")
+        if value and name and not get_template(name).has_gold:
+            raise ValueError(
+                f"the {name!r} template has no right answers to check against, so it takes no gold; "
+                "remove this field (quality is judged from other signals)"
+            )
+        return value
+
     @model_validator(mode="after")
     def _gold_file_if_gold(self) -> CampaignSpec:
+        if not get_template(self.template).has_gold:
+            self.gold_per_hit = 0  # the default of 1 does not apply to gold-less templates
         if self.gold_per_hit and not self.gold:
             raise ValueError("gold_per_hit is above 0, so a gold file is required")
         return self

@@ -10,30 +10,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
-from urllib.parse import urljoin, urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
 
 import requests
 from bs4 import BeautifulSoup, Tag
 
+from hits.crowd.profiles import PROFILES, Profile
 
-@dataclass(frozen=True)
-class Profile:
-    """How a bot answers: how often it is right, and how it errs otherwise."""
-
-    name: str
-    accuracy: float  # probability of giving the true answer
-    random_answers: bool = False  # answer uniformly at random (a spammer)
+if TYPE_CHECKING:
+    from hits.demo_tasks import FillForm
 
 
-PROFILES = {
-    "diligent": Profile("diligent", 0.95),
-    "careless": Profile("careless", 0.65),
-    "spammer": Profile("spammer", 0.0, random_answers=True),
-}
-
-
-QUOTES = "\u201c\u201d"
 MAX_FUTILE_ROUNDS = 20
 
 
@@ -65,7 +53,21 @@ class Bot:
     #: person looks for the tasks they know.
     title_filter: str | None = None
 
-    def __init__(self, base_url: str, username: str, profile: Profile, truth: dict[str, int], seed: int = 0):
+    def __init__(
+        self,
+        base_url: str,
+        username: str,
+        profile: Profile,
+        truth: dict[str, Any],
+        seed: int = 0,
+        fill_form: FillForm | None = None,
+    ):
+        """``fill_form`` answers one page of a template (default: the rating template's)."""
+        if fill_form is None:
+            from hits.demo_tasks.rating import fill as rating_fill
+
+            fill_form = rating_fill
+        self.fill_form: FillForm = fill_form
         self.base_url = base_url.rstrip("/")
         self.username = username
         self.profile = profile
@@ -108,16 +110,6 @@ class Bot:
         self.result.worker_id = str(marker).rsplit("(", 1)[-1].rstrip(")").strip()
         return self.result.worker_id
 
-    def answer(self, key: str) -> int:
-        """A rating for the pair ``key``, according to this bot's profile."""
-        if self.profile.random_answers or key not in self.truth:
-            return self.rng.randint(1, 4)
-        true = self.truth[key]
-        if self.rng.random() < self.profile.accuracy:
-            return true
-        # A slip lands on a neighbouring rating, never back on the true one.
-        return self.rng.choice([r for r in (true - 1, true + 1) if 1 <= r <= 4])
-
     def work_one(self) -> bool:
         """Find, accept, do and submit one HIT; False when none is left."""
         listing = self._get("/")
@@ -142,12 +134,7 @@ class Bot:
         if not isinstance(task_form, Tag):
             raise CrowdError("HIT page has no task form")
         data = _form_fields(task_form)
-        for index, pair in enumerate(task_form.find_all("fieldset", class_="pair")):
-            img, sentence = pair.find("img"), pair.find("p", class_="sentence")
-            assert isinstance(img, Tag) and isinstance(sentence, Tag)
-            name = PurePosixPath(urlsplit(str(img["src"])).path).name
-            key = f"{name}|{sentence.get_text().strip().strip(QUOTES)}"
-            data[f"rating-{index}"] = str(self.answer(key))
+        data.update(self.fill_form(task_form, self.truth, self.profile, self.rng))
         handoff = BeautifulSoup(self._post(str(task_form["action"]) or task_url, data).text, "html.parser")
         out_form = handoff.find("form", id="handoff")
         if not isinstance(out_form, Tag):
@@ -176,3 +163,6 @@ class Bot:
         except (CrowdError, requests.RequestException) as exc:
             self.result.errors.append(str(exc))
         return self.result
+
+
+__all__ = ["PROFILES", "Bot", "BotResult", "CrowdError", "Profile"]

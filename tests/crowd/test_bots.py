@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import xmlschema
 from sqlalchemy import select
 
 from hits.campaigns.models import GoldItem, PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
+from hits.demo_tasks.rating import rate
 from hits.market.questions import xml_to_answers
 from tests.helpers import campaign_bot, launch_demo_campaign
 
@@ -56,8 +59,8 @@ def test_spammers_answer_at_random_and_each_slot_is_taken_once(
     workers = [a["WorkerId"] for a in market.assignments_for_hit(hit_id, ["Submitted"])]
     assert len(workers) == 2 == len(set(workers))  # MaxAssignments=2, never one worker twice
     assert set(workers) <= {b.result.worker_id for b in bots}
-    spammer = Bot(live_server.url, "bot-x", PROFILES["spammer"], truth, seed=3)
-    answers = {spammer.answer(next(iter(truth))) for _ in range(200)}
+    rng = random.Random(3)
+    answers = {rate(truth, next(iter(truth)), PROFILES["spammer"], rng) for _ in range(200)}
     assert answers == {1, 2, 3, 4}
 
 

@@ -1,0 +1,85 @@
+"""Demo campaigns for every built-in template, with the truth the simulated crowd needs.
+
+A demo task writes a campaign's items, gold and images from drawn scenes whose
+content is known, so gold answers are true by construction; and it tells a
+bot how to fill that template's page given the truth and the bot's profile.
+The truth is keyed by what a person sees on the page (image file name and
+text), never by item ids, because the page does not show which item is gold.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bs4 import Tag
+
+from hits.crowd.profiles import Profile
+
+#: What a demo's bots "know": page fingerprint -> true answer.
+Truth = dict[str, Any]
+WriteData = Callable[[Path, int, int, int], Truth]
+FillForm = Callable[[Tag, Truth, Profile, random.Random], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class DemoTask:
+    """One template's demo: its campaign settings, its data and how bots answer."""
+
+    template: str
+    title: str
+    description: str
+    keywords: str
+    write_data: WriteData
+    fill_form: FillForm
+    items_per_hit: int = 4
+    gold_per_hit: int = 2
+    template_options: dict[str, Any] = field(default_factory=dict)
+    quality: dict[str, Any] = field(
+        default_factory=lambda: {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4}
+    )
+
+
+def demo_tasks() -> dict[str, DemoTask]:
+    """The demo for each built-in template, by template name."""
+    from hits.demo_tasks import rating, select, spans, target, write
+
+    return {m.DEMO.template: m.DEMO for m in (rating, select, write, spans, target)}
+
+
+def get_demo_task(name: str) -> DemoTask:
+    """The demo for template ``name``; an unknown name lists those that exist."""
+    tasks = demo_tasks()
+    if name not in tasks:
+        raise KeyError(f"no demo for template {name!r}; choose one of: {', '.join(sorted(tasks))}")
+    return tasks[name]
+
+
+def image_name(img: Tag) -> str:
+    """The file name an ``<img>`` shows (demo images are named by content)."""
+    return str(img["src"]).split("?", 1)[0].rsplit("/", 1)[-1]
+
+
+def slots_of(form: Tag, css_class: str) -> list[Tag]:
+    """The page's item fieldsets, in slot order."""
+    return [t for t in form.find_all("fieldset", class_=css_class) if isinstance(t, Tag)]
+
+
+def save_png(media: Path, png: bytes) -> str:
+    """Store a picture named by its content (a name cannot tell gold from ordinary items)."""
+    import hashlib
+
+    media.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(png).hexdigest()[:20] + ".png"
+    (media / name).write_bytes(png)
+    return name
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
