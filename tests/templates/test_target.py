@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 from PIL import Image
 from pydantic import ValidationError
 from werkzeug.datastructures import MultiDict
@@ -91,6 +91,17 @@ def test_box_is_described_in_words() -> None:
     assert "in the centre of the photo" in describe_box(centred)
 
 
+def one(node: Tag, selector: str) -> Tag:
+    """The single element ``selector`` finds; fails the test when there is none."""
+    found = node.select_one(selector)
+    assert found is not None, f"no {selector!r} on the page"
+    return found
+
+
+def attr(tag: Tag, name: str) -> str:
+    return str(tag[name])
+
+
 def _png(path: Path, colour: str) -> None:
     Image.new("RGB", (64, 48), colour).save(path)
 
@@ -166,42 +177,40 @@ def test_page_for_a_real_campaign(tmp_path, live_server, market, requester_sessi
     items = soup.select("fieldset.target-item")
     assert len(items) == 3
     for slot, (fieldset, payload) in enumerate(zip(items, payloads, strict=True)):
-        assert fieldset.legend.get_text(strip=True) == f"Item {slot + 1}"
-        assert fieldset.select_one("p.expression").get_text() == payload["expression"]
-        assert fieldset.img["src"].endswith("/" + payload["image"])
+        assert one(fieldset, "legend").get_text(strip=True) == f"Item {slot + 1}"
+        assert one(fieldset, "p.expression").get_text() == payload["expression"]
+        assert attr(one(fieldset, "img"), "src").endswith("/" + payload["image"])
         radios = fieldset.select("input[type=radio]")
-        assert [r["name"] for r in radios] == [f"category-{slot}"] * 4
-        assert [r["value"] for r in radios] == ["A", "O", "M", "F"]
-        assert fieldset.select_one("svg rect")["width"] == "20.0"
-        assert "bottom" not in fieldset.figcaption.get_text() and "left" in fieldset.figcaption.get_text()
+        assert [attr(r, "name") for r in radios] == [f"category-{slot}"] * 4
+        assert [attr(r, "value") for r in radios] == ["A", "O", "M", "F"]
+        assert attr(one(fieldset, "svg rect"), "width") == "20.0"
+        caption = one(fieldset, "figcaption").get_text()
+        assert "bottom" not in caption and "left" in caption
     # The gold slot is marked up exactly like the others, and its key is nowhere on the page.
     attributes = {tuple(sorted(f.attrs)) for f in items}
     assert len(attributes) == 1
     assert "gold" not in page.text.lower() and not soup.select("input[checked]")
     assert "<b>cup</b>" not in page.text and "&lt;b&gt;cup&lt;/b&gt; &amp; saucer" in page.text
-    image = browser.get(live_server.url + items[0].img["src"], timeout=30)
+    image = browser.get(live_server.url + attr(one(items[0], "img"), "src"), timeout=30)
     assert image.status_code == 200 and image.headers["Content-Type"] == "image/png"
 
     # A partly answered page comes back with the errors listed and the worker's choice kept.
-    token = soup.select_one("input[name=csrf_token]")["value"]
+    token = attr(one(soup, "input[name=csrf_token]"), "value")
     form = {**params, "csrf_token": token, "category-0": "M"}
     again = browser.post(live_server.url + "/tasks/submit", data=form, timeout=30)
     assert again.status_code == 422
     retry = BeautifulSoup(again.text, "html.parser")
-    summary = retry.select_one("#error-summary")
+    summary = one(retry, "#error-summary")
     assert "2 problems" in summary.get_text() and "Item 2: choose one category" in summary.get_text()
-    assert [a["href"] for a in summary.select("a")] == ["#error-1", "#error-2"]
-    assert retry.select_one("input[name=category-0][value=M]").has_attr("checked")
-    assert retry.select_one("#error-1").get_text().startswith("Item 2")
+    assert [attr(a, "href") for a in summary.select("a")] == ["#error-1", "#error-2"]
+    assert one(retry, "input[name=category-0][value=M]").has_attr("checked")
+    assert one(retry, "#error-1").get_text().startswith("Item 2")
 
     answers = {f"category-{i}": "A" for i in range(3)}
     answers[f"category-{gold_position}"] = "F"
     done = browser.post(live_server.url + "/tasks/submit", data={**form, **answers}, timeout=30)
     assert done.status_code == 200
     handoff = BeautifulSoup(done.text, "html.parser")
-    sent = {
-        i["name"]: i["value"]
-        for i in handoff.select("input[type=hidden]")
-        if i["name"].startswith("category")
-    }
+    hidden = [(attr(i, "name"), attr(i, "value")) for i in handoff.select("input[type=hidden]")]
+    sent = {name: value for name, value in hidden if name.startswith("category")}
     assert sent == answers
