@@ -76,3 +76,51 @@ def campaign_bot(base_url: str, username: str, profile, truth, campaign_name: st
     bot = Bot(base_url, username, profile, truth, seed=seed)
     bot.title_filter = f"Rate drawings {campaign_name}"
     return bot
+
+
+def launch_template_campaign(
+    folder, market, requester_sessions, public_url: str, template: str, *, hits: int = 1, name: str = "t"
+):  # type: ignore[no-untyped-def]
+    """Publish a small demo campaign of any template; return (campaign id, truth, HIT ids)."""
+    import yaml
+    from sqlalchemy import select
+
+    from hits.campaigns.models import PublishedHIT
+    from hits.campaigns.service import create_campaign, publish_campaign
+    from hits.campaigns.spec import load_campaign_file
+    from hits.db import session_scope
+    from hits.demo_tasks import get_demo_task
+
+    task = get_demo_task(template)
+    truth = task.write_data(folder, hits * task.items_per_hit, 4 if task.gold_per_hit else 0, len(name))
+    spec = {
+        "name": name,
+        "template": template,
+        "title": f"{task.title} {name}",
+        "description": task.description,
+        "reward": "0.10",
+        "budget": "10.00",
+        "assignments_per_hit": 2,
+        "items_per_hit": task.items_per_hit,
+        "items": "items.jsonl",
+        "media_dir": "media",
+        "template_options": task.template_options,
+        "quality": task.quality,
+        "auto_approval_delay_seconds": 3600,
+    }
+    if task.gold_per_hit:
+        spec.update(gold_per_hit=task.gold_per_hit, gold="gold.jsonl")
+    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    loaded = load_campaign_file(folder / "campaign.yaml")
+    with session_scope(requester_sessions) as session:
+        campaign_id = create_campaign(session, loaded).id
+    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    with session_scope(requester_sessions) as session:
+        hit_ids = list(
+            session.scalars(
+                select(PublishedHIT.mturk_hit_id)
+                .where(PublishedHIT.campaign_id == campaign_id)
+                .order_by(PublishedHIT.id)
+            )
+        )
+    return campaign_id, truth, hit_ids

@@ -1,0 +1,184 @@
+"""Every template's page driven in headless Chromium as a worker would: mouse, keyboard, errors, submit."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from playwright.sync_api import FrameLocator, Page
+from sqlalchemy import select
+
+from hits.campaigns.models import PublishedHIT, Submission
+from hits.db import session_scope
+from tests.helpers import launch_template_campaign
+
+pytestmark = pytest.mark.browser
+
+
+def _accept(page: Page, base_url: str, worker: str, hit_id: str) -> FrameLocator:
+    page.goto(base_url + "/signup")
+    page.get_by_label("User name").fill(worker)
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    return page.frame_locator("#hit-frame")
+
+
+def _stored(requester_sessions, campaign_id: int) -> list[Any]:  # type: ignore[no-untyped-def]
+    with session_scope(requester_sessions) as session:
+        rows = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
+        return [s.answers["answers"] for s in rows]
+
+
+def test_select_page_none_excludes_the_rest_and_keeps_ticks_on_error(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "select", name="br-select"
+    )
+    frame = _accept(page, live_server.url, "select-worker", hit_ids[0])
+    first = frame.locator("fieldset.pair").nth(0)
+    first.get_by_role("checkbox").nth(1).check()
+    first.get_by_role("checkbox").nth(2).check()
+    # "No caption is correct" clears the ticked sentences, and a sentence clears it again.
+    first.get_by_label("No caption is correct").check()
+    assert not first.get_by_role("checkbox").nth(1).is_checked()
+    first.get_by_role("checkbox").nth(1).check()
+    assert not first.get_by_label("No caption is correct").is_checked()
+    frame.get_by_role("button", name="Submit").click()
+    slots = frame.locator("fieldset.pair").count()
+    assert f"Please fix {slots - 1} problem" in frame.locator("#error-summary").inner_text()
+    assert frame.locator("fieldset.pair").nth(0).get_by_role("checkbox").nth(1).is_checked()
+    for k in range(1, slots):
+        # By keyboard: focus the box and press space.
+        box = frame.locator("fieldset.pair").nth(k).get_by_label("No caption is correct")
+        box.focus()
+        page.keyboard.press("Space")
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    assert _stored(requester_sessions, campaign_id) == [[[1]] + [[]] * (slots - 1)]
+
+
+def test_write_page_refuses_blank_and_repeated_sentences_without_losing_text(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "write", name="br-write"
+    )
+    frame = _accept(page, live_server.url, "write-worker", hit_ids[0])
+    boxes = frame.get_by_role("textbox")
+    count = boxes.count()
+    frame.get_by_label("Your sentence for picture 1").fill("A red circle beside a blue square.")
+    frame.get_by_label("Your sentence for picture 2").fill("a red circle beside a blue square")
+    frame.get_by_role("button", name="Submit").click()
+    summary = frame.locator("#error-summary").inner_text()
+    assert "same sentence as for picture 1" in summary
+    kept = frame.get_by_label("Your sentence for picture 1").input_value()
+    assert kept == "A red circle beside a blue square."
+    assert frame.get_by_label("Your sentence for picture 2").get_attribute("aria-invalid") == "true"
+    sentences = [f"Picture number {k + 1} shows two coloured shapes." for k in range(count)]
+    for k, text in enumerate(sentences):
+        frame.get_by_label(f"Your sentence for picture {k + 1}").fill(text)
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    assert _stored(requester_sessions, campaign_id) == [sentences]
+
+
+def test_target_page_by_letter_keys_and_mouse(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "target", name="br-target"
+    )
+    frame = _accept(page, live_server.url, "target-worker", hit_ids[0])
+    items = frame.locator("fieldset.target-item")
+    count = items.count()
+    assert frame.locator("fieldset.target-item svg rect").count() == 2 * count  # every item shows its frame
+    items.nth(0).get_by_role("radio").first.click()  # A, by mouse
+    frame.get_by_role("button", name="Submit").click()
+    assert f"Please fix {count - 1} problem" in frame.locator("#error-summary").inner_text()
+    assert frame.locator("fieldset.target-item").nth(0).locator('input[value="A"]').is_checked()
+    letters = "omfa"
+    for k in range(1, count):
+        # The letter keys pick a category for the item that has focus.
+        frame.locator("fieldset.target-item").nth(k).get_by_role("radio").first.focus()
+        page.keyboard.press(letters[k % 4])
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    expected = ["A"] + [letters[k % 4].upper() for k in range(1, count)]
+    assert _stored(requester_sessions, campaign_id) == [expected]
+
+
+def _drag_over(page: Page, element_id: str, word: str) -> None:
+    """Select ``word`` inside the element with a real mouse drag, from its first to its last letter."""
+    box = page.evaluate(
+        """([id, word]) => {
+            const el = document.getElementById(id);
+            el.scrollIntoView({block: "center"});
+            const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+            let node;
+            while ((node = walker.nextNode())) {
+                const at = node.textContent.indexOf(word);
+                if (at >= 0) {
+                    const range = document.createRange();
+                    range.setStart(node, at);
+                    range.setEnd(node, at + word.length);
+                    const r = range.getBoundingClientRect();
+                    return {x: r.left, y: r.top, w: r.width, h: r.height};
+                }
+            }
+            return null;
+        }""",
+        [element_id, word],
+    )
+    assert box, f"{word!r} is not in #{element_id}"
+    y = box["y"] + box["h"] / 2
+    page.mouse.move(box["x"] + 2, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["w"] / 2, y, steps=4)
+    page.mouse.move(box["x"] + box["w"] - 2, y, steps=4)
+    page.mouse.up()
+
+
+def _marks(page: Page, slot: int) -> dict[str, list[list[int]]]:
+    return json.loads(page.locator(f"#spans-{slot}").input_value())
+
+
+def test_spans_page_marks_by_mouse_drags_switches_modes_by_keys_and_unmarks(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "spans", name="br-spans"
+    )
+    _accept(page, live_server.url, "spans-worker", hit_ids[0])
+    # The page works standalone too: open the framed page's own address.
+    page.goto(page.locator("#hit-frame").get_attribute("src") or "")
+    generated = page.locator("#generated-0").inner_text()
+    correct = page.locator("#correct-0").inner_text()
+    first_colour = generated.split()[1]
+    _drag_over(page, "generated-0", first_colour[1:-1])  # part of a word snaps to the whole word
+    start = generated.index(first_colour)
+    assert _marks(page, 0) == {"mistakes": [[start, start + len(first_colour)]], "missing": []}
+    # Dragging over a CORRECT text in mode 1 marks nothing and says how to switch.
+    _drag_over(page, "correct-0", correct.split()[-1].rstrip("."))
+    assert "Press 2" in page.locator("#spans-status").inner_text()
+    page.locator("body").press("2")
+    last = correct.split()[-1].rstrip(".")
+    _drag_over(page, "correct-0", last)
+    at = correct.rindex(last)
+    assert _marks(page, 0)["missing"] == [[at, at + len(last)]]
+    # Selecting a marked span again removes it.
+    page.locator("body").press("1")
+    _drag_over(page, "generated-0", first_colour)
+    assert _marks(page, 0) == {"mistakes": [], "missing": [[at, at + len(last)]]}
+    _drag_over(page, "generated-0", first_colour)
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    stored = _stored(requester_sessions, campaign_id)
+    assert len(stored) == 1
+    mistake = [start, start + len(first_colour)]
+    assert stored[0][0] == {"mistakes": [mistake], "missing": [[at, at + len(last)]]}
+    assert all(answer == {"mistakes": [], "missing": []} for answer in stored[0][1:])
