@@ -1,0 +1,68 @@
+"""Bots work every template's page over HTTP; a perfect bot passes every gold item it meets."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import select
+
+from hits.campaigns.models import PublishedHIT, Submission
+from hits.crowd import Bot, Profile
+from hits.db import session_scope
+from hits.demo_tasks import demo_tasks, get_demo_task
+from hits.quality.pipeline import grade
+from hits.templates import available_templates
+from tests.helpers import launch_template_campaign
+
+
+def test_every_built_in_template_has_a_demo() -> None:
+    assert set(demo_tasks()) == set(available_templates())
+    with pytest.raises(KeyError, match="choose one of"):
+        get_demo_task("nope")
+
+
+@pytest.mark.parametrize("template", ["rating", "select", "write", "spans", "target"])
+def test_a_perfect_bot_gets_every_gold_item_right(
+    template, tmp_path, live_server, market, requester_sessions
+) -> None:
+    task = get_demo_task(template)
+    campaign_id, truth, _ = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, template, hits=2, name=f"bots-{template}"
+    )
+    bot = Bot(
+        live_server.url, f"perfect-{template}", Profile("perfect", 1.0), truth, fill_form=task.fill_form
+    )
+    bot.title_filter = f"bots-{template}"
+    result = bot.run(max_hits=2)
+    assert result.errors == [] and result.submitted == 2
+    with session_scope(requester_sessions) as session:
+        ids = session.scalars(
+            select(Submission.id).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
+        graded = [grade(session, i) for i in ids]
+        assert len(graded) == 2
+        if task.gold_per_hit:
+            assert all(s.gold_total == task.gold_per_hit for s in graded)
+            assert all(s.gold_correct == s.gold_total for s in graded)
+        else:  # the write template: every sentence is one a careful person would write
+            sentences = [s for sub in graded for s in sub.answers["answers"]]
+            phrasings = {p for options in truth.values() for p in options}
+            assert sentences and set(sentences) <= phrasings
+
+
+def test_a_spammer_fails_gold_on_the_target_template(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    task = get_demo_task("target")
+    campaign_id, truth, _ = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "target", hits=2, name="bots-spam-target"
+    )
+    # Always wrong, never random: the gold must notice every answer.
+    bot = Bot(live_server.url, "wrong-target", Profile("always-off", 0.0), truth, fill_form=task.fill_form)
+    bot.title_filter = "bots-spam-target"
+    assert bot.run(max_hits=2).submitted == 2
+    with session_scope(requester_sessions) as session:
+        ids = session.scalars(
+            select(Submission.id).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
+        graded = [grade(session, i) for i in ids]
+        assert sum(s.gold_total for s in graded) == 2 and sum(s.gold_correct for s in graded) == 0
