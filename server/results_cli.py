@@ -49,16 +49,22 @@ def export(campaign: str, fmt: str, out: Path | None) -> None:
 
 @results.command("aggregate")
 @click.argument("campaign")
-@click.option("--method", type=click.Choice(["majority_vote", "dawid_skene", "glad"]), default=None)
+@click.option(
+    "--method",
+    type=click.Choice(
+        ["majority_vote", "dawid_skene", "glad", "binary_relevance", "token_majority", "collect_all"]
+    ),
+    default=None,
+)
 def aggregate(campaign: str, method: str | None) -> None:
     """One label per item with its confidence, and Krippendorff's alpha."""
-    from hits.quality.aggregation import aggregate_campaign, answers_frame, krippendorff_alpha
+    from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 
     settings = load_settings()
     with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
         campaign_id = _campaign_id(session, campaign)
         rows = aggregate_campaign(session, campaign_id, method)
-        alpha = krippendorff_alpha(answers_frame(session, campaign_id))
+        alpha = campaign_agreement(session, campaign_id)
     click.echo("item_id,label,confidence,votes,method")
     for row in rows:
         click.echo(f"{row.item_id},{row.label},{row.confidence:.4f},{row.votes},{row.method}")

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission
 from hits.templates import get_template
 
-METHODS = ("majority_vote", "dawid_skene", "glad")
+METHODS = ("majority_vote", "dawid_skene", "glad", "binary_relevance", "token_majority", "collect_all")
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,8 @@ def aggregate_frame(frame: pd.DataFrame, method: str) -> list[AggregatedItem]:
         return []
     from crowdkit.aggregation import GLAD, DawidSkene, MajorityVote
 
+    if method in ("binary_relevance", "token_majority", "collect_all"):
+        return _structured(frame, method)
     if method == "majority_vote":
         probabilities = MajorityVote().fit_predict_proba(frame)
     elif method == "dawid_skene":
@@ -85,6 +87,58 @@ def aggregate_frame(frame: pd.DataFrame, method: str) -> list[AggregatedItem]:
     return out
 
 
+def _structured(frame: pd.DataFrame, method: str) -> list[AggregatedItem]:
+    """Aggregations for answers that are not single categories.
+
+    ``binary_relevance`` (multi-select; crowd-kit's BinaryRelevance over majority
+    vote): the chosen set, confidence the mean vote share of the decisions.
+    ``token_majority`` (spans): per kind, the spans every majority agrees on,
+    taken at character level. ``collect_all`` (free text): every answer kept.
+    """
+    out = []
+    for task, group in frame.groupby("task", sort=True):
+        answers = list(group["label"])
+        n = len(answers)
+        label: Any
+        if method == "binary_relevance":
+            from crowdkit.aggregation import BinaryRelevance, MajorityVote
+
+            chosen = BinaryRelevance(MajorityVote()).fit_predict(
+                group.assign(label=[list(a) for a in answers])
+            )
+            # Nobody ticked anything: crowd-kit returns no row, and the answer is "none fits".
+            label = sorted(int(j) for j in chosen.iloc[0]) if len(chosen) else []
+            options = {int(j) for a in answers for j in a}
+            shares = [sum(j in a for a in answers) / n for j in options] or [1.0]
+            confidence = sum(max(p, 1 - p) for p in shares) / len(shares)
+        elif method == "token_majority":
+            label = {
+                kind: _majority_spans([a.get(kind, []) for a in answers]) for kind in ("mistakes", "missing")
+            }
+            confidence = 1.0 if n == 1 else sum(a == label for a in answers) / n
+        else:
+            label, confidence = answers, 1.0
+        out.append(AggregatedItem(str(task), label, float(confidence), n, method))
+    return out
+
+
+def _majority_spans(span_lists: list[list[list[int]]]) -> list[list[int]]:
+    """Characters marked by more than half the workers, as [start, end) runs."""
+    counts: dict[int, int] = {}
+    for spans in span_lists:
+        for start, end in spans:
+            for c in range(start, end):
+                counts[c] = counts.get(c, 0) + 1
+    kept = sorted(c for c, k in counts.items() if k * 2 > len(span_lists))
+    runs: list[list[int]] = []
+    for c in kept:
+        if runs and runs[-1][1] == c:
+            runs[-1][1] = c + 1
+        else:
+            runs.append([c, c + 1])
+    return runs
+
+
 def aggregate_campaign(session: Session, campaign_id: int, method: str | None = None) -> list[AggregatedItem]:
     """Aggregate a campaign with ``method`` or the one its template declares."""
     campaign = session.get(Campaign, campaign_id)
@@ -95,13 +149,47 @@ def aggregate_campaign(session: Session, campaign_id: int, method: str | None = 
 
 
 def krippendorff_alpha(frame: pd.DataFrame, level: str = "ordinal") -> float | None:
-    """Krippendorff's alpha over the workers x items matrix; None with too little data."""
+    """Krippendorff's alpha over the workers x items matrix; None with too little data.
+
+    ``nominal`` labels may be any hashable values (they are coded as integers);
+    ``ordinal`` and ``interval`` labels must be numbers.
+    """
     if frame.empty or frame["worker"].nunique() < 2:
         return None
     import krippendorff
 
+    if level == "nominal":
+        codes = {label: k for k, label in enumerate(sorted({str(v) for v in frame["label"]}))}
+        frame = frame.assign(label=[codes[str(v)] for v in frame["label"]])
     matrix = frame.pivot_table(index="worker", columns="task", values="label", aggfunc="first")
     data = matrix.to_numpy(dtype=float)
     if np.count_nonzero(~np.isnan(data).all(axis=0)) < 2:
         return None
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]
+
+
+def campaign_agreement(session: Session, campaign_id: int) -> float | None:
+    """Krippendorff's alpha for a campaign at its template's level of measurement.
+
+    Multi-select answers count as one yes/no question per candidate; spans and
+    free text have no single label to agree on (None).
+    """
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise ValueError(f"campaign {campaign_id} does not exist")
+    level = get_template(campaign.template).agreement_level
+    frame = answers_frame(session, campaign_id)
+    if level is None or frame.empty:
+        return None
+    if level == "binary":
+        highest = {
+            task: max((j for a in group.label for j in a), default=-1)
+            for task, group in frame.groupby("task")
+        }
+        rows = [
+            (f"{task}#{j}", worker, int(j in label))
+            for task, worker, label in frame.itertuples(index=False)
+            for j in range(highest[task] + 1)
+        ]
+        return krippendorff_alpha(pd.DataFrame(rows, columns=["task", "worker", "label"]), "nominal")
+    return krippendorff_alpha(frame, level)

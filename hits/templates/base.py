@@ -37,6 +37,8 @@ class TaskTemplate(ABC):
     answer_model: ClassVar[type[BaseModel]]
     #: The aggregation that fits this template's answers.
     aggregation: ClassVar[str] = "majority_vote"
+    #: Krippendorff level for agreement ("nominal", "ordinal", "binary" per option), None: none fits.
+    agreement_level: ClassVar[str | None] = "nominal"
     #: Whether items of this template can carry a gold answer key at all.
     has_gold: ClassVar[bool] = True
 

@@ -9,8 +9,10 @@ from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import demo_tasks, get_demo_task
+from hits.quality.aggregation import aggregate_campaign
 from hits.quality.pipeline import grade
 from hits.templates import available_templates
+from hits.templates import get_template as get_template_of
 from tests.helpers import launch_template_campaign
 
 
@@ -40,6 +42,10 @@ def test_a_perfect_bot_gets_every_gold_item_right(
         ).all()
         graded = [grade(session, i) for i in ids]
         assert len(graded) == 2
+        # Every template's results aggregate with the method it declares.
+        aggregated = aggregate_campaign(session, campaign_id)
+        assert len(aggregated) == 2 * task.items_per_hit
+        assert {a.method for a in aggregated} == {get_template_of(template).aggregation}
         if task.gold_per_hit:
             assert all(s.gold_total == task.gold_per_hit for s in graded)
             assert all(s.gold_correct == s.gold_total for s in graded)

@@ -51,3 +51,31 @@ def test_krippendorff_alpha_is_one_for_agreement_and_near_zero_for_noise() -> No
     noise = [(f"t{i}", w, rng.randint(1, 4)) for i in range(400) for w in ("a", "b", "c")]
     alpha = krippendorff_alpha(pd.DataFrame(noise, columns=["task", "worker", "label"]))
     assert alpha is not None and abs(alpha) < 0.1
+
+
+def test_structured_aggregations_for_sets_spans_and_text() -> None:
+    sets = pd.DataFrame(
+        [("i1", "a", [0, 2]), ("i1", "b", [0]), ("i1", "c", [0, 2]), ("i2", "a", []), ("i2", "b", [])],
+        columns=["task", "worker", "label"],
+    )
+    chosen = {a.item_id: a.label for a in aggregate_frame(sets, "binary_relevance")}
+    assert chosen == {"i1": [0, 2], "i2": []}
+    spans = pd.DataFrame(
+        [
+            ("s", "a", {"mistakes": [[0, 5]], "missing": []}),
+            ("s", "b", {"mistakes": [[0, 5], [10, 12]], "missing": []}),
+            ("s", "c", {"mistakes": [[2, 5]], "missing": [[1, 3]]}),
+        ],
+        columns=["task", "worker", "label"],
+    )
+    (merged,) = aggregate_frame(spans, "token_majority")
+    assert merged.label == {"mistakes": [[0, 5]], "missing": []}
+    text = pd.DataFrame([("w", "a", "One."), ("w", "b", "Two.")], columns=["task", "worker", "label"])
+    assert aggregate_frame(text, "collect_all")[0].label == ["One.", "Two."]
+
+
+def test_nominal_alpha_takes_letters() -> None:
+    rows = [(f"t{i}", w, "AOMF"[i % 4]) for i in range(8) for w in ("a", "b", "c")]
+    assert krippendorff_alpha(
+        pd.DataFrame(rows, columns=["task", "worker", "label"]), "nominal"
+    ) == pytest.approx(1.0)

@@ -36,6 +36,7 @@ class RatingTemplate(TaskTemplate):
     item_model: ClassVar[type[BaseModel]] = RatingItem
     answer_model: ClassVar[type[BaseModel]] = RatingKey
     aggregation: ClassVar[str] = "dawid_skene"
+    agreement_level: ClassVar[str | None] = "ordinal"
 
     def page_context(self) -> dict[str, Any]:
         return {"scale": sorted(SCALE.items(), reverse=True)}

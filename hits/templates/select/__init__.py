@@ -64,6 +64,7 @@ class SelectTemplate(TaskTemplate):
     item_model: ClassVar[type[BaseModel]] = SelectItem
     answer_model: ClassVar[type[BaseModel]] = SelectKey
     aggregation: ClassVar[str] = "binary_relevance"
+    agreement_level: ClassVar[str | None] = "binary"
 
     def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:
         ticked: dict[int, set[int]] = {i: set() for i in range(slots)}

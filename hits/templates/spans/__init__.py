@@ -97,6 +97,7 @@ class SpansTemplate(TaskTemplate):
     item_model: ClassVar[type[BaseModel]] = SpansItem
     answer_model: ClassVar[type[BaseModel]] = SpansKey
     aggregation: ClassVar[str] = "token_majority"
+    agreement_level: ClassVar[str | None] = None
 
     def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:
         result = ParsedAnswers()

@@ -66,6 +66,7 @@ class WriteTemplate(TaskTemplate):
     item_model: ClassVar[type[BaseModel]] = WriteItem
     answer_model: ClassVar[type[BaseModel]] = NoKey
     aggregation: ClassVar[str] = "collect_all"  # free text: every sentence is kept
+    agreement_level: ClassVar[str | None] = None
     has_gold: ClassVar[bool] = False
 
     def page_context(self) -> dict[str, Any]:
