@@ -37,6 +37,10 @@ class QualityPolicy(BaseModel):
     confidence: float = Field(0.9, ge=0.5, lt=1)
     min_gold: int = Field(3, ge=1)
     flagged_action: Literal["reject", "hold"] = "reject"
+    #: For templates without gold (free text): the highest tolerated share of misspelt
+    #: words, and how many words a worker must have written before a verdict.
+    max_spelling_error_rate: float = Field(0.25, gt=0, lt=1)
+    min_words: int = Field(20, ge=1)
     rejection_feedback: str = Field(
         "Too many of the check questions in this task were answered incorrectly.", max_length=1024
     )

@@ -20,7 +20,7 @@ from hits.campaigns.spec import QualityPolicy
 from hits.db import session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import InvalidAssignmentState, Marketplace
-from hits.quality.policy import GoldRecord, judge_worker
+from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
 from hits.templates import get_template
 
 log = logging.getLogger(__name__)
@@ -176,12 +176,15 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
     assert campaign is not None
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
     stats = _stats(session, campaign_id, worker_id)
-    verdict = judge_worker(
-        GoldRecord(stats.gold_correct, stats.gold_total),
-        threshold=policy.accuracy_threshold,
-        confidence=policy.confidence,
-        min_gold=policy.min_gold,
-    )
+    if get_template(campaign.template).has_gold:
+        verdict = judge_worker(
+            GoldRecord(stats.gold_correct, stats.gold_total),
+            threshold=policy.accuracy_threshold,
+            confidence=policy.confidence,
+            min_gold=policy.min_gold,
+        )
+    else:
+        verdict = _judge_text(session, campaign_id, worker_id, policy)
     if verdict.verdict == "undecided":
         return []
     if verdict.verdict == "flag" and not stats.flagged:
@@ -189,6 +192,9 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
         stats.flag_reason = (
             f"gold accuracy {stats.gold_correct}/{stats.gold_total}; "
             f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
+            if "gold_total" in verdict.evidence
+            else f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "
+            f"P(rate > {policy.max_spelling_error_rate}) = {verdict.p_below:.3f}"
         )
     pending = session.scalars(
         select(Submission)
@@ -219,6 +225,36 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
         session.flush()
         created.append(entry.id)
     return created
+
+
+def _judge_text(session: Session, campaign_id: int, worker_id: str, policy: QualityPolicy) -> WorkerVerdict:
+    """Free text has no gold: judge the worker's spelling over everything they wrote.
+
+    Duplication across workers is recorded as evidence for the QA reviewer; it
+    does not decide on its own, since short sentences about simple pictures
+    legitimately coincide.
+    """
+    from hits.templates.write import spelling_counts
+
+    texts = [
+        str(answer)
+        for answers in session.scalars(
+            select(Submission.answers)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
+        )
+        for answer in answers.get("answers", [])
+    ]
+    counts = [spelling_counts(t) for t in texts]
+    verdict = judge_error_rate(
+        sum(c[0] for c in counts),
+        sum(c[1] for c in counts),
+        max_rate=policy.max_spelling_error_rate,
+        confidence=policy.confidence,
+        min_total=policy.min_words,
+    )
+    verdict.evidence["sentences"] = len(texts)
+    return verdict
 
 
 def close_finished_hits(session: Session, market_counts: dict[int, int]) -> None:

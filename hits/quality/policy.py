@@ -51,3 +51,27 @@ def judge_worker(record: GoldRecord, *, threshold: float, confidence: float, min
     if 1 - p_below >= confidence:
         return WorkerVerdict("approve", p_below, evidence)
     return WorkerVerdict("undecided", p_below, evidence)
+
+
+def judge_error_rate(
+    errors: int, total: int, *, max_rate: float, confidence: float, min_total: int
+) -> WorkerVerdict:
+    """Approve, flag or wait, from a count of faults (e.g. misspelt words) among ``total`` observations.
+
+    The same confidence rule as for gold, turned around: flag when
+    P(fault rate > max_rate) reaches ``confidence`` after at least ``min_total``
+    observations; approve when P(fault rate <= max_rate) does.
+    """
+    p_within = float(beta.cdf(max_rate, 1 + errors, 1 + total - errors))
+    evidence = {
+        "faults": errors,
+        "observations": total,
+        "max_fault_rate": max_rate,
+        "confidence": confidence,
+        "p_fault_rate_above_max": round(1 - p_within, 4),
+    }
+    if total >= min_total and 1 - p_within >= confidence:
+        return WorkerVerdict("flag", 1 - p_within, evidence)
+    if total >= min_total and p_within >= confidence:
+        return WorkerVerdict("approve", 1 - p_within, evidence)
+    return WorkerVerdict("undecided", 1 - p_within, evidence)

@@ -118,3 +118,16 @@ def test_gold_per_hit_requires_a_gold_file(tmp_path: Path) -> None:
     with pytest.raises(InputFileErrors) as caught:
         load_campaign_file(path)
     assert "gold file is required" in caught.value.errors[0].message
+
+
+def test_a_template_without_gold_refuses_gold_and_defaults_to_none(tmp_path: Path) -> None:
+    items = [json.dumps({"id": f"i{i}", "item": {"image": f"{i}.png"}}) for i in range(3)]
+    path = write(tmp_path, GOOD.replace("template: rating", "template: write"), items=items)
+    with pytest.raises(InputFileErrors) as caught:
+        load_campaign_file(path)
+    located = {(e.line, e.field) for e in caught.value.errors}
+    assert located == {(9, "gold_per_hit"), (11, "gold")}
+    assert "takes no gold" in caught.value.errors[0].message
+    plain = GOOD.replace("template: rating", "template: write").replace("gold_per_hit: 1\n", "")
+    loaded = load_campaign_file(write(tmp_path, plain.replace("gold: gold.jsonl\n", ""), items=items))
+    assert loaded.spec.gold_per_hit == 0 and loaded.gold == []

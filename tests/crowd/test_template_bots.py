@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import Bot, Profile
+from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import demo_tasks, get_demo_task
 from hits.quality.aggregation import aggregate_campaign
@@ -72,3 +72,50 @@ def test_a_spammer_fails_gold_on_the_target_template(
         ).all()
         graded = [grade(session, i) for i in ids]
         assert sum(s.gold_total for s in graded) == 2 and sum(s.gold_correct for s in graded) == 0
+
+
+def test_free_text_is_judged_by_spelling_with_confidence(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    from hits.campaigns.models import OutboxEntry, WorkerStats
+    from hits.quality.pipeline import decide_worker
+
+    task = get_demo_task("write")
+    campaign_id, truth, _ = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "write", hits=3, name="bots-text"
+    )
+    bots = {
+        profile: Bot(
+            live_server.url, f"text-{profile}", PROFILES[profile], truth, seed=5, fill_form=task.fill_form
+        )
+        for profile in ("diligent", "spammer")
+    }
+    for bot in bots.values():
+        bot.title_filter = "bots-text"
+        assert bot.run(max_hits=3).submitted == 3
+    with session_scope(requester_sessions) as session:
+        for bot in bots.values():
+            for i in session.scalars(
+                select(Submission.id).join(PublishedHIT).where(Submission.worker_id == bot.result.worker_id)
+            ):
+                grade(session, i)
+            decide_worker(session, campaign_id, bot.result.worker_id)
+        actions = {
+            bot.result.worker_id: {
+                e.action
+                for e in session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id))
+                if e.target
+                in set(
+                    session.scalars(
+                        select(Submission.assignment_id).where(Submission.worker_id == bot.result.worker_id)
+                    )
+                )
+            }
+            for bot in bots.values()
+        }
+        assert actions[bots["diligent"].result.worker_id] == {"approve"}
+        assert actions[bots["spammer"].result.worker_id] == {"reject"}
+        spammer = session.scalar(
+            select(WorkerStats).where(WorkerStats.worker_id == bots["spammer"].result.worker_id)
+        )
+        assert spammer is not None and spammer.flagged and "misspelt words" in (spammer.flag_reason or "")

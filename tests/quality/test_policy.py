@@ -29,3 +29,17 @@ def test_a_clearly_bad_worker_is_flagged_only_with_enough_gold() -> None:
 
 def test_an_uncertain_worker_waits() -> None:
     assert judge_worker(GoldRecord(3, 5), threshold=0.6, confidence=0.9, min_gold=3).verdict == "undecided"
+
+
+def test_error_rate_verdicts_use_confidence_not_raw_rates() -> None:
+    from hits.quality.policy import judge_error_rate
+
+    rule = {"max_rate": 0.25, "confidence": 0.9, "min_total": 20}
+    assert judge_error_rate(0, 21, **rule).verdict == "approve"
+    assert judge_error_rate(15, 21, **rule).verdict == "flag"
+    # Two misspelt words of four look bad (50%) but prove nothing yet.
+    assert judge_error_rate(2, 4, **rule).verdict == "undecided"
+    # Just over the tolerated rate is not certain enough either way.
+    borderline = judge_error_rate(6, 21, **rule)
+    assert borderline.verdict == "undecided" and 0.1 < borderline.p_below < 0.9
+    assert borderline.evidence["faults"] == 6 and borderline.evidence["observations"] == 21

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,7 +20,6 @@ COPY_RATIO = 0.9
 ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "etc", "mt", "no", "approx"}
 _TERMINAL = re.compile(r"[.!?]+")
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-_SUFFIXES = ("'s", "s", "es", "ed", "d", "ing", "ly", "er", "ers", "est")
 
 
 class WriteItem(BaseModel):
@@ -125,39 +123,29 @@ class WriteTemplate(TaskTemplate):
 
 
 @cache
-def word_list() -> frozenset[str]:
-    """The bundled list of common English words (``words.txt``, one a line)."""
-    path = Path(__file__).with_name("words.txt")
-    return frozenset(w.strip().casefold() for w in path.read_text(encoding="utf-8").splitlines() if w.strip())
+def _spell_checker() -> Any:
+    """pyspellchecker's English dictionary (loaded once per process; about 0.1 s)."""
+    from spellchecker import SpellChecker
+
+    return SpellChecker(language="en")
 
 
-def known_word(word: str, words: frozenset[str] | None = None) -> bool:
-    """Whether ``word`` or a regular inflection's stem of it is in the word list."""
-    words = words if words is not None else word_list()
+def known_word(word: str) -> bool:
+    """Whether ``word`` is an English word (or a common abbreviation)."""
     w = word.casefold()
-    if w in words or w in ABBREVIATIONS:
-        return True
-    for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) > len(suffix) + 1:
-            stem = w[: -len(suffix)]
-            doubled = len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in words  # running -> run
-            if stem in words or stem + "e" in words or doubled:
-                return True
-            if stem.endswith("i") and stem[:-1] + "y" in words:  # carries -> carry
-                return True
-    return False
+    return w in ABBREVIATIONS or not _spell_checker().unknown([w])
 
 
-def _spelling_counts(sentence: str, words: frozenset[str] | None = None) -> tuple[int, int]:
+def spelling_counts(sentence: str) -> tuple[int, int]:
     """(unknown words, words counted); capitalised words after the first are names, not counted."""
     tokens = [m.group() for m in _WORD.finditer(sentence)]
     counted = [t for k, t in enumerate(tokens) if k == 0 or not t[0].isupper()]
-    return sum(not known_word(t, words) for t in counted), len(counted)
+    return sum(not known_word(t) for t in counted), len(counted)
 
 
-def spelling_error_rate(sentence: str, words: frozenset[str] | None = None) -> float:
+def spelling_error_rate(sentence: str) -> float:
     """Share of the sentence's words the word list does not know (0 for a sentence without words)."""
-    unknown, counted = _spelling_counts(sentence, words)
+    unknown, counted = spelling_counts(sentence)
     return unknown / counted if counted else 0.0
 
 
@@ -188,7 +176,7 @@ def quality_signals(sentences: Mapping[str, Mapping[str, str]]) -> dict[str, Wor
             duplicates[worker] = duplicates.get(worker, 0) + int(counts[normalize(text)] > 1)
     out = {}
     for worker, written in texts.items():
-        spelled = [_spelling_counts(t) for t in written]
+        spelled = [spelling_counts(t) for t in written]
         unknown, counted = sum(c[0] for c in spelled), sum(c[1] for c in spelled)
         out[worker] = WorkerSignals(
             sentences=len(written),
