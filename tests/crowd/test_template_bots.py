@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from sqlalchemy import select
 
+from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
@@ -46,6 +50,12 @@ def test_a_perfect_bot_gets_every_gold_item_right(
         aggregated = aggregate_campaign(session, campaign_id)
         assert len(aggregated) == 2 * task.items_per_hit
         assert {a.method for a in aggregated} == {get_template_of(template).aggregation}
+        # ... and export in MTurk's batch-results layout, one row per assignment.
+        out = io.StringIO()
+        assert write_batch_csv(session, campaign_id, out) == 2
+        rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+        assert len(rows) == 2 and all(any(k.startswith("Answer.") and v for k, v in r.items()) for r in rows)
+        assert all(any(k.startswith("Input.") for k in r) for r in rows)
         if task.gold_per_hit:
             assert all(s.gold_total == task.gold_per_hit for s in graded)
             assert all(s.gold_correct == s.gold_total for s in graded)
