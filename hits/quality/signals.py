@@ -1,0 +1,234 @@
+"""Signals that catch what gold misses: speed, straight-lining and agreement with the crowd.
+
+Gold grades a worker on a handful of items. A worker who never looks at the
+items can still pass some gold (a copycat who always gives the most common
+rating passes every gold item with that rating), so these signals look at all
+of a worker's work instead. Each is a pure function over plain data (no
+database, no clock) returning a number, a "suspicious" boolean and the
+evidence behind it, so QA staff can see why a worker was flagged.
+
+A signal alone is weak evidence (an honest worker can be fast, or meet a run
+of items that all deserve the same answer); :func:`combined_verdict` lets a
+suspicious signal flag a worker only while gold has not vouched for them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from hits.quality.policy import Verdict, WorkerVerdict
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One measurement of one worker: its value, whether it looks bad, and why."""
+
+    name: str
+    value: float | None
+    suspicious: bool
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def speed_signal(
+    seconds_per_item: Sequence[float],
+    crowd_median: float | None,
+    *,
+    fraction: float = 0.3,
+    min_assignments: int = 3,
+) -> Signal:
+    """A worker's median seconds per item against the crowd's median.
+
+    ``seconds_per_item`` has one entry per assignment (its time divided by its
+    items). Suspicious when the worker's median is below ``fraction`` of the
+    crowd's, once they have at least ``min_assignments`` assignments; the value
+    is the ratio of the two medians.
+    """
+    evidence: dict[str, Any] = {"assignments": len(seconds_per_item), "fraction": fraction}
+    if not seconds_per_item or not crowd_median or crowd_median <= 0:
+        return Signal("speed", None, False, evidence)
+    median = statistics.median(seconds_per_item)
+    ratio = median / crowd_median
+    evidence.update(
+        {
+            "median_seconds_per_item": round(median, 3),
+            "crowd_median_seconds_per_item": round(crowd_median, 3),
+            "ratio": round(ratio, 4),
+        }
+    )
+    suspicious = len(seconds_per_item) >= min_assignments and ratio < fraction
+    return Signal("speed", ratio, suspicious, evidence)
+
+
+def straightline_signal(
+    answers: Sequence[Hashable], *, max_share: float = 0.9, min_answers: int = 12
+) -> Signal:
+    """Share of a worker's answers equal to their single most frequent answer.
+
+    Only meaningful for categorical or ordinal answers (free text is almost
+    never repeated). Suspicious above ``max_share`` once there are at least
+    ``min_answers`` answers.
+    """
+    evidence: dict[str, Any] = {"answers": len(answers), "max_share": max_share}
+    if not answers:
+        return Signal("straightline", None, False, evidence)
+    value, count = Counter(answers).most_common(1)[0]
+    share = count / len(answers)
+    evidence.update({"most_frequent_answer": value, "share": round(share, 4)})
+    return Signal("straightline", share, len(answers) >= min_answers and share > max_share, evidence)
+
+
+def _leave_one_out_agreement(frame: pd.DataFrame) -> dict[Any, tuple[int, int]]:
+    """Per worker: (labels that match the other workers' majority, labels with a clear majority).
+
+    Items where the other workers tie, or where nobody else answered, are left
+    out: there is nothing to agree with.
+    """
+    counts: dict[Any, Counter[Any]] = {}
+    for task, label in zip(frame["task"], frame["label"], strict=True):
+        counts.setdefault(task, Counter())[label] += 1
+    out: dict[Any, tuple[int, int]] = {}
+    for task, worker, label in zip(frame["task"], frame["worker"], frame["label"], strict=True):
+        others = counts[task].copy()
+        others[label] -= 1
+        ranked = [c for c in others.most_common(2) if c[1] > 0]
+        agreed, compared = out.get(worker, (0, 0))
+        if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+            out[worker] = (agreed, compared)
+            continue
+        out[worker] = (agreed + int(ranked[0][0] == label), compared + 1)
+    return out
+
+
+def dawid_skene_accuracy(frame: pd.DataFrame, *, n_iter: int = 100) -> dict[Any, float]:
+    """Each worker's accuracy as Dawid-Skene estimates it from all workers' labels.
+
+    The accuracy is the diagonal of the worker's confusion matrix weighted by
+    the class priors: sum over k of P(class k) * P(worker says k | truth is k).
+    A label the worker never gave contributes zero.
+    """
+    if frame.empty:
+        return {}
+    from crowdkit.aggregation import DawidSkene
+
+    model = DawidSkene(n_iter=n_iter).fit(frame[["task", "worker", "label"]])
+    errors, priors = model.errors_, model.priors_
+    assert errors is not None and priors is not None  # set by fit()
+    accuracy: dict[Any, float] = {}
+    for worker in frame["worker"].unique():
+        rows = errors.xs(worker, level="worker")
+        accuracy[worker] = float(
+            sum(
+                priors[k] * float(rows.at[k, k])
+                for k in priors.index
+                if k in rows.index and k in rows.columns
+            )
+        )
+    return accuracy
+
+
+def agreement_signals(
+    frame: pd.DataFrame, *, min_accuracy: float = 0.45, min_labels: int = 30, n_iter: int = 100
+) -> dict[Any, Signal]:
+    """Dawid-Skene accuracy and leave-one-out majority agreement for every worker in ``frame``.
+
+    ``frame`` is a long table (task, worker, label) of categorical labels from
+    all workers. Suspicious when the estimated accuracy is below
+    ``min_accuracy`` once the worker has at least ``min_labels`` labels; the
+    agreement rate is evidence only (it punishes honest workers on hard items).
+    """
+    if frame.empty:
+        return {}
+    accuracy = dawid_skene_accuracy(frame, n_iter=n_iter)
+    agreement = _leave_one_out_agreement(frame)
+    labels = frame.groupby("worker").size()
+    out = {}
+    for worker, estimated in accuracy.items():
+        agreed, compared = agreement.get(worker, (0, 0))
+        count = int(labels[worker])
+        evidence = {
+            "labels": count,
+            "dawid_skene_accuracy": round(estimated, 4),
+            "min_accuracy": min_accuracy,
+            "majority_agreement": round(agreed / compared, 4) if compared else None,
+            "majority_compared": compared,
+        }
+        out[worker] = Signal(
+            "agreement", estimated, count >= min_labels and estimated < min_accuracy, evidence
+        )
+    return out
+
+
+def worker_signals(
+    *,
+    answers: Mapping[Any, Sequence[Hashable]] | None = None,
+    seconds_per_item: Mapping[Any, Sequence[float]] | None = None,
+    labels: pd.DataFrame | None = None,
+    speed_fraction: float = 0.3,
+    min_assignments: int = 3,
+    max_share: float = 0.9,
+    min_answers: int = 12,
+    min_accuracy: float = 0.45,
+    min_labels: int = 30,
+) -> dict[Any, dict[str, Any]]:
+    """One evidence dict per worker combining every signal the data allows.
+
+    ``answers``: each worker's categorical answers (for straight-lining);
+    ``seconds_per_item``: one entry per assignment (for speed; the crowd's
+    median is the median over all assignments given); ``labels``: a (task,
+    worker, label) frame (for agreement). Each dict holds one entry per signal
+    computed and ``suspicious``, the sorted names of the suspicious ones.
+    """
+    answers = answers or {}
+    seconds_per_item = seconds_per_item or {}
+    every_time = [s for times in seconds_per_item.values() for s in times]
+    crowd_median = statistics.median(every_time) if every_time else None
+    agreement = (
+        agreement_signals(labels, min_accuracy=min_accuracy, min_labels=min_labels)
+        if labels is not None
+        else {}
+    )
+    workers = set(answers) | set(seconds_per_item) | set(agreement)
+    out: dict[Any, dict[str, Any]] = {}
+    for worker in workers:
+        found: list[Signal] = []
+        if worker in seconds_per_item:
+            found.append(
+                speed_signal(
+                    seconds_per_item[worker],
+                    crowd_median,
+                    fraction=speed_fraction,
+                    min_assignments=min_assignments,
+                )
+            )
+        if worker in answers:
+            found.append(straightline_signal(answers[worker], max_share=max_share, min_answers=min_answers))
+        if worker in agreement:
+            found.append(agreement[worker])
+        evidence: dict[str, Any] = {s.name: {"value": s.value, **s.evidence} for s in found}
+        evidence["suspicious"] = sorted(s.name for s in found if s.suspicious)
+        out[worker] = evidence
+    return out
+
+
+def combined_verdict(
+    gold: WorkerVerdict, suspicious: Sequence[str], *, gold_total: int, min_gold: int
+) -> Verdict:
+    """The gold verdict, sharpened by the signals.
+
+    Gold decides when it can: a gold flag stands, and a worker whom gold
+    approves with confidence is not flagged on a signal (an honest fast worker
+    or a run of identical answers is not proof of cheating). A worker gold has
+    not yet cleared, with at least ``min_gold`` gold answers, is flagged when
+    any signal is suspicious.
+    """
+    if gold.verdict == "flag":
+        return "flag"
+    if gold.verdict == "undecided" and suspicious and gold_total >= min_gold:
+        return "flag"
+    return gold.verdict
