@@ -188,12 +188,14 @@ def _add_subcommands() -> None:
     """Command groups that live in their own modules."""
     from server.qualification_cli import qualification
     from server.qualification_publish import publish
+    from server.quality_cli import quality
     from server.results_cli import results
     from server.target_cli import target
 
     qualification.add_command(publish)
     main.add_command(qualification)
     main.add_command(results)
+    main.add_command(quality)
     main.add_command(target)
 
 

@@ -1,0 +1,135 @@
+"""``hitforge quality``: measure the quality model on a simulated campaign."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import Counter
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+#: Metric -> (label, target as text, whether the figure passes); "worst" is what is checked.
+TARGETS = {
+    "precision": ("flag precision, spammers+copycats (careless apart)", ">= 0.98", lambda v: v >= 0.98),
+    "strict_precision": ("flag precision, careless flags counted wrong", "-", None),
+    "recall": ("recall: flagged after <= N gold answers", ">= 0.95", lambda v: v >= 0.95),
+    "careless_flagged": ("careless workers flagged", "-", None),
+    "diligent_rejected_share": ("diligent assignments rejected", "< 0.01", lambda v: v < 0.01),
+    "majority_vote_accuracy": ("label accuracy, majority vote", "-", None),
+    "dawid_skene_accuracy": ("label accuracy, Dawid-Skene", ">= MV", None),
+}
+
+
+@click.group()
+def quality() -> None:
+    """The quality model: gold posterior, worker signals, aggregation."""
+
+
+@quality.command("simulate")
+@click.option("--hits", "hit_count", default=1000, show_default=True, type=click.IntRange(1))
+@click.option("--items", default=4, show_default=True, type=click.IntRange(1), help="Real items per HIT.")
+@click.option("--gold", default=2, show_default=True, type=click.IntRange(1), help="Gold items per HIT.")
+@click.option("--assignments", default=3, show_default=True, type=click.IntRange(1), help="Per HIT.")
+@click.option("--diligent", default=30, show_default=True, type=click.IntRange(0))
+@click.option("--careless", default=10, show_default=True, type=click.IntRange(0))
+@click.option("--spammers", default=8, show_default=True, type=click.IntRange(0))
+@click.option("--copycats", default=4, show_default=True, type=click.IntRange(0))
+@click.option("--threshold", default=0.6, show_default=True, type=click.FloatRange(0, 1, min_open=True))
+@click.option("--confidence", default=0.9, show_default=True, type=click.FloatRange(0.5, 1, max_open=True))
+@click.option("--min-gold", default=3, show_default=True, type=click.IntRange(1))
+@click.option("--max-gold", default=10, show_default=True, type=click.IntRange(1), help="N for recall.")
+@click.option("--signals/--no-signals", default=True, show_default=True, help="Use speed/straight-lining/DS.")
+@click.option("--seeds", default=5, show_default=True, type=click.IntRange(1), help="Runs: seeds 1..N.")
+@click.option("--check", is_flag=True, help="Exit with status 1 when a target is missed.")
+def simulate(
+    hit_count: int,
+    items: int,
+    gold: int,
+    assignments: int,
+    diligent: int,
+    careless: int,
+    spammers: int,
+    copycats: int,
+    threshold: float,
+    confidence: float,
+    min_gold: int,
+    max_gold: int,
+    signals: bool,
+    seeds: int,
+    check: bool,
+) -> None:
+    """Simulate a rating campaign in process and measure who gets flagged and how good the labels are.
+
+    No server and no HTTP: this measures the decision model (Beta posterior on
+    gold plus worker signals) and the aggregation, not the marketplace. Bots
+    answer by profile; seconds per item are an assumed model, not data.
+    """
+    from hits.quality.simulation import SimulationConfig, run_simulation, summarise
+
+    console = Console()
+    config = SimulationConfig(
+        hits=hit_count,
+        items_per_hit=items,
+        gold_per_hit=gold,
+        assignments_per_hit=assignments,
+        crowd={"diligent": diligent, "careless": careless, "spammer": spammers, "copycat": copycats},
+        threshold=threshold,
+        confidence=confidence,
+        min_gold=min_gold,
+        use_signals=signals,
+        max_gold_to_flag=max_gold,
+    )
+    reports = []
+    with console.status("simulating") as status:
+        for seed in range(1, seeds + 1):
+            status.update(f"simulating seed {seed} of {seeds}")
+            reports.append(run_simulation(config, seed))
+    console.print(
+        f"{hit_count} HITs x ({items} items + {gold} gold) x {assignments} assignments; crowd "
+        f"{diligent} diligent / {careless} careless / {spammers} spammers / {copycats} copycats; "
+        f"threshold {threshold}, confidence {confidence}, min_gold {min_gold}; "
+        f"signals {'on' if signals else 'off'}; seeds 1..{seeds}",
+        highlight=False,
+    )
+    summary = summarise(reports)
+    table = Table(title="Quality model, simulated (mean and worst over seeds)")
+    for column in ("metric", "mean", "worst", "target", ""):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    missed = []
+    for name, (label, target, passes) in TARGETS.items():
+        mean, worst = summary[name]
+        if name == "dawid_skene_accuracy":
+            ok: bool | None = all(r.dawid_skene_accuracy >= r.majority_vote_accuracy for r in reports)
+        else:
+            ok = passes(worst) if passes else None
+        if ok is False:
+            missed.append(name)
+        mark = "" if ok is None else ("[green]met[/green]" if ok else "[red]missed[/red]")
+        table.add_row(label.replace("N", str(max_gold)), f"{mean:.4f}", f"{worst:.4f}", target, mark)
+    console.print(table)
+    console.print(_profile_table(reports))
+    if check and missed:
+        sys.exit(1)
+
+
+def _profile_table(reports: list) -> Table:  # type: ignore[type-arg]
+    """Per profile, over all seeds: how many were flagged, when, and on what evidence."""
+    table = Table(title="Flags by profile (all seeds)")
+    for column in ("profile", "workers", "flagged", "median gold answers at flag", "max", "flagged on"):
+        table.add_column(column, justify="left" if column in ("profile", "flagged on") else "right")
+    profiles = Counter(w.profile for r in reports for w in r.workers)
+    for profile in profiles:
+        flagged = [w for r in reports for w in r.workers if w.profile == profile and w.flagged]
+        at = [w.flagged_at_gold for w in flagged if w.flagged_at_gold is not None]
+        reasons = Counter(w.flag_reason for w in flagged)
+        table.add_row(
+            profile,
+            str(profiles[profile]),
+            str(len(flagged)),
+            f"{statistics.median(at):g}" if at else "-",
+            str(max(at)) if at else "-",
+            ", ".join(f"{reason} {count}" for reason, count in reasons.most_common()) or "-",
+        )
+    return table

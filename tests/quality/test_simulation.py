@@ -1,0 +1,110 @@
+"""The in-process campaign simulation: small runs with fixed seeds."""
+
+from __future__ import annotations
+
+import pytest
+
+from hits.quality.simulation import SimulationConfig, WorkerOutcome, flag_metrics, run_simulation, summarise
+
+# Half the default crowd, so that in 100 HITs every worker meets enough gold to be judged
+# (with the full crowd some workers see only 4 or 6 gold answers before the HITs run out).
+SMALL = SimulationConfig(hits=100, crowd={"diligent": 15, "careless": 5, "spammer": 4, "copycat": 2})
+
+
+@pytest.fixture(scope="module")
+def small_run():  # type: ignore[no-untyped-def]
+    return run_simulation(SMALL, seed=4)
+
+
+def test_spammers_and_copycats_are_caught_within_ten_gold_answers(small_run) -> None:  # type: ignore[no-untyped-def]
+    bad = [w for w in small_run.workers if w.profile in ("spammer", "copycat")]
+    assert len(bad) == 6
+    for worker in bad:
+        assert worker.flagged_at_gold is not None and worker.flagged_at_gold <= 10, worker
+        assert worker.approved == 0
+    assert small_run.metrics()["recall"] == 1.0
+
+
+def test_diligent_workers_are_not_flagged_and_keep_their_pay(small_run) -> None:  # type: ignore[no-untyped-def]
+    diligent = [w for w in small_run.workers if w.profile == "diligent"]
+    assert len(diligent) == 15
+    assert not any(w.flagged for w in diligent)
+    assert sum(w.rejected for w in diligent) == 0
+    assert sum(w.approved for w in diligent) > 0
+    metrics = small_run.metrics()
+    assert metrics["precision"] == 1.0
+    assert metrics["diligent_rejected_share"] == 0.0
+
+
+def test_a_flag_stops_the_worker_and_their_rejected_slots_are_worked_again(small_run) -> None:  # type: ignore[no-untyped-def]
+    for worker in small_run.workers:
+        assert worker.approved + worker.rejected + worker.held == worker.assignments
+        if worker.flagged:
+            # Flagged on the last assignment they took: nothing pending was approved after it.
+            assert worker.rejected >= 1
+    kept = sum(w.approved + w.held for w in small_run.workers)
+    assert kept == SMALL.hits * SMALL.assignments_per_hit
+
+
+def test_dawid_skene_labels_are_at_least_as_accurate_as_majority_vote(small_run) -> None:  # type: ignore[no-untyped-def]
+    assert small_run.items == 400
+    assert small_run.dawid_skene_accuracy >= small_run.majority_vote_accuracy
+    assert small_run.majority_vote_accuracy > 0.8
+
+
+def test_copycats_are_caught_by_straight_lining_and_gold_alone_gives_no_signal_reasons() -> None:
+    crowd = {"diligent": 12, "careless": 0, "spammer": 0, "copycat": 4}
+    with_signals = run_simulation(SimulationConfig(hits=60, crowd=crowd), seed=3)
+    reasons = {w.flag_reason for w in with_signals.workers if w.profile == "copycat"}
+    assert "straightline" in reasons
+    without = run_simulation(SimulationConfig(hits=60, crowd=crowd, use_signals=False), seed=3)
+    assert {w.flag_reason for w in without.workers if w.flagged} <= {"gold"}
+
+
+def test_the_same_seed_gives_the_same_run() -> None:
+    config = SimulationConfig(hits=30, crowd={"diligent": 6, "careless": 2, "spammer": 2, "copycat": 1})
+    first, second = run_simulation(config, seed=9), run_simulation(config, seed=9)
+    assert first.workers == second.workers
+    assert first.metrics() == second.metrics()
+
+
+def outcome(profile: str, flagged_at: int | None, assignments: int = 10, rejected: int = 0) -> WorkerOutcome:
+    return WorkerOutcome(
+        f"{profile}-{flagged_at}",
+        profile,
+        assignments=assignments,
+        flagged_at_gold=flagged_at,
+        rejected=rejected,
+    )
+
+
+def test_flag_metrics_count_careless_flags_only_in_the_strict_precision() -> None:
+    workers = [
+        outcome("spammer", 4),
+        outcome("spammer", 14),  # flagged, but too late to count as caught
+        outcome("copycat", None),
+        outcome("careless", 6),
+        outcome("diligent", None, assignments=50, rejected=1),
+        outcome("diligent", None, assignments=50),
+    ]
+    metrics = flag_metrics(workers, max_gold=10)
+    assert metrics["precision"] == 1.0
+    assert metrics["strict_precision"] == pytest.approx(2 / 3)
+    assert metrics["recall"] == pytest.approx(1 / 3)
+    assert metrics["careless_flagged"] == 1.0
+    assert metrics["diligent_rejected_share"] == pytest.approx(0.01)
+
+
+def test_a_flagged_diligent_worker_lowers_precision() -> None:
+    metrics = flag_metrics([outcome("spammer", 3), outcome("diligent", 5)], max_gold=10)
+    assert metrics["precision"] == 0.5
+
+
+def test_summary_takes_the_worst_case_in_the_right_direction(small_run) -> None:  # type: ignore[no-untyped-def]
+    other = run_simulation(SimulationConfig(hits=30), seed=2)
+    summary = summarise([small_run, other])
+    for name, (mean, worst) in summary.items():
+        values = [small_run.metrics()[name], other.metrics()[name]]
+        assert mean == pytest.approx(sum(values) / 2)
+        expected = max(values) if name in ("careless_flagged", "diligent_rejected_share") else min(values)
+        assert worst == expected
