@@ -15,6 +15,7 @@ from typing import IO, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hits.campaigns.gold import page_slots
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
 
@@ -50,16 +51,18 @@ def assignment_records(session: Session, campaign_id: int) -> Iterator[dict[str,
     for sub in _submissions(session, campaign_id):
         answers = sub.answers.get("answers", [])
         slots = []
-        for slot in sub.published_hit.slots:
-            source = slot.item or slot.gold_item
+        plan = {slot.position: slot for slot in sub.published_hit.slots}
+        for page_slot in page_slots(session, sub.published_hit, sub.assignment_id):
+            planned = plan[page_slot.position]
+            source = page_slot.gold or planned.item
             assert source is not None
             slots.append(
                 {
-                    "position": slot.position,
+                    "position": page_slot.position,
                     "item_id": source.external_id,
-                    "is_gold": slot.gold_item is not None,
-                    "input": slot.payload,
-                    "answer": answers[slot.position] if slot.position < len(answers) else None,
+                    "is_gold": page_slot.gold is not None,
+                    "input": page_slot.payload,
+                    "answer": answers[page_slot.position] if page_slot.position < len(answers) else None,
                 }
             )
         yield {

@@ -40,6 +40,8 @@ class Campaign(RequesterBase):
     status: Mapped[str] = mapped_column(String(16), default="draft")
     budget: Mapped[Decimal] = mapped_column(Numeric(14, 2))
     hit_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: The qualification that soft-blocks flagged workers from this campaign's HITs.
+    block_qualification_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: The access key the campaign was published with: a worker syncs only its own.
     access_key_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

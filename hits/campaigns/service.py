@@ -12,6 +12,7 @@ from xml.sax.saxutils import escape
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from hits.campaigns.gold import pool_warning
 from hits.campaigns.models import Campaign, GoldItem, HITSlot, Item, PublishedHIT
 from hits.campaigns.spec import CampaignFile, CampaignSpec
 from hits.db import session_scope
@@ -37,6 +38,13 @@ def planned_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
 
 def hit_count_for(spec: CampaignSpec, item_count: int) -> int:
     return -(-item_count // spec.items_per_hit)
+
+
+def campaign_warnings(loaded: CampaignFile) -> list[str]:
+    """Problems worth telling the requester that do not stop a launch."""
+    spec = loaded.spec
+    warning = pool_warning(len(loaded.gold), spec.gold_per_hit, hit_count_for(spec, len(loaded.items)))
+    return [warning] if warning else []
 
 
 def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:

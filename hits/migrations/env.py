@@ -14,6 +14,7 @@ if side == "market":
 
     metadata = MarketBase.metadata
 else:
+    import hits.campaigns.gold  # noqa: F401
     import hits.campaigns.models  # noqa: F401
 
     # The schema tool sees every requester-side table, including those that the

@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from hits.campaigns.gold import page_slots
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
 from hits.db import session_scope, utcnow
@@ -153,13 +154,12 @@ def grade(session: Session, submission_id: int) -> Submission:
     options = campaign.spec.get("template_options", {})
     answers = submission.answers["answers"]
     correct = total = 0
-    for slot in published.slots:
-        if slot.gold_item is None:
+    # Score the gold items this assignment's page showed (chosen per worker), not the plan's.
+    for slot in page_slots(session, published, submission.assignment_id):
+        if slot.gold is None:
             continue
         total += 1
-        score = template.score_gold_item(
-            answers[slot.position], slot.gold_item.answer, slot.gold_item.payload, options
-        )
+        score = template.score_gold_item(answers[slot.position], slot.gold.answer, slot.gold.payload, options)
         correct += int(template.gold_passed(score, options))
     submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
     stats = _stats(session, campaign.id, submission.worker_id)

@@ -14,6 +14,7 @@ from flask import Blueprint, Flask, abort, render_template, request, send_from_d
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
 from server.db import requester_session
@@ -32,11 +33,21 @@ def _published(hit_id: str) -> tuple[PublishedHIT, Campaign]:
     return published, campaign
 
 
-def _slot_views(published: PublishedHIT, campaign: Campaign) -> list[dict[str, Any]]:
+def _payloads(published: PublishedHIT, params: dict[str, str]) -> list[dict[str, Any]]:
+    """Each slot's payload for this assignment; gold slots get this worker's gold items."""
+    session = requester_session()
+    assignment_id, worker_id = params.get("assignmentId", NOT_AVAILABLE), params.get("workerId", "")
+    if assignment_id != NOT_AVAILABLE and worker_id:
+        choose_gold(session, published, assignment_id, worker_id)
+        return [slot.payload for slot in page_slots(session, published, assignment_id)]
+    return [slot.payload for slot in page_slots(session, published, None)]
+
+
+def _slot_views(payloads: list[dict[str, Any]], campaign: Campaign) -> list[dict[str, Any]]:
     """What the page may show of each slot: the payload, never whether it is gold."""
     views = []
-    for slot in published.slots:
-        payload = dict(slot.payload)
+    for source in payloads:
+        payload = dict(source)
         image = payload.get("image", "")
         if image and not image.startswith(("http://", "https://", "/")):
             payload["image_url"] = url_for("hit_pages.media", campaign_id=campaign.id, filename=image)
@@ -56,7 +67,7 @@ def _render(
 ) -> Any:
     assignment_id = params.get("assignmentId", NOT_AVAILABLE)
     context = {
-        "slots": _slot_views(published, campaign),
+        "slots": _slot_views(_payloads(published, params), campaign),
         "values": values,
         "errors": errors,
         "preview": assignment_id == NOT_AVAILABLE or not params.get("workerId"),
@@ -86,7 +97,7 @@ def submit() -> Any:
     published, campaign = _published(params["hitId"])
     template = get_template(campaign.template)
     parsed = template.parse_answers(form, len(published.slots))
-    parsed = template.check_against_items(parsed, [slot.payload for slot in published.slots])
+    parsed = template.check_against_items(parsed, _payloads(published, params))
     if not parsed.ok:
         # Re-render with everything the worker entered: nothing is lost.
         return _render(published, campaign, params, form.to_dict(), parsed.errors, status=422)
