@@ -1,0 +1,62 @@
+"""What every worker-site module shares: the blueprint and who is signed in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import Blueprint, g, redirect, request, session, url_for
+
+from hits.market.models import Worker
+from server.db import market_session
+
+bp = Blueprint("worker_site", __name__)
+NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
+
+
+def current_worker() -> Worker | None:
+    """The worker signed in on this request (from the session cookie), or None."""
+    if "worker" not in g:
+        worker_id = session.get("worker_id")
+        g.worker = market_session().get(Worker, worker_id) if worker_id else None
+    worker: Worker | None = g.worker
+    return worker
+
+
+def signed_in_worker() -> Worker:
+    """The signed-in worker of a ``worker_required`` view."""
+    worker = current_worker()
+    assert worker is not None  # noqa: S101 - worker_required guarantees it
+    return worker
+
+
+def worker_required(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Send anonymous visitors to the sign-in page, then back here."""
+
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if current_worker() is None:
+            return redirect(url_for("worker_site.signin", next=request.path))
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+@bp.app_context_processor
+def _inject_worker() -> dict[str, Any]:
+    return {"worker": current_worker()}
+
+
+@bp.app_template_filter("duration")
+def duration(seconds: int) -> str:
+    """Seconds as a worker reads them: ``45 min``, ``2 h 30 min``, ``3 days``."""
+    if seconds >= 86_400 and seconds % 86_400 == 0:
+        days = seconds // 86_400
+        return f"{days} day{'s' if days != 1 else ''}"
+    hours, minutes = divmod(seconds // 60, 60)
+    if hours and minutes:
+        return f"{hours} h {minutes} min"
+    if hours:
+        return f"{hours} h"
+    return f"{max(minutes, 1) if seconds else 0} min"

@@ -1,0 +1,182 @@
+"""Previewing, accepting, working on, returning and submitting HITs.
+
+Each question type is shown its own way: an ExternalQuestion is framed from
+the requester's URL, an HTMLQuestion is framed from ``/hits/<id>/html`` in a
+sandbox (see ``html_question.py``), and a QuestionForm is rendered here as a
+form of the site. All three end as QuestionFormAnswers on the assignment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from flask import abort, flash, g, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from hits.market import assignment_ops
+from hits.market.errors import RequestError
+from hits.market.models import HIT, Assignment, Worker
+from hits.market.models.work import ACCEPTED
+from hits.market.qualification_ops import unmet_requirements
+from hits.market.question_forms import (
+    QuestionFormDoc,
+    answers_to_qfa,
+    form_values,
+    parse_question_form,
+    read_answers,
+)
+from hits.market.questions import ParsedQuestion, answers_to_xml, parse_question
+from server.db import market_session, runtime
+from server.worker_site.base import NOT_AVAILABLE, bp, current_worker, signed_in_worker, worker_required
+from server.worker_site.html_question import html_frame_url, verify_submit_token
+
+# QuestionForm pages show requesters' images, which may live on any http(s) host.
+QUESTION_FORM_CSP = (
+    "default-src 'self'; img-src 'self' data: https: http:; media-src 'self' https: http:; "
+    "style-src 'self'; script-src 'self'; frame-src 'none'; form-action 'self'; base-uri 'none'"
+)
+
+
+def _external_url(question: ParsedQuestion, hit: HIT, assignment_id: str, worker_id: str | None) -> str:
+    params = {"assignmentId": assignment_id, "hitId": hit.id}
+    if worker_id:
+        params["workerId"] = worker_id
+        params["turkSubmitTo"] = runtime().settings.public_url
+    url = question.external_url or ""
+    return url + ("&" if "?" in url else "?") + urlencode(params)
+
+
+def _show(hit: HIT, assignment: Assignment | None, worker: Worker, **form: Any) -> Any:
+    """The work (or preview) page of a HIT, whatever its question type."""
+    question = parse_question(hit.question)
+    assignment_id = assignment.id if assignment else NOT_AVAILABLE
+    frame_url: str | None = None
+    doc: QuestionFormDoc | None = None
+    if question.kind == "ExternalQuestion":
+        frame_url = _external_url(question, hit, assignment_id, assignment.worker_id if assignment else None)
+    elif question.kind == "HTMLQuestion":
+        frame_url = html_frame_url(hit, assignment_id, worker)
+    else:
+        doc = parse_question_form(hit.question)
+    response = render_template(
+        "worker/frame.html",
+        hit=hit,
+        assignment=assignment,
+        frame_url=frame_url,
+        sandboxed=question.kind == "HTMLQuestion",
+        frame_height=question.frame_height or 800,
+        doc=doc,
+        values=form.get("values", {}),
+        errors=form.get("errors", {}),
+    )
+    status = 422 if form.get("errors") else 200
+    headers = {"Content-Security-Policy": QUESTION_FORM_CSP} if doc is not None else {}
+    return response, status, headers
+
+
+@bp.get("/hits/<hit_id>")
+@worker_required
+def preview(hit_id: str) -> Any:
+    """A HIT as it looks before accepting (``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE``)."""
+    hit = market_session().get(HIT, hit_id)
+    if hit is None:
+        abort(404)
+    worker = signed_in_worker()
+    if unmet_requirements(market_session(), worker, hit.hit_type.qualification_requirements, "Preview"):
+        abort(403)
+    return _show(hit, None, worker)
+
+
+@bp.post("/hits/<hit_id>/accept")
+@worker_required
+def accept(hit_id: str) -> Any:
+    """Take an assignment of the HIT and go to work on it."""
+    try:
+        assignment = assignment_ops.accept(market_session(), signed_in_worker(), hit_id)
+    except RequestError as exc:
+        flash(exc.message, "error")
+        g.rollback_only = True
+        return redirect(url_for("worker_site.index"))
+    return redirect(url_for("worker_site.work", assignment_id=assignment.id))
+
+
+def own_assignment(assignment_id: str) -> Assignment:
+    """The signed-in worker's assignment; anyone else's is a 404, exactly like a missing one."""
+    worker = current_worker()
+    assignment = market_session().get(Assignment, assignment_id)
+    if worker is None or assignment is None or assignment.worker_id != worker.id:
+        abort(404)
+    return assignment
+
+
+@bp.get("/work/<assignment_id>")
+@worker_required
+def work(assignment_id: str) -> Any:
+    """The page to do an accepted assignment on."""
+    assignment = own_assignment(assignment_id)
+    if assignment.status != ACCEPTED:
+        flash("That assignment is finished.", "info")
+        return redirect(url_for("worker_site.index"))
+    return _show(assignment.hit, assignment, signed_in_worker())
+
+
+@bp.post("/work/<assignment_id>/answers")
+@worker_required
+def answer_question_form(assignment_id: str) -> Any:
+    """Submit a QuestionForm HIT: check each answer, keep the input on error, store QuestionFormAnswers."""
+    assignment = own_assignment(assignment_id)
+    worker = signed_in_worker()
+    if parse_question(assignment.hit.question).kind != "QuestionForm":
+        abort(404)
+    doc = parse_question_form(assignment.hit.question)
+    answers, errors = read_answers(doc, request.form.getlist)
+    if errors:
+        return _show(
+            assignment.hit, assignment, worker, values=form_values(doc, request.form.getlist), errors=errors
+        )
+    return _submit(worker, assignment.id, answers_to_qfa(answers))
+
+
+def _submit(worker: Worker, assignment_id: str, answer_xml: str) -> Any:
+    try:
+        assignment_ops.submit(market_session(), worker, assignment_id, answer_xml)
+    except RequestError as exc:
+        g.rollback_only = True
+        if exc.turk_error_code.endswith("DoesNotExist"):
+            abort(404)
+        flash(exc.message, "error")
+        return render_template("worker/submitted.html", ok=False), 409
+    return render_template("worker/submitted.html", ok=True)
+
+
+@bp.post("/work/<assignment_id>/return")
+@worker_required
+def return_assignment(assignment_id: str) -> Response:
+    """Give an assignment back so another worker can take it."""
+    assignment = own_assignment(assignment_id)
+    assignment_ops.return_assignment(market_session(), signed_in_worker(), assignment.id)
+    flash("The HIT was returned.", "info")
+    return redirect(url_for("worker_site.index"))
+
+
+@bp.post("/mturk/externalSubmit")
+def external_submit() -> Any:
+    """Where HIT pages post their answers, as on MTurk; stored as QuestionFormAnswers.
+
+    The worker is the signed-in one, or, for an HTMLQuestion posting from its
+    cookie-less sandbox, the one a signed token names for exactly this assignment.
+    """
+    assignment_id = request.form.get("assignmentId", "")
+    token = request.form.get("hitforgeToken")
+    worker: Worker | None
+    if token is not None:
+        worker_id = verify_submit_token(token, assignment_id)
+        worker = market_session().get(Worker, worker_id) if worker_id else None
+    else:
+        worker = current_worker()
+    if worker is None:
+        abort(403)
+    skip = ("assignmentId", "csrf_token", "hitforgeToken")
+    fields = [(k, v) for k, v in request.form.items(multi=True) if k not in skip]
+    return _submit(worker, assignment_id, answers_to_xml(fields))
