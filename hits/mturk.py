@@ -39,6 +39,10 @@ class HITAlreadyExists(MarketplaceError):
     """The UniqueRequestToken was used already: the HIT exists."""
 
 
+class QualificationTypeAlreadyExists(MarketplaceError):
+    """A qualification type of that name already belongs to this requester."""
+
+
 class InvalidAssignmentState(MarketplaceError):
     """The assignment is not in a state that allows the call (e.g. already approved)."""
 
@@ -66,6 +70,7 @@ class ServiceUnavailable(MarketplaceError):
 _BY_TURK_CODE: dict[str, type[MarketplaceError]] = {
     "AWS.MechanicalTurk.HitAlreadyExists": HITAlreadyExists,
     "AWS.MechanicalTurk.InvalidAssignmentState": InvalidAssignmentState,
+    "AWS.MechanicalTurk.QualificationTypeAlreadyExists": QualificationTypeAlreadyExists,
     "AWS.MechanicalTurk.AssignmentDoesNotExist": NotFound,
     "AWS.MechanicalTurk.HITDoesNotExist": NotFound,
     "AWS.MechanicalTurk.QualificationTypeDoesNotExist": NotFound,
@@ -196,4 +201,65 @@ class Marketplace:
             WorkerId=worker_id,
             IntegerValue=value,
             SendNotification=False,
+        )
+
+    def find_qualification_type(self, name: str) -> dict[str, Any] | None:
+        """This requester's qualification type called exactly ``name``, if any."""
+        for qtype in self._paginate(
+            "list_qualification_types",
+            "QualificationTypes",
+            Query=name,
+            MustBeRequestable=False,
+            MustBeOwnedByCaller=True,
+        ):
+            if qtype.get("Name") == name:
+                return dict(qtype)
+        return None
+
+    def ensure_qualification_type(self, name: str, description: str) -> str:
+        """The id of this requester's qualification type ``name``, created if missing (safe to repeat)."""
+        found = self.find_qualification_type(name)
+        if found is not None:
+            return str(found["QualificationTypeId"])
+        try:
+            created = self.create_qualification_type(
+                Name=name, Description=description, QualificationTypeStatus="Active"
+            )
+        except QualificationTypeAlreadyExists:
+            again = self.find_qualification_type(name)
+            if again is None:
+                raise
+            return str(again["QualificationTypeId"])
+        return str(created["QualificationTypeId"])
+
+    # -- follow-ups on workers and HITs ----------------------------------------
+    def send_bonus(
+        self, worker_id: str, assignment_id: str, amount: Decimal, reason: str, unique_request_token: str
+    ) -> None:
+        """SendBonus; the token makes a retried call pay once."""
+        self._call(
+            "send_bonus",
+            WorkerId=worker_id,
+            AssignmentId=assignment_id,
+            BonusAmount=format_amount(amount),
+            Reason=reason,
+            UniqueRequestToken=unique_request_token,
+        )
+
+    def block_worker(self, worker_id: str, reason: str) -> None:
+        """CreateWorkerBlock (blocking again only updates the reason)."""
+        self._call("create_worker_block", WorkerId=worker_id, Reason=reason)
+
+    def notify(self, worker_ids: list[str], subject: str, message: str) -> list[dict[str, Any]]:
+        """NotifyWorkers; returns MTurk's per-worker failure statuses (empty: all delivered)."""
+        result = self._call("notify_workers", Subject=subject, MessageText=message, WorkerIds=worker_ids)
+        return list(result.get("NotifyWorkersFailureStatuses", []))
+
+    def add_assignments(self, hit_id: str, count: int, unique_request_token: str) -> None:
+        """CreateAdditionalAssignmentsForHIT; the token makes a retried call add them once."""
+        self._call(
+            "create_additional_assignments_for_hit",
+            HITId=hit_id,
+            NumberOfAdditionalAssignments=count,
+            UniqueRequestToken=unique_request_token,
         )

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
-from hits.quality import pipeline
+from hits.quality import followups, pipeline
 
 log = logging.getLogger(__name__)
 # A decision still pending after this long lost its message (or its worker): send it again.
@@ -60,6 +60,12 @@ def register(app: Celery) -> None:
             counts["decisions"] += len(outbox)
         with session_scope(rt.sessions) as session:
             counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
+        with session_scope(rt.sessions) as session:
+            # Nothing waits past the marketplace's auto-approval: approve it ourselves first.
+            due = followups.due_before_deadline(session, rt.market.access_key_id, utcnow())
+            for entry_id in due:
+                call_after_commit(session, partial(apply_decision.delay, entry_id))
+            counts["deadline_approvals"] = len(due)
         return counts
 
     @app.task(

@@ -135,6 +135,9 @@ def publish_campaign(
             )
         )
         campaign.status = "publishing"
+    requirements = list(spec.qualification_requirements)
+    if spec.quality.flagged_worker == "soft_block":
+        requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
     question = EXTERNAL_QUESTION.format(url=escape(hit_page_url), height=800)
     report = PublishReport(0, 0)
     for done, published_id in enumerate(pending, start=1):
@@ -149,7 +152,7 @@ def publish_campaign(
             "Description": spec.description,
             "Question": question,
             "RequesterAnnotation": token,
-            "QualificationRequirements": spec.qualification_requirements,
+            "QualificationRequirements": requirements,
         }
         try:
             hit = market.create_hit(unique_request_token=token, reward=spec.reward, **params)
@@ -176,6 +179,30 @@ def publish_campaign(
         assert campaign is not None
         campaign.status = "running"
     return report
+
+
+def soft_block_requirement(
+    sessions: Callable[[], Session], market: Marketplace, campaign_id: int, spec: CampaignSpec
+) -> dict[str, Any]:
+    """The campaign's block qualification (created once) as a requirement its HITs carry.
+
+    A flagged worker is given the qualification; ``DoesNotExist`` guarding
+    discovery, preview and accept then hides the campaign's HITs from them
+    without touching their access to anyone else's work.
+    """
+    qtype_id = market.ensure_qualification_type(
+        f"hitforge block: {spec.name}",
+        f"Workers who may no longer take HITs of the campaign {spec.name}.",
+    )
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.block_qualification_type_id = qtype_id
+    return {
+        "QualificationTypeId": qtype_id,
+        "Comparator": "DoesNotExist",
+        "ActionsGuarded": "DiscoverPreviewAndAccept",
+    }
 
 
 def campaign_counts(session: Session, campaign_id: int) -> dict[str, int]:

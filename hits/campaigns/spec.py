@@ -29,6 +29,24 @@ from hits.money import MoneyError, parse_amount
 from hits.templates import TemplateError, get_template
 
 
+class BonusRule(BaseModel):
+    """A bonus, once per worker and campaign, for gold accuracy at or above a level."""
+
+    model_config = ConfigDict(extra="forbid")
+    amount: Decimal
+    min_gold_accuracy: float = Field(0.9, gt=0, le=1)
+    min_gold: int = Field(5, ge=1)
+    reason: str = Field("Thank you: your answers to the check questions were excellent.", max_length=1024)
+
+    @field_validator("amount", mode="before")
+    @classmethod
+    def _money(cls, value: Any) -> Decimal:
+        try:
+            return parse_amount(value)
+        except MoneyError as exc:
+            raise ValueError(str(exc).split(": ", 1)[-1]) from exc
+
+
 class QualityPolicy(BaseModel):
     """How gold results turn into decisions."""
 
@@ -41,6 +59,20 @@ class QualityPolicy(BaseModel):
     #: words, and how many words a worker must have written before a verdict.
     max_spelling_error_rate: float = Field(0.25, gt=0, lt=1)
     min_words: int = Field(20, ge=1)
+    #: What else happens to a flagged worker: nothing more, a soft block (a qualification
+    #: the campaign's HITs exclude), or a hard block (CreateWorkerBlock, every HIT of yours).
+    flagged_worker: Literal["none", "soft_block", "hard_block"] = "none"
+    block_reason: str = Field(
+        "Too many check questions in this campaign were answered wrongly.", max_length=1024
+    )
+    #: A message sent to a flagged worker through NotifyWorkers (none when empty).
+    notify_flagged: str = Field("", max_length=4096)
+    #: Give rejected work to someone else (CreateAdditionalAssignmentsForHIT), within budget.
+    repost_rejected: bool = False
+    bonus: BonusRule | None = None
+    #: Decide every assignment at least this long before the marketplace would auto-approve it
+    #: (at most a tenth of the auto-approval delay).
+    deadline_margin_seconds: int = Field(3600, ge=0)
     rejection_feedback: str = Field(
         "Too many of the check questions in this task were answered incorrectly.", max_length=1024
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
@@ -21,6 +22,7 @@ from hits.campaigns.spec import QualityPolicy
 from hits.db import session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import InvalidAssignmentState, Marketplace
+from hits.quality import followups
 from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
 from hits.templates import get_template
 
@@ -187,7 +189,9 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
         verdict = _judge_text(session, campaign_id, worker_id, policy)
     if verdict.verdict == "undecided":
         return []
+    created: list[int] = []
     if verdict.verdict == "flag" and not stats.flagged:
+        created.extend(followups.on_flagged(session, campaign, policy, worker_id))
         stats.flagged = True
         stats.flag_reason = (
             f"gold accuracy {stats.gold_correct}/{stats.gold_total}; "
@@ -206,7 +210,6 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
             Submission.decision.is_(None),
         )
     ).all()
-    created = []
     for submission in pending:
         if verdict.verdict == "approve":
             action, payload = "approve", {}
@@ -224,6 +227,12 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
         session.add(entry)
         session.flush()
         created.append(entry.id)
+        if action == "reject":
+            follow = followups.on_rejected(session, campaign, policy, submission)
+        else:
+            follow = followups.on_approved(session, campaign, policy, stats, submission.assignment_id)
+        if follow is not None:
+            created.append(follow)
     return created
 
 
@@ -333,6 +342,22 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
             market.associate_qualification(
                 payload["qualification_type_id"], payload["worker_id"], payload["value"]
             )
+        elif action == "bonus":
+            market.send_bonus(
+                payload["worker_id"],
+                payload["assignment_id"],
+                Decimal(payload["amount"]),
+                payload["reason"],
+                unique_request_token=f"hitforge-bonus-{entry_id}",
+            )
+        elif action == "block":
+            market.block_worker(payload["worker_id"], payload["reason"])  # blocking again is harmless
+        elif action == "notify":
+            failures = market.notify([payload["worker_id"]], payload["subject"], payload["message"])
+            if failures:
+                outcome = f"notify (not delivered: {failures[0].get('NotifyWorkersFailureCode')})"
+        elif action == "repost":
+            market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{entry_id}")
         else:
             raise ValueError(f"unknown outbox action {action}")
     except InvalidAssignmentState:
@@ -347,6 +372,8 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
         entry = session.get(OutboxEntry, entry_id)
         assert entry is not None
         entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
+        if action == "repost":
+            reopen(session, entry.campaign_id, payload["hit_id"])
         submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
         if submission is not None and action in ("approve", "reject"):
             published = submission.published_hit
@@ -356,6 +383,16 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
             else:
                 stats.rejected += 1
     return outcome
+
+
+def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:
+    """A HIT that got another assignment is being worked on again, and so is its campaign."""
+    published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == mturk_hit_id))
+    if published is not None:
+        published.status = "open"
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is not None and campaign.status == "review":
+        campaign.status = "running"
 
 
 def record_failure(sessions: Callable[[], Session], entry_id: int, error: str) -> None:
