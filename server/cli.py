@@ -138,7 +138,7 @@ def staff_create(username: str, role: str, password: str) -> None:
 def launch(campaign_file: Path) -> None:
     """Validate a campaign file, store it, and publish its HITs through the API."""
     from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-    from hits.campaigns.service import BudgetExceeded, create_campaign, publish_campaign
+    from hits.campaigns.service import BudgetExceeded, campaign_warnings, create_campaign, publish_campaign
     from hits.campaigns.spec import load_campaign_file
     from hits.db import make_engine, make_session_factory, session_scope
     from hits.mturk import Marketplace
@@ -149,6 +149,8 @@ def launch(campaign_file: Path) -> None:
     except (InputFileError, InputFileErrors) as exc:
         console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         sys.exit(2)
+    for warning in campaign_warnings(loaded):
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     sessions = make_session_factory(make_engine(settings.database_url))
     try:
         with session_scope(sessions) as session:
