@@ -343,8 +343,8 @@ def read_answers(
             problem = "This question needs an answer."
         if problem:
             errors[q.name] = problem
-        if not empty:
-            answers[q.identifier] = answer
+        # Unanswered optional questions are stored empty: every question has its Answer element.
+        answers[q.identifier] = answer
     return answers, errors
 
 
