@@ -166,6 +166,10 @@ class Marketplace:
                 return dict(hit)
         return None
 
+    def reviewable_hits(self, hit_type_id: str) -> Iterator[dict[str, Any]]:
+        """ListReviewableHITs of one HIT type (all paged in)."""
+        return self._paginate("list_reviewable_hits", "HITs", HITTypeId=hit_type_id, Status="Reviewable")
+
     def get_hit(self, hit_id: str) -> dict[str, Any]:
         return dict(self._call("get_hit", HITId=hit_id)["HIT"])
 

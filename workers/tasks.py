@@ -33,31 +33,16 @@ def register(app: Celery) -> None:
 
     @app.task(name="hitforge.sync_submissions", bind=True, acks_late=True)
     def sync_submissions(self: Task) -> dict[str, int]:
-        """Pull Submitted assignments, grade gold, decide, and queue decisions."""
+        """Find HITs with new work and sync each in its own task; finish campaigns; mind deadlines."""
         rt = runtime(self)
         with session_scope(rt.sessions) as session:
-            targets = pipeline.open_hits(session, rt.market.access_key_id)
-        counts = {"hits": len(targets), "submissions": 0, "decisions": 0}
-        for campaign_id, published_id, mturk_hit_id in targets:
-            # Read the HIT first: if it is Reviewable with nothing pending, no
-            # submission can arrive after the listing below, so closing is safe.
-            hit = rt.market.get_hit(mturk_hit_id)
-            assignments = pipeline.fetch_submitted(rt.market, mturk_hit_id)
-            with session_scope(rt.sessions) as session:
-                new_ids = pipeline.record_submissions(session, published_id, assignments)
-                workers = set()
-                for submission_id in new_ids:
-                    workers.add(pipeline.grade(session, submission_id).worker_id)
-                outbox: list[int] = []
-                for worker_id in sorted(workers):
-                    outbox.extend(pipeline.decide_worker(session, campaign_id, worker_id))
-                if hit["HITStatus"] in ("Reviewable", "Reviewing") and hit["NumberOfAssignmentsPending"] == 0:
-                    completed = hit["NumberOfAssignmentsCompleted"] + len(assignments)
-                    pipeline.close_finished_hits(session, {published_id: completed})
-                for entry_id in outbox:
-                    call_after_commit(session, partial(apply_decision.delay, entry_id))
-            counts["submissions"] += len(new_ids)
-            counts["decisions"] += len(outbox)
+            hit_types = pipeline.running_hit_types(session, rt.market.access_key_id)
+        reviewable = {h["HITId"] for t in hit_types for h in rt.market.reviewable_hits(t)}
+        with session_scope(rt.sessions) as session:
+            targets = pipeline.hits_to_sync(session, rt.market.access_key_id, reviewable)
+        for target in targets:
+            sync_hit.delay(*target)
+        counts = {"hits": len(targets)}
         with session_scope(rt.sessions) as session:
             counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
         with session_scope(rt.sessions) as session:
@@ -67,6 +52,27 @@ def register(app: Celery) -> None:
                 call_after_commit(session, partial(apply_decision.delay, entry_id))
             counts["deadline_approvals"] = len(due)
         return counts
+
+    @app.task(name="hitforge.sync_hit", bind=True, acks_late=True)
+    def sync_hit(self: Task, campaign_id: int, published_id: int, mturk_hit_id: str) -> dict[str, int]:
+        """Pull one HIT's Submitted assignments, grade gold, decide, and queue decisions."""
+        rt = runtime(self)
+        # Read the HIT first: if it is Reviewable with nothing pending, no
+        # submission can arrive after the listing below, so closing is safe.
+        hit = rt.market.get_hit(mturk_hit_id)
+        assignments = pipeline.fetch_submitted(rt.market, mturk_hit_id)
+        with session_scope(rt.sessions) as session:
+            new_ids = pipeline.record_submissions(session, published_id, assignments)
+            workers = {pipeline.grade(session, submission_id).worker_id for submission_id in new_ids}
+            outbox: list[int] = []
+            for worker_id in sorted(workers):
+                outbox.extend(pipeline.decide_worker(session, campaign_id, worker_id))
+            if hit["HITStatus"] in ("Reviewable", "Reviewing") and hit["NumberOfAssignmentsPending"] == 0:
+                completed = hit["NumberOfAssignmentsCompleted"] + len(assignments)
+                pipeline.close_finished_hits(session, {published_id: completed})
+            for entry_id in outbox:
+                call_after_commit(session, partial(apply_decision.delay, entry_id))
+        return {"submissions": len(new_ids), "decisions": len(outbox)}
 
     @app.task(
         name="hitforge.apply_decision",

@@ -54,6 +54,33 @@ def open_hits(session: Session, access_key_id: str) -> list[tuple[int, int, str]
     return [(c, p, h) for c, p, h in rows if h]
 
 
+def running_hit_types(session: Session, access_key_id: str) -> list[str]:
+    """HIT types of the running campaigns published with ``access_key_id``."""
+    return [
+        t
+        for t in session.scalars(
+            select(Campaign.hit_type_id)
+            .where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
+            .distinct()
+        )
+        if t
+    ]
+
+
+def hits_to_sync(session: Session, access_key_id: str, reviewable: set[str]) -> list[tuple[int, int, str]]:
+    """Open HITs worth a look: those the HIT page saw work for, and those the marketplace says are done.
+
+    Polling every open HIT costs two API calls each per beat; instead a HIT is
+    read when its page stored a submission the marketplace has not confirmed
+    yet, or when ListReviewableHITs reports it (all work in, or expired), which
+    also catches work submitted without passing through the page.
+    """
+    unsynced = set(
+        session.scalars(select(Submission.published_hit_id).where(Submission.synced.is_(False)).distinct())
+    )
+    return [t for t in open_hits(session, access_key_id) if t[2] in reviewable or t[1] in unsynced]
+
+
 def fetch_submitted(market: Marketplace, mturk_hit_id: str) -> list[dict[str, Any]]:
     """The HIT's Submitted assignments, from the marketplace (the authority)."""
     return list(market.assignments_for_hit(mturk_hit_id, ["Submitted"]))
