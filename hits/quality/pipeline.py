@@ -23,7 +23,9 @@ from hits.db import session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import InvalidAssignmentState, Marketplace
 from hits.quality import followups
+from hits.quality.live_signals import collect_signals
 from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
+from hits.quality.signals import combined_verdict
 from hits.templates import get_template
 
 log = logging.getLogger(__name__)
@@ -212,6 +214,13 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
             confidence=policy.confidence,
             min_gold=policy.min_gold,
         )
+        if verdict.verdict == "undecided" and stats.gold_total >= policy.min_gold:
+            # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
+            signals = collect_signals(session, campaign_id, worker_id)
+            sharpened = combined_verdict(
+                verdict, signals["suspicious"], gold_total=stats.gold_total, min_gold=policy.min_gold
+            )
+            verdict = WorkerVerdict(sharpened, verdict.p_below, {**verdict.evidence, "signals": signals})
     else:
         verdict = _judge_text(session, campaign_id, worker_id, policy)
     if verdict.verdict == "undecided":
@@ -220,9 +229,11 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
     if verdict.verdict == "flag" and not stats.flagged:
         created.extend(followups.on_flagged(session, campaign, policy, worker_id))
         stats.flagged = True
+        suspicious = verdict.evidence.get("signals", {}).get("suspicious", [])
         stats.flag_reason = (
             f"gold accuracy {stats.gold_correct}/{stats.gold_total}; "
             f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
+            + (f"; suspicious signals: {', '.join(suspicious)}" if suspicious else "")
             if "gold_total" in verdict.evidence
             else f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "
             f"P(rate > {policy.max_spelling_error_rate}) = {verdict.p_below:.3f}"

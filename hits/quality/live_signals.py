@@ -1,0 +1,78 @@
+"""The quality signals of :mod:`hits.quality.signals`, read from a running campaign's records.
+
+They are consulted only for a worker whom gold has not yet cleared or
+condemned after the campaign's minimum of gold answers: signals sharpen an
+undecided gold verdict, they never overrule a confident one. Agreement is
+measured on the items this worker labelled, with everyone's labels for those
+items, so its cost stays proportional to the worker's own work.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
+from hits.quality.signals import agreement_signals, speed_signal, straightline_signal
+
+
+def _hashable(answer: Any) -> Any:
+    """Answers as comparable values: lists and dicts by their canonical JSON."""
+    return answer if isinstance(answer, int | str | float) else json.dumps(answer, sort_keys=True)
+
+
+def collect_signals(session: Session, campaign_id: int, worker_id: str) -> dict[str, Any]:
+    """Speed, straight-lining and agreement evidence for one worker; ``suspicious`` names the bad ones."""
+    own = session.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
+    ).all()
+    found = []
+    # Speed: seconds per page slot against the campaign's typical pace (its mean, one SQL aggregate).
+    crowd = session.scalar(
+        select(func.avg(Submission.work_seconds))
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.work_seconds.is_not(None))
+    )
+    times = [s.work_seconds / max(1, len(s.published_hit.slots)) for s in own if s.work_seconds is not None]
+    typical = None
+    if crowd is not None and own:
+        typical = float(crowd) / max(1, len(own[0].published_hit.slots))
+    found.append(speed_signal(times, typical))
+    answers = [_hashable(a) for s in own for a in s.answers.get("answers", [])]
+    found.append(straightline_signal(answers))
+    labels = _labels_on_shared_items(session, campaign_id, own)
+    if not labels.empty:
+        agreement = agreement_signals(labels)
+        if worker_id in agreement:
+            found.append(agreement[worker_id])
+    evidence: dict[str, Any] = {s.name: {"value": s.value, **s.evidence} for s in found}
+    evidence["suspicious"] = sorted(s.name for s in found if s.suspicious)
+    return evidence
+
+
+def _labels_on_shared_items(session: Session, campaign_id: int, own: Sequence[Submission]) -> pd.DataFrame:
+    """(task, worker, label) for every ordinary item this worker labelled, from everyone."""
+    hit_ids = {s.published_hit_id for s in own}
+    if not hit_ids:
+        return pd.DataFrame(columns=["task", "worker", "label"])
+    slots = session.execute(
+        select(HITSlot.published_hit_id, HITSlot.position, Item.external_id)
+        .join(Item, Item.id == HITSlot.item_id)
+        .where(HITSlot.published_hit_id.in_(hit_ids))
+    ).all()
+    item_at = {(hit, pos): ext for hit, pos, ext in slots}
+    rows = []
+    for sub in session.scalars(select(Submission).where(Submission.published_hit_id.in_(hit_ids))):
+        if sub.decision == "reject":
+            continue
+        for pos, answer in enumerate(sub.answers.get("answers", [])):
+            if (sub.published_hit_id, pos) in item_at:
+                rows.append((item_at[(sub.published_hit_id, pos)], sub.worker_id, _hashable(answer)))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
