@@ -19,8 +19,10 @@ from markupsafe import Markup
 
 from hits.market.errors import invalid
 from hits.market.question_form_html import formatted_to_html, safe_url
-from hits.market.questions import _PARSER, QFA_NS, QUESTION_FORM_NAMESPACES
+from hits.market.questions import QFA_NS, QUESTION_FORM_NAMESPACES
 
+# No entities, no network: QuestionForms and AnswerKeys come from requesters.
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 MAX_FREE_TEXT = 65_535
 
 

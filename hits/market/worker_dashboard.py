@@ -21,7 +21,7 @@ from hits.market.models import (
     WorkerQualification,
 )
 from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
-from hits.market.qualification_ops import NUMBER_APPROVED, PERCENT_APPROVED, worker_value
+from hits.market.qualification_ops import LOCALE, NUMBER_APPROVED, PERCENT_APPROVED, worker_value
 from hits.market.worker_relations import inbox
 
 CENT = Decimal("0.01")
@@ -90,7 +90,7 @@ def earnings(session: Session, worker_id: str) -> Earnings:
 def qualifications(session: Session, worker: Worker) -> list[HeldQualification]:
     """The worker's system qualifications (computed) and those requesters granted or revoked."""
     held = [
-        HeldQualification("00000000000000000071", "Worker location", worker.country, "Granted"),
+        HeldQualification(LOCALE, "Worker location", worker.country, "Granted"),
         HeldQualification(
             PERCENT_APPROVED,
             "HIT approval rate (%)",

@@ -30,8 +30,9 @@ from hits.market.qualification_ops import (
     PERCENT_APPROVED,
     associate,
 )
-from hits.market.questions import _PARSER
 
+# No entities, no network: QuestionForms and AnswerKeys come from requesters.
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 DEFAULT_TEST_SECONDS = 3600
 
 SYSTEM_NAMES = {
