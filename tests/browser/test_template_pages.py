@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -112,35 +113,39 @@ def test_target_page_by_letter_keys_and_mouse(
     assert _stored(requester_sessions, campaign_id) == [expected]
 
 
-def _drag_over(page: Page, element_id: str, word: str) -> None:
-    """Select ``word`` inside the element with a real mouse drag, from its first to its last letter."""
+def _drag_over(page: Page, element_id: str, start: int, end: int) -> None:
+    """Select characters [start, end) of the element's text with a real mouse drag."""
     box = page.evaluate(
-        """([id, word]) => {
+        """([id, start, end]) => {
             const el = document.getElementById(id);
             el.scrollIntoView({block: "center"});
             const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-            let node;
+            const range = document.createRange();
+            let node, seen = 0, placed = 0;
             while ((node = walker.nextNode())) {
-                const at = node.textContent.indexOf(word);
-                if (at >= 0) {
-                    const range = document.createRange();
-                    range.setStart(node, at);
-                    range.setEnd(node, at + word.length);
-                    const r = range.getBoundingClientRect();
-                    return {x: r.left, y: r.top, w: r.width, h: r.height};
-                }
+                const next = seen + node.textContent.length;
+                if (!placed && start < next) { range.setStart(node, start - seen); placed = 1; }
+                if (placed && end <= next) { range.setEnd(node, end - seen); placed = 2; break; }
+                seen = next;
             }
-            return null;
+            if (placed !== 2) { return null; }
+            const r = range.getBoundingClientRect();
+            return {x: r.left, y: r.top, w: r.width, h: r.height};
         }""",
-        [element_id, word],
+        [element_id, start, end],
     )
-    assert box, f"{word!r} is not in #{element_id}"
+    assert box, f"characters {start}-{end} are not in #{element_id}"
     y = box["y"] + box["h"] / 2
-    page.mouse.move(box["x"] + 2, y)
+    page.mouse.move(box["x"] + 1, y)
     page.mouse.down()
     page.mouse.move(box["x"] + box["w"] / 2, y, steps=4)
-    page.mouse.move(box["x"] + box["w"] - 2, y, steps=4)
+    page.mouse.move(box["x"] + box["w"] - 1, y, steps=4)
     page.mouse.up()
+
+
+def _word(text: str, index: int) -> tuple[int, int]:
+    """Offsets of the text's ``index``-th word."""
+    return [(m.start(), m.end()) for m in re.finditer(r"\w+", text)][index]
 
 
 def _marks(page: Page, slot: int) -> dict[str, list[list[int]]]:
@@ -158,27 +163,24 @@ def test_spans_page_marks_by_mouse_drags_switches_modes_by_keys_and_unmarks(
     page.goto(page.locator("#hit-frame").get_attribute("src") or "")
     generated = page.locator("#generated-0").inner_text()
     correct = page.locator("#correct-0").inner_text()
-    first_colour = generated.split()[1]
-    _drag_over(page, "generated-0", first_colour[1:-1])  # part of a word snaps to the whole word
-    start = generated.index(first_colour)
-    assert _marks(page, 0) == {"mistakes": [[start, start + len(first_colour)]], "missing": []}
+    start, end = _word(generated, 1)  # the first shape's colour
+    _drag_over(page, "generated-0", start + 1, end - 1)  # part of a word snaps to the whole word
+    assert _marks(page, 0) == {"mistakes": [[start, end]], "missing": []}
     # Dragging over a CORRECT text in mode 1 marks nothing and says how to switch.
-    _drag_over(page, "correct-0", correct.split()[-1].rstrip("."))
+    at, last = _word(correct, -1)
+    _drag_over(page, "correct-0", at, last)
     assert "Press 2" in page.locator("#spans-status").inner_text()
     page.locator("body").press("2")
-    last = correct.split()[-1].rstrip(".")
-    _drag_over(page, "correct-0", last)
-    at = correct.rindex(last)
-    assert _marks(page, 0)["missing"] == [[at, at + len(last)]]
+    _drag_over(page, "correct-0", at, last)
+    assert _marks(page, 0)["missing"] == [[at, last]]
     # Selecting a marked span again removes it.
     page.locator("body").press("1")
-    _drag_over(page, "generated-0", first_colour)
-    assert _marks(page, 0) == {"mistakes": [], "missing": [[at, at + len(last)]]}
-    _drag_over(page, "generated-0", first_colour)
+    _drag_over(page, "generated-0", start, end)
+    assert _marks(page, 0) == {"mistakes": [], "missing": [[at, last]]}
+    _drag_over(page, "generated-0", start, end)
     page.get_by_role("button", name="Submit").click()
     page.wait_for_selector("#submitted")
     stored = _stored(requester_sessions, campaign_id)
     assert len(stored) == 1
-    mistake = [start, start + len(first_colour)]
-    assert stored[0][0] == {"mistakes": [mistake], "missing": [[at, at + len(last)]]}
+    assert stored[0][0] == {"mistakes": [[start, end]], "missing": [[at, last]]}
     assert all(answer == {"mistakes": [], "missing": []} for answer in stored[0][1:])
