@@ -12,9 +12,7 @@ from functools import partial
 from typing import Any
 
 from celery import Celery, Task
-from sqlalchemy import select
 
-from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
 from hits.quality import followups, pipeline
@@ -40,16 +38,16 @@ def register(app: Celery) -> None:
         reviewable = {h["HITId"] for t in hit_types for h in rt.market.reviewable_hits(t)}
         with session_scope(rt.sessions) as session:
             targets = pipeline.hits_to_sync(session, rt.market.access_key_id, reviewable)
-        for target in targets:
-            sync_hit.delay(*target)
+            for target in targets:
+                call_after_commit(session, partial(sync_hit.delay, *target))
         counts = {"hits": len(targets)}
         with session_scope(rt.sessions) as session:
             counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
         with session_scope(rt.sessions) as session:
             # Nothing waits past the marketplace's auto-approval: approve it ourselves first.
             due = followups.due_before_deadline(session, rt.market.access_key_id, utcnow())
-            for entry_id in due:
-                call_after_commit(session, partial(apply_decision.delay, entry_id))
+            if due:
+                call_after_commit(session, partial(apply_decisions.delay, due))
             counts["deadline_approvals"] = len(due)
         return counts
 
@@ -70,8 +68,9 @@ def register(app: Celery) -> None:
             if hit["HITStatus"] in ("Reviewable", "Reviewing") and hit["NumberOfAssignmentsPending"] == 0:
                 completed = hit["NumberOfAssignmentsCompleted"] + len(assignments)
                 pipeline.close_finished_hits(session, {published_id: completed})
-            for entry_id in outbox:
-                call_after_commit(session, partial(apply_decision.delay, entry_id))
+            pipeline.sync_done(session, published_id)
+            if outbox:
+                call_after_commit(session, partial(apply_decisions.delay, outbox))
         return {"submissions": len(new_ids), "decisions": len(outbox)}
 
     @app.task(
@@ -91,22 +90,39 @@ def register(app: Celery) -> None:
                 raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
             raise
 
+    @app.task(
+        name="hitforge.apply_decisions",
+        bind=True,
+        acks_late=True,
+        max_retries=8,
+    )
+    def apply_decisions(self: Task, entry_ids: list[int]) -> list[str]:
+        """Apply outbox decisions in order, one API call each; back off on throttling and faults.
+
+        One message for a HIT's decisions instead of one each: the broker, not
+        the API, is what limits a task per decision. On a retryable error the
+        task is retried with the entries not yet applied; any other error is
+        recorded on its entry and raised (the resend sweep tries it again later).
+        """
+        rt = runtime(self)
+        outcomes = []
+        for position, entry_id in enumerate(entry_ids):
+            try:
+                outcomes.append(pipeline.apply_entry(rt.sessions, rt.market, entry_id))
+            except MarketplaceError as exc:
+                pipeline.record_failure(rt.sessions, entry_id, str(exc))
+                if exc.retryable:
+                    countdown = min(60, 2**self.request.retries)
+                    raise self.retry(args=[entry_ids[position:]], exc=exc, countdown=countdown) from exc
+                raise
+        return outcomes
+
     @app.task(name="hitforge.resend_pending", bind=True, acks_late=True)
     def resend_pending(self: Task) -> int:
-        """Re-send decisions still pending after a while (a lost message, a crash)."""
+        """Re-send decisions still pending a while after they were last sent (a lost message, a crash)."""
         rt = runtime(self)
         with session_scope(rt.sessions) as session:
-            stale = list(
-                session.scalars(
-                    select(OutboxEntry.id)
-                    .join(Campaign, Campaign.id == OutboxEntry.campaign_id)
-                    .where(
-                        Campaign.access_key_id == rt.market.access_key_id,
-                        OutboxEntry.status == "pending",
-                        OutboxEntry.created_at < utcnow().replace(microsecond=0) - _STALE,
-                    )
-                )
-            )
-        for entry_id in stale:
-            apply_decision.delay(entry_id)
+            stale = pipeline.claim_stale_entries(session, rt.market.access_key_id, utcnow() - _STALE)
+            if stale:
+                call_after_commit(session, partial(apply_decisions.delay, stale))
         return len(stale)

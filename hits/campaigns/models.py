@@ -82,6 +82,8 @@ class PublishedHIT(RequesterBase):
     mturk_hit_id: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="pending")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: When a sync of this HIT was last queued; it is not queued again while that one is fresh.
+    sync_queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     slots: Mapped[list[HITSlot]] = relationship(order_by="HITSlot.position", lazy="selectin")
 
     @property
@@ -172,6 +174,8 @@ class OutboxEntry(RequesterBase):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: When the entry was last re-sent to the workers (``None``: only when it was created).
+    queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class StaffUser(RequesterBase):

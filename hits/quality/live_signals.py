@@ -20,6 +20,9 @@ from sqlalchemy.orm import Session
 from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.quality.signals import agreement_signals, speed_signal, straightline_signal
 
+#: Labels a worker needs before their agreement with the crowd is measured (the signal's default).
+AGREEMENT_MIN_LABELS = 30
+
 
 def _hashable(answer: Any) -> Any:
     """Answers as comparable values: lists and dicts by their canonical JSON."""
@@ -47,8 +50,12 @@ def collect_signals(session: Session, campaign_id: int, worker_id: str) -> dict[
     found.append(speed_signal(times, typical))
     answers = [_hashable(a) for s in own for a in s.answers.get("answers", [])]
     found.append(straightline_signal(answers))
-    labels = _labels_on_shared_items(session, campaign_id, own)
-    if not labels.empty:
+    # Dawid-Skene needs enough of the worker's own labels to say anything (the
+    # signal's minimum); below that, fitting it would only cost time.
+    labels = (
+        _labels_on_shared_items(session, campaign_id, own) if len(answers) >= AGREEMENT_MIN_LABELS else None
+    )
+    if labels is not None and not labels.empty:
         agreement = agreement_signals(labels)
         if worker_id in agreement:
             found.append(agreement[worker_id])

@@ -9,10 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -29,6 +30,8 @@ from hits.quality.signals import combined_verdict
 from hits.templates import get_template
 
 log = logging.getLogger(__name__)
+#: A queued HIT sync not done after this long is taken to be lost, and queued again.
+SYNC_STALE = timedelta(seconds=60)
 
 
 @dataclass
@@ -69,18 +72,40 @@ def running_hit_types(session: Session, access_key_id: str) -> list[str]:
     ]
 
 
-def hits_to_sync(session: Session, access_key_id: str, reviewable: set[str]) -> list[tuple[int, int, str]]:
-    """Open HITs worth a look: those the HIT page saw work for, and those the marketplace says are done.
+def hits_to_sync(
+    session: Session, access_key_id: str, reviewable: set[str], now: datetime | None = None
+) -> list[tuple[int, int, str]]:
+    """Open HITs worth a look, marked as queued: the caller sends one sync task for each.
 
     Polling every open HIT costs two API calls each per beat; instead a HIT is
     read when its page stored a submission the marketplace has not confirmed
     yet, or when ListReviewableHITs reports it (all work in, or expired), which
-    also catches work submitted without passing through the page.
+    also catches work submitted without passing through the page. A HIT whose
+    sync is queued and not yet done is skipped until it goes stale (a lost task).
     """
+    now = now or utcnow()
     unsynced = set(
         session.scalars(select(Submission.published_hit_id).where(Submission.synced.is_(False)).distinct())
     )
-    return [t for t in open_hits(session, access_key_id) if t[2] in reviewable or t[1] in unsynced]
+    wanted = [t for t in open_hits(session, access_key_id) if t[2] in reviewable or t[1] in unsynced]
+    if not wanted:
+        return []
+    fresh = now - SYNC_STALE
+    rows = session.scalars(
+        select(PublishedHIT).where(PublishedHIT.id.in_([t[1] for t in wanted])).with_for_update()
+    ).all()
+    due = {p.id for p in rows if p.sync_queued_at is None or p.sync_queued_at < fresh}
+    for row in rows:
+        if row.id in due:
+            row.sync_queued_at = now
+    return [t for t in wanted if t[1] in due]
+
+
+def sync_done(session: Session, published_id: int) -> None:
+    """The HIT's queued sync has run: it may be queued again."""
+    published = session.get(PublishedHIT, published_id)
+    if published is not None:
+        published.sync_queued_at = None
 
 
 def fetch_submitted(market: Marketplace, mturk_hit_id: str) -> list[dict[str, Any]]:
@@ -431,6 +456,29 @@ def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:
     campaign = session.get(Campaign, campaign_id)
     if campaign is not None and campaign.status == "review":
         campaign.status = "running"
+
+
+def claim_stale_entries(session: Session, access_key_id: str, sent_before: datetime) -> list[int]:
+    """Pending outbox entries last sent before ``sent_before``, marked as sent now.
+
+    Marking them means a long queue is not flooded with copies of entries that
+    are merely waiting their turn: each is re-sent once per staleness period.
+    """
+    rows = session.scalars(
+        select(OutboxEntry)
+        .join(Campaign, Campaign.id == OutboxEntry.campaign_id)
+        .where(
+            Campaign.access_key_id == access_key_id,
+            OutboxEntry.status == "pending",
+            func.coalesce(OutboxEntry.queued_at, OutboxEntry.created_at) < sent_before,
+        )
+        .order_by(OutboxEntry.id)
+        .with_for_update()
+    ).all()
+    now = utcnow()
+    for entry in rows:
+        entry.queued_at = now
+    return [entry.id for entry in rows]
 
 
 def record_failure(sessions: Callable[[], Session], entry_id: int, error: str) -> None:

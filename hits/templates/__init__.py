@@ -8,6 +8,7 @@ built-in ones register here; third-party packages add theirs through the
 
 from __future__ import annotations
 
+from functools import cache
 from importlib.metadata import entry_points
 
 from hits.templates.base import TaskTemplate, TemplateError
@@ -26,8 +27,13 @@ def _builtin() -> dict[str, TaskTemplate]:
     }
 
 
+@cache
 def available_templates() -> dict[str, TaskTemplate]:
-    """Every template by name: built-ins, then those from installed packages."""
+    """Every template by name: built-ins, then those from installed packages.
+
+    Read once per process: scanning the installed packages' entry points costs
+    milliseconds, and a package installed later needs a restart anyway.
+    """
     found = _builtin()
     for ep in entry_points(group="hitforge.templates"):
         template = ep.load()()

@@ -1,4 +1,4 @@
-"""gold exposures per assignment; a campaign's soft-block qualification
+"""gold exposures per assignment; a campaign's soft-block qualification; HIT sync bookkeeping
 
 Revision ID: req0003
 Revises: req0002
@@ -6,6 +6,8 @@ Revises: req0002
 
 import sqlalchemy as sa
 from alembic import op
+
+import hits.db
 
 revision = "req0003"
 down_revision = "req0002"
@@ -32,9 +34,17 @@ def upgrade() -> None:
         batch_op.create_index("ix_rq_gold_exposures_campaign_worker", ["campaign_id", "worker_id"])
     with op.batch_alter_table("rq_campaigns") as batch_op:
         batch_op.add_column(sa.Column("block_qualification_type_id", sa.String(length=32), nullable=True))
+    with op.batch_alter_table("rq_published_hits") as batch_op:
+        batch_op.add_column(sa.Column("sync_queued_at", hits.db.UTCDateTime(), nullable=True))
+    with op.batch_alter_table("rq_outbox") as batch_op:
+        batch_op.add_column(sa.Column("queued_at", hits.db.UTCDateTime(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("rq_outbox") as batch_op:
+        batch_op.drop_column("queued_at")
+    with op.batch_alter_table("rq_published_hits") as batch_op:
+        batch_op.drop_column("sync_queued_at")
     with op.batch_alter_table("rq_campaigns") as batch_op:
         batch_op.drop_column("block_qualification_type_id")
     op.drop_table("rq_gold_exposures")

@@ -1,0 +1,266 @@
+"""Review throughput end to end: sync, grade, decide and apply, with real Celery worker processes.
+
+    python -m bench.review_pipeline --assignments 100000 --celery-workers 2
+
+Setup (not timed) writes a rating campaign whose HITs exist on the marketplace
+with every assignment already Submitted by simulated workers (90% diligent,
+10% spammers), inserted straight into the marketplace's tables, as if the
+crowd had just finished. The timed part is everything the requester side
+does through the API: ListReviewableHITs, ListAssignmentsForHIT and GetHIT per
+HIT, grading and deciding, and one ApproveAssignment or RejectAssignment per
+assignment, by ``--celery-workers`` worker processes (one runs the beat).
+Embedded default unless HITFORGE_DATABASE_URL / HITFORGE_BROKER_URL are set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import platform
+import random
+import shutil
+import time
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import func, insert, select
+
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission
+from hits.campaigns.service import create_campaign
+from hits.campaigns.spec import load_campaign_file
+from hits.db import make_engine, make_session_factory, session_scope, utcnow
+from hits.demo_data import write_rating_demo
+from hits.market.accounts import create_requester
+from hits.market.hit_ops import create_hit, find_or_create_hit_type, hit_type_spec
+from hits.market.ids import new_entity_id
+from hits.market.models import Assignment, Worker
+from hits.market.questions import answers_to_xml
+from hits.schema import upgrade
+from hits.settings import load_settings
+from hits.templates import get_template
+from server import create_app
+from server.runner import free_port, serve_in_thread, spawn_worker, stop_process
+
+ITEMS, GOLD, ASSIGNMENTS, CROWD = 4, 2, 3, 300
+
+
+def _setup(var_dir: Path, hits: int, env: dict[str, str]) -> tuple[Any, Any, Any, int]:
+    settings = load_settings(env)
+    upgrade(settings)
+    market = make_session_factory(make_engine(settings.market_database_url))
+    requester = make_session_factory(make_engine(settings.database_url))
+    with session_scope(market) as session:
+        key = create_requester(session, "bench", Decimal("1000000.00"))
+    folder = var_dir / "campaign"
+    truth = write_rating_demo(folder, items=hits * ITEMS, gold=200, seed=3)
+    spec = {
+        "name": "bench",
+        "template": "rating",
+        "title": "Rate drawings (bench)",
+        "description": "Rate each sentence.",
+        "reward": "0.05",
+        "budget": "100000.00",
+        "assignments_per_hit": ASSIGNMENTS,
+        "items_per_hit": ITEMS,
+        "gold_per_hit": GOLD,
+        "items": "items.jsonl",
+        "gold": "gold.jsonl",
+        "media_dir": "media",
+        "auto_approval_delay_seconds": 86400,
+        "quality": {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4},
+    }
+    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    with session_scope(requester) as session:
+        campaign_id = create_campaign(session, load_campaign_file(folder / "campaign.yaml")).id
+    _publish_and_submit(market, requester, key, campaign_id, truth)
+    return settings, key, requester, campaign_id
+
+
+def _publish_and_submit(
+    market: Any, requester: Any, key: Any, campaign_id: int, truth: dict[str, int]
+) -> None:
+    """HITs created by the marketplace's own code; assignments inserted as already submitted."""
+    template = get_template("rating")
+    rng = random.Random(5)
+    now = utcnow()
+    with session_scope(requester) as rsession:
+        published = list(
+            rsession.scalars(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id))
+        )
+        pages = {p.id: [(s.payload["image"], s.payload["sentence"]) for s in p.slots] for p in published}
+    workers = [f"W{new_entity_id()[:12]}" for _ in range(CROWD)]
+    spammers = set(workers[: CROWD // 10])
+    with session_scope(market) as session:
+        session.execute(
+            insert(Worker),
+            [{"id": w, "username": w.lower(), "password_hash": "!", "country": "US"} for w in workers],
+        )
+        hit_type = find_or_create_hit_type(
+            session,
+            key.requester_id,
+            hit_type_spec(
+                {
+                    "Title": "Rate drawings (bench)",
+                    "Description": "Rate each sentence.",
+                    "Reward": "0.05",
+                    "AssignmentDurationInSeconds": 600,
+                    "AutoApprovalDelayInSeconds": 86400,
+                }
+            ),
+        )
+        question = (
+            '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
+            '2006-07-14/ExternalQuestion.xsd"><ExternalURL>https://bench.invalid/</ExternalURL>'
+            "<FrameHeight>600</FrameHeight></ExternalQuestion>"
+        )
+        mapping = {}
+        rows = []
+        for p in published:
+            hit = create_hit(
+                session,
+                key.requester_id,
+                hit_type,
+                {"Question": question, "LifetimeInSeconds": 86400, "MaxAssignments": ASSIGNMENTS},
+            )
+            hit.status = "Reviewable"
+            mapping[p.id] = hit.id
+            for worker in rng.sample(workers, ASSIGNMENTS):
+                answers = [
+                    rng.randint(1, 4)
+                    if worker in spammers
+                    else (truth[f"{img}|{s}"] if rng.random() < 0.95 else rng.randint(1, 4))
+                    for img, s in pages[p.id]
+                ]
+                rows.append(
+                    {
+                        "id": new_entity_id(),
+                        "hit_id": hit.id,
+                        "worker_id": worker,
+                        "status": "Submitted",
+                        "accept_time": now - timedelta(seconds=60),
+                        "deadline": now + timedelta(seconds=600),
+                        "submit_time": now,
+                        "auto_approval_time": now + timedelta(seconds=86400),
+                        "answer": answers_to_xml(template.answer_fields(answers)),
+                    }
+                )
+        for start in range(0, len(rows), 5000):
+            session.execute(insert(Assignment), rows[start : start + 5000])
+    with session_scope(requester) as rsession:
+        for p in rsession.scalars(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)):
+            p.mturk_hit_id, p.status = mapping[p.id], "open"
+        campaign = rsession.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.status, campaign.hit_type_id, campaign.access_key_id = (
+            "running",
+            hit_type.id,
+            key.access_key_id,
+        )
+
+
+def _counts(requester: Any, campaign_id: int) -> tuple[int, int, int]:
+    with session_scope(requester) as session:
+        synced = session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id)
+        )
+        decided = session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id, Submission.decision.is_not(None))
+        )
+        applied = session.scalar(
+            select(func.count())
+            .select_from(OutboxEntry)
+            .where(OutboxEntry.campaign_id == campaign_id, OutboxEntry.status == "done")
+        )
+    return int(synced or 0), int(decided or 0), int(applied or 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--assignments", type=int, default=3000)
+    parser.add_argument("--celery-workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=3600)
+    args = parser.parse_args()
+    hits = max(1, args.assignments // ASSIGNMENTS)
+    total = hits * ASSIGNMENTS
+    var_dir = Path("var/bench-review").resolve()
+    shutil.rmtree(var_dir, ignore_errors=True)
+    var_dir.mkdir(parents=True)
+    port = free_port()
+    env = {
+        "HITFORGE_VAR_DIR": str(var_dir),
+        "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}",
+        "HITFORGE_SYNC_INTERVAL": "2.0",
+    }
+    for name in ("HITFORGE_DATABASE_URL", "HITFORGE_MARKET_DATABASE_URL", "HITFORGE_BROKER_URL"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    started = time.monotonic()
+    settings, key, requester, campaign_id = _setup(var_dir, hits, env)
+    print(f"setup: {hits:,} HITs, {total:,} submitted assignments in {time.monotonic() - started:.1f} s")
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    server = serve_in_thread(create_app(settings=settings), port=port)
+    worker_env = {
+        **env,
+        "HITFORGE_MTURK_ENDPOINT_URL": settings.public_url,
+        "HITFORGE_MTURK_ACCESS_KEY_ID": key.access_key_id,
+        "HITFORGE_MTURK_SECRET_ACCESS_KEY": key.secret_access_key,
+    }
+    began = time.monotonic()
+    workers = [
+        spawn_worker(worker_env, var_dir / f"celery-{i}.log", concurrency=1, beat=i == 0)
+        for i in range(args.celery_workers)
+    ]
+    marks: dict[str, float] = {}
+    try:
+        while time.monotonic() - began < args.timeout:
+            synced, decided, applied = _counts(requester, campaign_id)
+            now = time.monotonic() - began
+            for name, value in (("synced", synced), ("decided", decided)):
+                if value >= total and name not in marks:
+                    marks[name] = now
+            print(f"\r{now:7.1f} s  synced {synced:,}  decided {decided:,}  applied {applied:,}", end="")
+            if decided >= total and applied >= _decisions_to_apply(requester, campaign_id):
+                marks["applied"] = now
+                break
+            time.sleep(1.0)
+    finally:
+        for w in workers:
+            stop_process(w)
+        server.stop()
+    print()
+    elapsed = marks.get("applied", time.monotonic() - began)
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
+    print(
+        f"database: {settings.database_url.split(':', 1)[0]}, broker: {settings.broker_url.split(':', 1)[0]}"
+    )
+    print(f"celery worker processes: {args.celery_workers}")
+    for name in ("synced", "decided", "applied"):
+        if name in marks:
+            print(f"all {name:8s} after {marks[name]:8.1f} s")
+    print(f"review throughput: {total / elapsed:,.0f} assignments/s ({total:,} in {elapsed:.1f} s)")
+
+
+def _decisions_to_apply(requester: Any, campaign_id: int) -> int:
+    with session_scope(requester) as session:
+        return int(
+            session.scalar(
+                select(func.count()).select_from(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)
+            )
+            or 0
+        )
+
+
+if __name__ == "__main__":
+    main()
