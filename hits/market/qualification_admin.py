@@ -145,7 +145,9 @@ def delete_type(session: Session, requester_id: str, qtype_id: Any) -> None:
 
 
 def is_requestable(qtype: QualificationType) -> bool:
-    return qtype.test is not None or not qtype.auto_granted
+    """Whether workers may ask for it: every requester's type may be requested (taking its test,
+    being granted automatically, or waiting for the requester); the system's own are assigned."""
+    return qtype.requester_id is not None
 
 
 def search_types(

@@ -21,6 +21,7 @@ from hits.market.models import (
     WorkerBlock,
     WorkerQualification,
 )
+from hits.market.qualification_admin import is_requestable
 from hits.money import format_amount
 
 
@@ -108,7 +109,7 @@ def qualification_type_shape(qtype: QualificationType) -> dict[str, Any]:
             "TestDurationInSeconds": qtype.test_duration_seconds,
             "AnswerKey": qtype.answer_key,
             "RetryDelayInSeconds": qtype.retry_delay_seconds,
-            "IsRequestable": qtype.test is not None or not qtype.auto_granted,
+            "IsRequestable": is_requestable(qtype),
             "AutoGranted": qtype.auto_granted,
             "AutoGrantedValue": qtype.auto_granted_value,
         }

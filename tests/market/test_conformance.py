@@ -421,3 +421,18 @@ def test_every_operation_was_exercised() -> None:
     if len(CALLED) < 10:
         pytest.skip("runs after the rest of this module")
     assert set(service_model().operation_names) - CALLED == set()
+
+
+def test_auto_granted_types_are_requestable(mturk) -> None:
+    auto = mturk.create_qualification_type(
+        Name="auto-granted-requestable",
+        Description="Granted on request.",
+        QualificationTypeStatus="Active",
+        AutoGranted=True,
+        AutoGrantedValue=5,
+    )["QualificationType"]
+    assert auto["IsRequestable"] is True and auto["AutoGranted"] is True
+    listed = mturk.list_qualification_types(
+        MustBeRequestable=True, MustBeOwnedByCaller=True, Query="auto-granted-requestable"
+    )["QualificationTypes"]
+    assert [q["QualificationTypeId"] for q in listed] == [auto["QualificationTypeId"]]
