@@ -176,7 +176,7 @@ def search_types(
             )
         )
     if must_be_requestable:
-        stmt = stmt.where(or_(QualificationType.test.is_not(None), QualificationType.auto_granted.is_(False)))
+        stmt = stmt.where(QualificationType.requester_id.is_not(None))  # as is_requestable()
     stmt = stmt.order_by(QualificationType.created_at, QualificationType.id).offset(offset).limit(limit)
     return list(session.scalars(stmt))
 
