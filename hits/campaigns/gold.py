@@ -27,7 +27,7 @@ class GoldExposure(RequesterBase):
 
     __tablename__ = "rq_gold_exposures"
     __table_args__ = (
-        UniqueConstraint("assignment_id", "position"),
+        UniqueConstraint("campaign_id", "assignment_id", "position"),
         Index("ix_rq_gold_exposures_campaign_worker", "campaign_id", "worker_id"),
     )
 
@@ -49,8 +49,13 @@ class PageSlot:
     gold: GoldItem | None
 
 
-def _exposures(session: Session, assignment_id: str) -> dict[int, GoldItem]:
-    rows = session.scalars(select(GoldExposure).where(GoldExposure.assignment_id == assignment_id))
+def _exposures(session: Session, published: PublishedHIT, assignment_id: str) -> dict[int, GoldItem]:
+    # The campaign is part of the key: an assignment id is only unique on its own marketplace.
+    rows = session.scalars(
+        select(GoldExposure).where(
+            GoldExposure.assignment_id == assignment_id, GoldExposure.campaign_id == published.campaign_id
+        )
+    )
     return {row.position: row.gold_item for row in rows}
 
 
@@ -61,7 +66,7 @@ def choose_gold(
     positions = [slot.position for slot in published.slots if slot.gold_item_id is not None]
     if not positions:
         return {}
-    chosen = _exposures(session, assignment_id)
+    chosen = _exposures(session, published, assignment_id)
     if len(chosen) == len(positions):
         return chosen
     seen = dict(
@@ -94,7 +99,7 @@ def choose_gold(
                 chosen[position] = gold
     except IntegrityError:
         # The same page opened twice at once: the other request's choice stands.
-        chosen = _exposures(session, assignment_id)
+        chosen = _exposures(session, published, assignment_id)
     return chosen
 
 
@@ -104,7 +109,7 @@ def page_slots(session: Session, published: PublishedHIT, assignment_id: str | N
     Without a choice on record (a preview, or a submission the page never saw)
     the HIT's planned gold item stands.
     """
-    chosen = _exposures(session, assignment_id) if assignment_id else {}
+    chosen = _exposures(session, published, assignment_id) if assignment_id else {}
     out = []
     for slot in published.slots:
         gold = chosen.get(slot.position, slot.gold_item) if slot.gold_item_id is not None else None

@@ -27,7 +27,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["campaign_id"], ["rq_campaigns.id"]),
         sa.ForeignKeyConstraint(["gold_item_id"], ["rq_gold_items.id"]),
         sa.PrimaryKeyConstraint("id"),
-        sa.UniqueConstraint("assignment_id", "position"),
+        sa.UniqueConstraint("campaign_id", "assignment_id", "position"),
     )
     with op.batch_alter_table("rq_gold_exposures") as batch_op:
         batch_op.create_index("ix_rq_gold_exposures_assignment_id", ["assignment_id"])

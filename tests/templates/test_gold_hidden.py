@@ -1,0 +1,42 @@
+"""Every template's page: gold slots look exactly like the others, and no answer or id leaks."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from bs4 import BeautifulSoup, Tag
+
+from tests.helpers import launch_template_campaign
+
+SLOT_CLASS = {"rating": "pair", "select": "pair", "spans": "pair", "target": "target-item"}
+
+
+@pytest.mark.parametrize("template", sorted(SLOT_CLASS))
+def test_gold_slots_are_indistinguishable(
+    template, tmp_path, live_server, market, requester_sessions
+) -> None:
+    _, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, template, hits=1, name=f"hidden-{template}"
+    )
+    page = requests.get(
+        live_server.url + "/tasks/hit",
+        params={
+            "hitId": hit_ids[0],
+            "assignmentId": "HIDDENASSIGNMENT0001",
+            "workerId": "AHIDDENWORKER1",
+            "turkSubmitTo": live_server.url,
+        },
+        timeout=30,
+    ).text
+    lowered = page.lower()
+    assert "<form" in page, page[:500]
+    for leak in ("gold", "items-0", '"answer"', 'correct": [', 'category": '):
+        assert leak not in lowered, f"{leak!r} appears on the {template} page"
+    slots = [t for t in BeautifulSoup(page, "html.parser").find_all("fieldset", class_=SLOT_CLASS[template])]
+    assert len(slots) >= 2
+
+    def shape(tag: Tag) -> list[tuple[str, tuple[str, ...]]]:
+        # Element names and attribute names in order: values (texts, ids) differ by design.
+        return [(t.name, tuple(sorted(t.attrs))) for t in tag.find_all(True)]
+
+    assert len({str(shape(s)) for s in slots}) == 1
