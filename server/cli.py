@@ -175,12 +175,24 @@ def launch(campaign_file: Path) -> None:
 
 @main.command()
 @click.option("--keep-serving", is_flag=True, help="Leave the server up and print its URLs.")
-@click.option("--template", default="rating", show_default=True, help="Task template to demo.")
+@click.option(
+    "--template",
+    default="rating",
+    show_default=True,
+    help="Task template to demo: rating, select, write, spans or target.",
+)
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)
 def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
     """Run a whole campaign on the embedded default with a simulated crowd."""
+    from hits.demo_tasks import get_demo_task
     from server.demo import run_demo
+
+    try:
+        get_demo_task(template)
+    except KeyError as exc:
+        console.print(f"[red]error:[/red] {exc.args[0]}", highlight=False)
+        sys.exit(2)
 
     code = run_demo(console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count)
     sys.exit(code)
