@@ -20,6 +20,9 @@ import os
 import platform
 import random
 import shutil
+import socket
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from decimal import Decimal
@@ -191,6 +194,12 @@ def main() -> None:
     parser.add_argument("--assignments", type=int, default=3000)
     parser.add_argument("--celery-workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument(
+        "--server-processes",
+        type=int,
+        default=0,
+        help="serve the API with gunicorn and this many processes (0: one thread in this process)",
+    )
     args = parser.parse_args()
     hits = max(1, args.assignments // ASSIGNMENTS)
     total = hits * ASSIGNMENTS
@@ -209,8 +218,7 @@ def main() -> None:
     started = time.monotonic()
     settings, key, requester, campaign_id = _setup(var_dir, hits, env)
     print(f"setup: {hits:,} HITs, {total:,} submitted assignments in {time.monotonic() - started:.1f} s")
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = serve_in_thread(create_app(settings=settings), port=port)
+    server = _start_server(settings, env, port, args.server_processes, var_dir)
     worker_env = {
         **env,
         "HITFORGE_MTURK_ENDPOINT_URL": settings.public_url,
@@ -238,18 +246,59 @@ def main() -> None:
     finally:
         for w in workers:
             stop_process(w)
-        server.stop()
+        server.stop()  # type: ignore[union-attr]
     print()
     elapsed = marks.get("applied", time.monotonic() - began)
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
     print(
         f"database: {settings.database_url.split(':', 1)[0]}, broker: {settings.broker_url.split(':', 1)[0]}"
     )
-    print(f"celery worker processes: {args.celery_workers}")
+    print(
+        f"celery worker processes: {args.celery_workers}; "
+        f"API server processes: {args.server_processes or 'one thread of the bench'}"
+    )
     for name in ("synced", "decided", "applied"):
         if name in marks:
             print(f"all {name:8s} after {marks[name]:8.1f} s")
     print(f"review throughput: {total / elapsed:,.0f} assignments/s ({total:,} in {elapsed:.1f} s)")
+
+
+class _Gunicorn:
+    def __init__(self, process: subprocess.Popen[bytes]):
+        self.process = process
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def _start_server(settings: Any, env: dict[str, str], port: int, processes: int, var_dir: Path) -> Any:
+    """The API: in a thread of this process, or gunicorn workers as in production."""
+    if not processes:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        return serve_in_thread(create_app(settings=settings), port=port)
+    argv = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "-w",
+        str(processes),
+        "-b",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+        "server:create_app()",
+    ]
+    log = (var_dir / "gunicorn.log").open("ab")
+    process = subprocess.Popen(argv, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return _Gunicorn(process)
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not start; see gunicorn.log")
 
 
 def _decisions_to_apply(requester: Any, campaign_id: int) -> int:
