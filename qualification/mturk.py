@@ -11,18 +11,14 @@ qualification value MTurk would from a QuestionFormAnswers document.
 
 from __future__ import annotations
 
-from functools import cache
-from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-import xmlschema
 from lxml import etree
 
+from hits.market.xml_schemas import schema
 from qualification.assembly import Paper
 from qualification.bank import Bank
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "hits" / "market" / "schemas"
-LOCAL_XML_XSD = Path(__file__).resolve().parent / "schemas" / "xml.xsd"
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 _BASE = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/"
@@ -31,14 +27,6 @@ AK_NS = _BASE + "AnswerKey.xsd"
 QFA_NS = _BASE + "QuestionFormAnswers.xsd"
 
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True)
-
-
-@cache
-def schema(name: str) -> xmlschema.XMLSchema:
-    """A schema from ``hits/market/schemas``, loaded offline (``xml.xsd`` mapped locally)."""
-    return xmlschema.XMLSchema(
-        str(SCHEMAS / name), locations=[(XML_NS, str(LOCAL_XML_XSD))], allow="local", defuse="always"
-    )
 
 
 def _el(parent: etree._Element, tag: str, text: str | None = None, ns: str = QF_NS) -> etree._Element:

@@ -20,6 +20,7 @@ from hits.market.models import (
 )
 from hits.market.models.requests import DENIED, GRANTED, PENDING
 from hits.market.qualification_ops import associate, get_type
+from hits.market.xml_schemas import SchemaViolation, check_test_documents
 
 REVOKED = "Revoked"
 QUALIFICATION_DOES_NOT_EXIST = "AWS.MechanicalTurk.QualificationDoesNotExist"
@@ -114,6 +115,10 @@ def update_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
     auto_granted = bool(params.get("AutoGranted", qtype.auto_granted))
     if answer_key is not None and test is None:
         raise invalid("AnswerKey requires a Test.")
+    try:
+        check_test_documents(params.get("Test"), params.get("AnswerKey"))
+    except SchemaViolation as exc:
+        raise invalid(f"There was an error parsing the XML question or answer data: {exc}.") from exc
     if test is not None and auto_granted:
         raise invalid("A qualification type with a Test cannot be AutoGranted.")
     duration = _optional_seconds(params, "TestDurationInSeconds")

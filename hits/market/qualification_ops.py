@@ -12,6 +12,7 @@ from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, QualificationType, Worker, WorkerQualification
 from hits.market.models.work import APPROVED, REJECTED
+from hits.market.xml_schemas import SchemaViolation, check_test_documents
 
 # System qualification type ids, as MTurk publishes them.
 LOCALE = "00000000000000000071"
@@ -41,6 +42,10 @@ def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
     test, answer_key = params.get("Test"), params.get("AnswerKey")
     if answer_key is not None and test is None:
         raise v.invalid("AnswerKey requires a Test.")
+    try:
+        check_test_documents(params.get("Test"), params.get("AnswerKey"))
+    except SchemaViolation as exc:
+        raise v.invalid(f"There was an error parsing the XML question or answer data: {exc}.") from exc
     if test is not None and params.get("AutoGranted"):
         raise v.invalid("A qualification type with a Test cannot be AutoGranted.")
     qtype = QualificationType(

@@ -13,6 +13,7 @@ from xml.sax.saxutils import escape
 from lxml import etree
 
 from hits.market.errors import invalid
+from hits.market.xml_schemas import QUESTION_SCHEMAS, SchemaViolation, validate_question
 
 EXTERNAL_QUESTION_NS = (
     "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2006-07-14/ExternalQuestion.xsd"
@@ -57,6 +58,11 @@ def parse_question(xml: str) -> ParsedQuestion:
     except etree.XMLSyntaxError as exc:
         raise invalid(f"There was an error parsing the XML question or answer data: {exc}") from exc
     ns, name = _local(root.tag)
+    if ns in QUESTION_SCHEMAS:
+        try:
+            validate_question(ns, xml.strip())
+        except SchemaViolation as exc:
+            raise invalid(f"The {name} document {exc}.") from exc
     children = {_local(child.tag)[1]: child for child in root if isinstance(child.tag, str)}
     if name == "ExternalQuestion" and ns == EXTERNAL_QUESTION_NS:
         url_el, height_el = children.get("ExternalURL"), children.get("FrameHeight")

@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from hits.market.questions import xml_to_answers
+from hits.market.xml_schemas import validate_answers
 from tests.server.worker_helpers import (
     MTURK_HTML,
     create_hit,
@@ -54,6 +55,7 @@ def test_htmlquestion_runs_sandboxed_with_the_local_external_hit_script(page, li
     assert page.url.startswith(live_server.url + "/?")
     (stored,) = mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
     assert stored["AssignmentId"] == assignment_id
+    validate_answers(stored["Answer"])
     assert xml_to_answers(stored["Answer"]) == {"caption": "Two <cats> & a dog", "tags": "cat|dog"}
 
 

@@ -15,7 +15,7 @@ def test_a_worker_meets_every_gold_item_before_any_repeats(
 ) -> None:
     # Four gold items, two gold slots a HIT: the plan repeats HIT 1's gold on HIT 3.
     campaign_id, _, _ = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "rating", hits=4, name="gold-pool"
+        tmp_path, market, requester_sessions, live_server.url, "rating", hits=4, name="per-worker-pool"
     )
     with session_scope(requester_sessions) as session:
         hits = list(

@@ -13,6 +13,7 @@ from hits.market.models import QualificationRequest
 from hits.market.question_forms import parse_question_form
 from hits.market.questions import xml_to_answers
 from hits.market.worker_quals import grade
+from hits.market.xml_schemas import validate_answers
 from qualification.mturk import grade_answers, selection_answers_xml
 from tests.server.worker_helpers import (
     QF_NS,
@@ -26,7 +27,7 @@ from tests.server.worker_helpers import (
     soup,
 )
 
-SURVEY = question_form(
+QUESTIONS = (
     selection("colour", "What colour is the sky on a clear day?", [("blue", "Blue"), ("green", "Green")]),
     selection(
         "animals",
@@ -44,10 +45,21 @@ SURVEY = question_form(
         '<AnswerFormatRegex regex="^[A-Z]{2}[0-9]{2}$" errorText="Two capitals, then two digits."/>',
         required=False,
     ),
-    overview="<Overview><Title>A short survey &lt;b&gt;now&lt;/b&gt;</Title>"
-    '<FormattedContent><![CDATA[<p onclick="steal()">Read <b>carefully</b>.<script>steal()</script>'
-    '<a href="javascript:steal()">x</a><img src="https://example.org/a.png" alt="A"/></p>]]>'
-    "</FormattedContent></Overview>",
+)
+TITLE = "<Overview><Title>A short survey &lt;b&gt;now&lt;/b&gt;</Title>"
+#: Markup MTurk's XHTML subset refuses: CreateHIT rejects it, and the renderer would strip it.
+HOSTILE = question_form(
+    *QUESTIONS,
+    overview=TITLE
+    + '<FormattedContent><![CDATA[<p onclick="steal()">Read <b>carefully</b>.'
+    + "<script>steal()</script>"
+    + '<a href="javascript:steal()">x</a><img src="https://example.org/a.png" alt="A"/></p>]]>'
+    + "</FormattedContent></Overview>",
+)
+SURVEY = question_form(
+    *QUESTIONS,
+    overview=TITLE + "<FormattedContent><![CDATA[<p>Read <b>carefully</b>."
+    '<img src="https://example.org/a.png" alt="A"/></p>]]></FormattedContent></Overview>',
 )
 
 
@@ -59,7 +71,7 @@ def accept(worker: WorkerClient, hit_id: str) -> tuple[str, object]:
 
 
 def test_formatted_content_is_rebuilt_without_anything_active() -> None:
-    doc = parse_question_form(SURVEY)
+    doc = parse_question_form(HOSTILE)
     html = str(doc.parts[0].content[1].html)  # type: ignore[union-attr]
     assert "<b>carefully</b>" in html and '<img src="https://example.org/a.png" alt="A">' in html
     assert "onclick" not in html and "script" not in html and "javascript:" not in html
@@ -81,7 +93,7 @@ def test_a_question_form_hit_is_an_accessible_form_and_stores_mturk_answers(live
     assert html.select_one('label[for="q4"]').get_text(" ", strip=True).startswith("How many legs")  # type: ignore[union-attr]
     # The requester's markup is escaped, or rebuilt without scripts and handlers.
     assert "A short survey &lt;b&gt;now&lt;/b&gt;" in page.text  # type: ignore[attr-defined]
-    assert "steal()" not in page.text  # type: ignore[attr-defined]
+    assert "<b>carefully</b>" in page.text  # type: ignore[attr-defined]
     # Mistakes come back with every answer kept and an explanation per question.
     bad = worker.post_form(
         page,  # type: ignore[arg-type]
@@ -106,6 +118,7 @@ def test_a_question_form_hit_is_an_accessible_form_and_stores_mturk_answers(live
     (stored,) = mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
     assert stored["AssignmentId"] == assignment_id and stored["WorkerId"] == worker.worker_id
     answer = stored["Answer"]
+    validate_answers(answer)  # exactly the QuestionFormAnswers schema MTurk emits
     assert (
         "<SelectionIdentifier>cat</SelectionIdentifier><SelectionIdentifier>dog</SelectionIdentifier>"
         in answer
@@ -215,6 +228,7 @@ def test_a_test_without_answer_key_waits_for_the_requester(live_server, mturk) -
     (request,) = mturk.list_qualification_requests(QualificationTypeId=qtype_id)["QualificationRequests"]
     assert request["WorkerId"] == worker.worker_id
     assert "<SelectionIdentifier>blue</SelectionIdentifier>" in request["Answer"]
+    validate_answers(request["Answer"])
     assert "waiting for the requester" in worker.get(f"/qualifications/{qtype_id}").text
     mturk.accept_qualification_request(
         QualificationRequestId=request["QualificationRequestId"], IntegerValue=7
@@ -251,3 +265,10 @@ def test_auto_granted_and_plain_requests(live_server, mturk) -> None:
 def test_grading_agrees_with_the_requester_side_grader(answers: dict[str, str]) -> None:
     xml = selection_answers_xml(answers)
     assert grade(KEY, xml) == grade_answers(KEY, xml)
+
+
+def test_create_hit_refuses_formatted_content_outside_mturks_xhtml_subset(mturk) -> None:
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        create_hit(mturk, HOSTILE)
+    message = caught.value.response["Error"]["Message"]
+    assert "FormattedContentXHTMLSubset" in message and "onclick" in message
