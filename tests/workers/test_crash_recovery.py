@@ -30,7 +30,12 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
         live_server.url,
         hits=6,
         name="crash",
-        quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
+        quality={
+            "accuracy_threshold": 0.6,
+            "confidence": 0.75,
+            "min_gold": 2,
+            "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9},
+        },
     )
     balance_before = market.balance()
     good = campaign_bot(live_server.url, "crash-good", Profile("perfect", 1.0), truth, "crash")
@@ -69,7 +74,7 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
             return (
                 campaign is not None
                 and campaign.status == "review"
-                and len(entries) == 12
+                and len(entries) == 13  # 12 decisions and the good worker's bonus
                 and all(e.status == "done" for e in entries)
             )
 
@@ -78,14 +83,18 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
         stop_process(second)
     with session_scope(requester_sessions) as session:
         entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
-    statuses = {e.target: market.get_assignment(e.target) for e in entries}
+    statuses = {e.target: market.get_assignment(e.target) for e in entries if e.action != "bonus"}
+    (bonus,) = [e for e in entries if e.action == "bonus"]
     by_worker: dict[str, list[str]] = {}
     for a in statuses.values():
         by_worker.setdefault(a["WorkerId"], []).append(a["AssignmentStatus"])
     assert sorted(by_worker[good.result.worker_id]) == ["Approved"] * 6
     assert sorted(by_worker[bad.result.worker_id]) == ["Rejected"] * 6
     assert len(statuses) == 12 and killed_at >= 1  # the kill came after decisions had started
-    assert balance_before - market.balance() == Decimal("0.72")  # 6 rewards + fees, exactly once
+    # 6 rewards and one bonus, each with its fee, exactly once.
+    assert balance_before - market.balance() == Decimal("0.72") + Decimal("0.06")
+    paid = market.client.list_bonus_payments(AssignmentId=bonus.payload["assignment_id"])["BonusPayments"]
+    assert [p["WorkerId"] for p in paid] == [good.result.worker_id]
     with session_scope(market_sessions) as session:
         assert session.scalar(select(func.sum(LedgerEntry.amount))) == 0
         rewards = session.scalar(
