@@ -28,6 +28,9 @@ from hits.campaigns.fileerrors import (
 from hits.money import MoneyError, parse_amount
 from hits.templates import TemplateError, get_template
 
+SignalName = Literal["speed", "straightline", "agreement"]
+DEFAULT_SIGNALS: tuple[SignalName, ...] = ("straightline", "agreement")
+
 
 class BonusRule(BaseModel):
     """A bonus, once per worker and campaign, for gold accuracy at or above a level."""
@@ -57,6 +60,9 @@ class QualityPolicy(BaseModel):
     flagged_action: Literal["reject", "hold"] = "reject"
     #: For templates without gold (free text): the highest tolerated share of misspelt
     #: words, and how many words a worker must have written before a verdict.
+    #: Signals that may flag a worker whom gold leaves undecided (all are always recorded as
+    #: evidence). "speed" is opt-in: it assumes human pacing, which scripted crowds lack.
+    signals: list[SignalName] = Field(default_factory=lambda: list(DEFAULT_SIGNALS))
     max_spelling_error_rate: float = Field(0.25, gt=0, lt=1)
     min_words: int = Field(20, ge=1)
     #: What else happens to a flagged worker: nothing more, a soft block (a qualification

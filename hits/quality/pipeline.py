@@ -242,8 +242,9 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
         if verdict.verdict == "undecided" and stats.gold_total >= policy.min_gold:
             # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
             signals = collect_signals(session, campaign_id, worker_id)
+            counted = [name for name in signals["suspicious"] if name in policy.signals]
             sharpened = combined_verdict(
-                verdict, signals["suspicious"], gold_total=stats.gold_total, min_gold=policy.min_gold
+                verdict, counted, gold_total=stats.gold_total, min_gold=policy.min_gold
             )
             verdict = WorkerVerdict(sharpened, verdict.p_below, {**verdict.evidence, "signals": signals})
     else:
@@ -254,7 +255,11 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
     if verdict.verdict == "flag" and not stats.flagged:
         created.extend(followups.on_flagged(session, campaign, policy, worker_id))
         stats.flagged = True
-        suspicious = verdict.evidence.get("signals", {}).get("suspicious", [])
+        suspicious = [
+            name
+            for name in verdict.evidence.get("signals", {}).get("suspicious", [])
+            if name in policy.signals
+        ]
         stats.flag_reason = (
             f"gold accuracy {stats.gold_correct}/{stats.gold_total}; "
             f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
