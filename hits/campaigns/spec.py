@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -28,6 +29,16 @@ from hits.campaigns.fileerrors import (
 from hits.money import MoneyError, parse_amount
 from hits.templates import TemplateError, get_template
 
+
+def _money(value: Any) -> Decimal:
+    try:
+        return parse_amount(value)
+    except MoneyError as exc:
+        raise ValueError(str(exc).split(": ", 1)[-1]) from exc
+
+
+#: An amount of dollars, exact: "1.25" or 1; a float is refused (it cannot carry cents exactly).
+Money = Annotated[Decimal, BeforeValidator(_money)]
 SignalName = Literal["speed", "straightline", "agreement"]
 DEFAULT_SIGNALS: tuple[SignalName, ...] = ("straightline", "agreement")
 
@@ -36,18 +47,10 @@ class BonusRule(BaseModel):
     """A bonus, once per worker and campaign, for gold accuracy at or above a level."""
 
     model_config = ConfigDict(extra="forbid")
-    amount: Decimal
+    amount: Money
     min_gold_accuracy: float = Field(0.9, gt=0, le=1)
     min_gold: int = Field(5, ge=1)
     reason: str = Field("Thank you: your answers to the check questions were excellent.", max_length=1024)
-
-    @field_validator("amount", mode="before")
-    @classmethod
-    def _money(cls, value: Any) -> Decimal:
-        try:
-            return parse_amount(value)
-        except MoneyError as exc:
-            raise ValueError(str(exc).split(": ", 1)[-1]) from exc
 
 
 class QualityPolicy(BaseModel):
@@ -93,8 +96,8 @@ class CampaignSpec(BaseModel):
     title: str = Field(min_length=1, max_length=128)
     description: str = Field(min_length=1, max_length=2000)
     keywords: str = Field("", max_length=1000)
-    reward: Decimal
-    budget: Decimal
+    reward: Money
+    budget: Money
     assignments_per_hit: int = Field(3, ge=1, le=100)
     items_per_hit: int = Field(4, ge=1, le=50)
     gold_per_hit: int = Field(1, ge=0, le=10)
@@ -108,14 +111,6 @@ class CampaignSpec(BaseModel):
     qualification_requirements: list[dict[str, Any]] = Field(default_factory=list)
     quality: QualityPolicy = Field(default_factory=QualityPolicy)
     seed: int = 0
-
-    @field_validator("reward", "budget", mode="before")
-    @classmethod
-    def _money(cls, value: Any) -> Decimal:
-        try:
-            return parse_amount(value)
-        except MoneyError as exc:
-            raise ValueError(str(exc).split(": ", 1)[-1]) from exc
 
     @field_validator("template")
     @classmethod
