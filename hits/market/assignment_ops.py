@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
-from hits.market import ledger
+from hits.market import events, ledger
 from hits.market.errors import RequestError, not_found
 from hits.market.hit_ops import refresh_status
 from hits.market.ids import new_entity_id
@@ -72,6 +72,7 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
     session.add(assignment)
     session.flush()
     refresh_status(session, hit)
+    events.record(session, hit, "AssignmentAccepted", assignment)
     return assignment
 
 
@@ -105,6 +106,7 @@ def submit(session: Session, worker: Worker, assignment_id: str, answer_xml: str
         seconds=assignment.hit.hit_type.auto_approval_delay_seconds
     )
     session.flush()
+    events.record(session, assignment.hit, "AssignmentSubmitted", assignment)
     refresh_status(session, assignment.hit, now)
     return assignment
 
@@ -119,6 +121,7 @@ def return_assignment(session: Session, worker: Worker, assignment_id: str) -> A
     assignment.status = RETURNED
     session.flush()
     refresh_status(session, assignment.hit)
+    events.record(session, assignment.hit, "AssignmentReturned", assignment)
     return assignment
 
 
@@ -161,6 +164,7 @@ def approve(
         assignment.requester_feedback = feedback
     session.flush()
     refresh_status(session, assignment.hit)
+    events.record(session, assignment.hit, "AssignmentApproved", assignment)
     return assignment
 
 
@@ -177,6 +181,7 @@ def reject(session: Session, requester_id: str, assignment_id: str, feedback: st
     assignment.requester_feedback = feedback
     session.flush()
     refresh_status(session, assignment.hit)
+    events.record(session, assignment.hit, "AssignmentRejected", assignment)
     return assignment
 
 
@@ -188,6 +193,7 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
     ).all()
     for assignment in abandoned:
         assignment.status = ABANDONED
+        events.record(session, assignment.hit, "AssignmentAbandoned", assignment)
     due = session.scalars(
         select(Assignment).where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
     ).all()
@@ -201,9 +207,11 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
     expired = session.scalars(select(HIT).where(HIT.status == ASSIGNABLE, HIT.expires_at <= now)).all()
     for hit in expired:
         touched.add(hit.id)
+        events.record(session, hit, "HITExpired")
     for hit_id in touched:
         touched_hit = session.get(HIT, hit_id)
         if touched_hit is not None:
             refresh_status(session, touched_hit, now)
     session.flush()
+    events.retry_pending(session)
     return {"abandoned": len(abandoned), "auto_approved": len(due), "hits_refreshed": len(touched)}

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
-from hits.market import request_tokens
+from hits.market import events, request_tokens
 from hits.market.errors import RequestError, invalid, not_found
 from hits.market.hit_ops import get_hit, refresh_status, slot_counts
 from hits.market.models import HIT, HITType
@@ -53,6 +53,7 @@ def update_expiration(session: Session, requester_id: str, hit_id: Any, expire_a
     now = utcnow()
     hit.expires_at = now if expire_at <= now else expire_at
     refresh_status(session, hit, now)
+    events.record(session, hit, "HITExpired" if expire_at <= now else "HITExtended")
     session.flush()
     return hit
 
@@ -112,6 +113,7 @@ def delete(session: Session, requester_id: str, hit_id: Any) -> HIT:
             INVALID_HIT_STATE,
         )
     hit.status = DISPOSED
+    events.record(session, hit, "HITDisposed")
     session.flush()
     return hit
 

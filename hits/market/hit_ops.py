@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
+from hits.market import events
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
@@ -139,6 +140,7 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, params: d
     )
     session.add(hit)
     session.flush()
+    events.record(session, hit, "HITCreated")
     return hit
 
 
@@ -162,6 +164,7 @@ def refresh_status(session: Session, hit: HIT, now: datetime | None = None) -> H
     """Recompute a HIT's status from its assignments and clock (Reviewing/Disposed stick)."""
     if hit.status in (REVIEWING, DISPOSED):
         return hit
+    before = hit.status
     now = now or utcnow()
     counts = slot_counts(session, hit.id)
     taken = sum(counts.get(s, 0) for s in OPEN_ASSIGNMENT_STATUSES)
@@ -172,6 +175,8 @@ def refresh_status(session: Session, hit: HIT, now: datetime | None = None) -> H
         hit.status = UNASSIGNABLE
     else:
         hit.status = REVIEWABLE
+    if hit.status == REVIEWABLE and before != REVIEWABLE:
+        events.record(session, hit, "HITReviewable")
     return hit
 
 

@@ -1,6 +1,7 @@
 """The marketplace's tables, split by domain. Import from here."""
 
 from hits.market.models.accounts import AccessKey, Requester, Worker
+from hits.market.models.events import MarketEvent
 from hits.market.models.ledger import LedgerEntry
 from hits.market.models.qualifications import QualificationType, WorkerQualification
 from hits.market.models.relations import BonusPayment, WorkerBlock, WorkerMessage
@@ -19,6 +20,7 @@ __all__ = [
     "BonusPayment",
     "HITType",
     "LedgerEntry",
+    "MarketEvent",
     "NotificationSetting",
     "QualificationRequest",
     "QualificationType",

@@ -1,0 +1,174 @@
+"""Notification events for real: recorded with the change, delivered after commit, retried until received.
+
+A state change (an assignment accepted, submitted, approved...; a HIT created,
+reviewable, expired...) whose HIT type has an active notification setting
+naming that event type writes a :class:`MarketEvent` row in the same
+transaction. After the transaction commits, a background thread POSTs pending
+events to their ``http(s)://`` destinations as MTurk's 2014-08-15 event
+documents; an event the receiver did not take (down, or an error status) stays
+pending and is retried by later deliveries (every clock sweep starts one), so
+no event is lost while the receiver is away. Delivery is at least once, as on
+MTurk: receivers should de-duplicate on ``EventDocId``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import requests
+from sqlalchemy import Engine, or_, select, update
+from sqlalchemy.orm import Session
+
+from hits.db import call_after_commit, utcnow
+from hits.market.models import HIT, Assignment, MarketEvent, NotificationSetting
+
+log = logging.getLogger(__name__)
+TIMEOUT = 5.0
+#: A claim older than this belongs to a deliverer that died: another may take the event.
+CLAIM_STALE = timedelta(seconds=60)
+#: After this many failed attempts an event is kept, with its last error, but no longer tried.
+MAX_ATTEMPTS = 50
+BATCH = 100
+# One delivery pass at a time per process keeps a destination's events in order.
+_DELIVERING = threading.Lock()
+
+
+def record(session: Session, hit: HIT, event_type: str, assignment: Assignment | None = None) -> None:
+    """Write the event if the HIT type's active setting asks for it; deliver it after commit."""
+    setting = session.get(NotificationSetting, hit.hit_type_id)
+    if setting is None or not setting.active or event_type not in setting.event_types:
+        return
+    if setting.transport in ("SQS", "SNS") or not setting.destination.startswith(("http://", "https://")):
+        return  # stored only: hitforge has no queue service or mail to send to, only web hooks
+    event: dict[str, Any] = {
+        "EventType": event_type,
+        "EventTimestamp": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "HITTypeId": hit.hit_type_id,
+        "HITId": hit.id,
+    }
+    if assignment is not None:
+        event["AssignmentId"] = assignment.id
+        event["WorkerId"] = assignment.worker_id
+    document = {
+        "Events": [event],
+        "EventDocId": uuid.uuid4().hex,
+        "SourceAccount": hit.requester_id,
+        "CustomerId": hit.requester_id,
+        "EventDocVersion": "2014-08-15",
+    }
+    session.add(
+        MarketEvent(
+            requester_id=hit.requester_id,
+            hit_type_id=hit.hit_type_id,
+            event_type=event_type,
+            destination=setting.destination,
+            document=document,
+            attempts=0,
+        )
+    )
+    schedule_delivery(session)
+
+
+def schedule_delivery(session: Session) -> None:
+    """Start a delivery pass in the background once this transaction commits."""
+    if session.info.get("_events_scheduled"):
+        return
+    session.info["_events_scheduled"] = True
+    engine = session.get_bind()
+
+    def start() -> None:
+        session.info.pop("_events_scheduled", None)
+        threading.Thread(target=deliver_pending, args=(engine,), name="hitforge-events", daemon=True).start()
+
+    call_after_commit(session, start)
+
+
+def deliver_pending(engine: Any) -> int:
+    """POST every pending event this pass can claim, oldest first; return how many were delivered."""
+    if not isinstance(engine, Engine):
+        engine = engine.engine
+    delivered, cursor = 0, 0
+    with _DELIVERING:
+        while True:
+            # Each event is tried once a pass: one that fails waits for the next pass.
+            batch = _claim(engine, after_id=cursor)
+            if not batch:
+                return delivered
+            for event_id, destination, document in batch:
+                delivered += _deliver_one(engine, event_id, destination, document)
+            cursor = batch[-1][0]
+
+
+def _claim(engine: Engine, after_id: int) -> list[tuple[int, str, dict[str, Any]]]:
+    now = utcnow()
+    with Session(engine) as session, session.begin():
+        candidates = session.execute(
+            select(MarketEvent.id, MarketEvent.destination, MarketEvent.document)
+            .where(
+                MarketEvent.id > after_id,
+                MarketEvent.delivered_at.is_(None),
+                MarketEvent.attempts < MAX_ATTEMPTS,
+                or_(MarketEvent.claimed_at.is_(None), MarketEvent.claimed_at < now - CLAIM_STALE),
+            )
+            .order_by(MarketEvent.id)
+            .limit(BATCH)
+        ).all()
+        claimed = []
+        for event_id, destination, document in candidates:
+            # Compare-and-set: only one deliverer wins each event.
+            result: Any = session.execute(
+                update(MarketEvent)
+                .where(
+                    MarketEvent.id == event_id,
+                    MarketEvent.delivered_at.is_(None),
+                    or_(MarketEvent.claimed_at.is_(None), MarketEvent.claimed_at < now - CLAIM_STALE),
+                )
+                .values(claimed_at=now, attempts=MarketEvent.attempts + 1)
+            )
+            if result.rowcount:
+                claimed.append((event_id, destination, document))
+    return claimed
+
+
+def _deliver_one(engine: Engine, event_id: int, destination: str, document: dict[str, Any]) -> int:
+    error = None
+    try:
+        response = requests.post(
+            destination,
+            data=json.dumps(document),
+            headers={"Content-Type": "application/json"},
+            timeout=TIMEOUT,
+        )
+        if response.status_code >= 300:
+            error = f"HTTP {response.status_code}"
+    except requests.RequestException as exc:
+        error = exc.__class__.__name__
+    with Session(engine) as session, session.begin():
+        event = session.get(MarketEvent, event_id)
+        if event is None:
+            return 0
+        if error is None:
+            event.delivered_at = utcnow()
+            event.last_error = None
+        else:
+            # Released for a later pass: the receiver may be back by then.
+            event.claimed_at = None
+            event.last_error = error
+            log.info("event %s to %s not delivered: %s", event_id, destination, error)
+    return int(error is None)
+
+
+def retry_pending(session: Session) -> None:
+    """Schedule a delivery pass if any event is still waiting (the clock sweep calls this)."""
+    waiting = session.scalar(
+        select(MarketEvent.id)
+        .where(MarketEvent.delivered_at.is_(None), MarketEvent.attempts < MAX_ATTEMPTS)
+        .limit(1)
+    )
+    if waiting is not None:
+        schedule_delivery(session)
