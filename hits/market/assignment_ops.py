@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
-from hits.market import events, ledger
+from hits.market import events, ledger, review_policies
 from hits.market.errors import RequestError, not_found
 from hits.market.hit_ops import refresh_status
 from hits.market.ids import new_entity_id
@@ -107,6 +107,8 @@ def submit(session: Session, worker: Worker, assignment_id: str, answer_xml: str
     )
     session.flush()
     events.record(session, assignment.hit, "AssignmentSubmitted", assignment)
+    # The assignment-level policy runs at submission, before the HIT may turn reviewable.
+    review_policies.on_submitted(session, assignment)
     refresh_status(session, assignment.hit, now)
     return assignment
 

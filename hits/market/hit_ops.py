@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
-from hits.market import events
+from hits.market import events, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
@@ -140,6 +140,7 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, params: d
     )
     session.add(hit)
     session.flush()
+    review_policies.attach(session, hit, params)
     events.record(session, hit, "HITCreated")
     return hit
 
@@ -177,6 +178,7 @@ def refresh_status(session: Session, hit: HIT, now: datetime | None = None) -> H
         hit.status = REVIEWABLE
     if hit.status == REVIEWABLE and before != REVIEWABLE:
         events.record(session, hit, "HITReviewable")
+        review_policies.on_reviewable(session, hit)
     return hit
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from hits.market import assignment_ops, hit_admin, hit_ops
+from hits.market import assignment_ops, hit_admin, hit_ops, review_policies
 from hits.market.errors import RequestError, invalid
 from hits.market.qualification_ops import get_type
 from server.mturk_api.registry import CallContext, operation
@@ -78,21 +78,22 @@ def list_hits_for_qualification_type(ctx: CallContext, params: dict[str, Any]) -
 
 @operation("ListReviewPolicyResultsForHIT")
 def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    """Review policies are not run by hitforge: the reports are always empty."""
+    """What the HIT's review policies found (ReviewResults) and did (ReviewActions)."""
     hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
     levels = params.get("PolicyLevels") or list(POLICY_LEVELS)
     if not isinstance(levels, list) or any(level not in POLICY_LEVELS for level in levels):
         raise invalid("PolicyLevels may hold Assignment and HIT.")
     page_request(params)
-    out: dict[str, Any] = {"HITId": hit.id}
-    for level in levels:
-        report: dict[str, Any] = {}
-        if params.get("RetrieveResults", True):
-            report["ReviewResults"] = []
-        if params.get("RetrieveActions", True):
-            report["ReviewActions"] = []
-        out[f"{level}ReviewReport"] = report
-    return out
+    return {
+        "HITId": hit.id,
+        **review_policies.report(
+            ctx.session,
+            hit.id,
+            levels,
+            results=bool(params.get("RetrieveResults", True)),
+            actions=bool(params.get("RetrieveActions", True)),
+        ),
+    }
 
 
 @operation("GetFileUploadURL")

@@ -11,6 +11,7 @@ from hits.market.models.requests import (
     RequesterOptions,
     RequestToken,
 )
+from hits.market.models.review import HITReviewPolicies, ReviewRecord
 from hits.market.models.work import HIT, Assignment, HITType
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "AccessKey",
     "Assignment",
     "BonusPayment",
+    "HITReviewPolicies",
     "HITType",
     "LedgerEntry",
     "MarketEvent",
@@ -25,6 +27,7 @@ __all__ = [
     "QualificationRequest",
     "QualificationType",
     "RequestToken",
+    "ReviewRecord",
     "Requester",
     "RequesterOptions",
     "Worker",

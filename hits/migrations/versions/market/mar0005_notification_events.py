@@ -1,4 +1,4 @@
-"""notification events outbox
+"""notification events outbox; review policies and their results
 
 Revision ID: mar0005
 Revises: mar0002
@@ -35,7 +35,31 @@ def upgrade() -> None:
     with op.batch_alter_table("market_events") as batch_op:
         batch_op.create_index("ix_market_events_requester_id", ["requester_id"])
         batch_op.create_index("ix_market_events_delivered_at", ["delivered_at"])
+    op.create_table(
+        "market_review_policies",
+        sa.Column("hit_id", sa.String(length=32), nullable=False),
+        sa.Column("assignment_policy", sa.JSON(), nullable=True),
+        sa.Column("hit_policy", sa.JSON(), nullable=True),
+        sa.Column("hit_policy_done_at", hits.db.UTCDateTime(), nullable=True),
+        sa.ForeignKeyConstraint(["hit_id"], ["market_hits.id"]),
+        sa.PrimaryKeyConstraint("hit_id"),
+    )
+    op.create_table(
+        "market_review_records",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("hit_id", sa.String(length=32), nullable=False),
+        sa.Column("level", sa.String(length=16), nullable=False),
+        sa.Column("kind", sa.String(length=8), nullable=False),
+        sa.Column("data", sa.JSON(), nullable=False),
+        sa.Column("created_at", hits.db.UTCDateTime(), nullable=False),
+        sa.ForeignKeyConstraint(["hit_id"], ["market_hits.id"]),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    with op.batch_alter_table("market_review_records") as batch_op:
+        batch_op.create_index("ix_market_review_records_hit_id", ["hit_id"])
 
 
 def downgrade() -> None:
+    op.drop_table("market_review_records")
+    op.drop_table("market_review_policies")
     op.drop_table("market_events")

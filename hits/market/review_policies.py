@@ -1,0 +1,375 @@
+"""MTurk's review policies: ScoreMyKnownAnswers/2011-09-01 and SimplePlurality/2011-09-01.
+
+An AssignmentReviewPolicy (ScoreMyKnownAnswers) is evaluated when an
+assignment is submitted: the answers to the questions of its AnswerKey are
+scored as a percentage, and the assignment is approved, rejected or the HIT
+extended as its parameters say. A HITReviewPolicy (SimplePlurality) is
+evaluated once, when the HIT becomes reviewable: per question, the plurality
+answer and how many agree with it; per worker, the share of questions where
+they agreed; the HIT's agreement score is the share of questions that reached
+the threshold. Every finding is a ReviewResultDetail and every step taken a
+ReviewActionDetail, kept for ListReviewPolicyResultsForHIT. Actions go through
+the ordinary assignment code, so money moves exactly as with ApproveAssignment.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from lxml import etree
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.db import utcnow
+from hits.market.errors import RequestError, invalid
+from hits.market.models import HIT, Assignment, HITReviewPolicies, ReviewRecord
+
+SCORE_KNOWN = "ScoreMyKnownAnswers/2011-09-01"
+PLURALITY = "SimplePlurality/2011-09-01"
+KEYS = {
+    SCORE_KNOWN: {
+        "AnswerKey",
+        "ApproveIfKnownAnswerScoreIsAtLeast",
+        "ApproveReason",
+        "RejectIfKnownAnswerScoreIsLessThan",
+        "RejectReason",
+        "ExtendIfKnownAnswerScoreIsLessThan",
+        "ExtendMaximumAssignments",
+        "ExtendMinimumTimeInSeconds",
+    },
+    PLURALITY: {
+        "QuestionIds",
+        "QuestionIDs",
+        "QuestionAgreementThreshold",
+        "DisregardAssignmentIfRejected",
+        "DisregardAssignmentIfKnownAnswerScoreIsLessThan",
+        "ExtendIfHITAgreementScoreIsLessThan",
+        "ExtendMaximumAssignments",
+        "ExtendMinimumTimeInSeconds",
+        "ApproveIfWorkerAgreementScoreIsAtLeast",
+        "ApproveReason",
+        "RejectIfWorkerAgreementScoreIsLessThan",
+        "RejectReason",
+    },
+}
+LEVEL_OF = {SCORE_KNOWN: "Assignment", PLURALITY: "HIT"}
+PERCENT_KEYS = {
+    k for keys in KEYS.values() for k in keys if "Score" in k or k == "QuestionAgreementThreshold"
+}
+QFA_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd"
+
+
+def validate_policy(policy: Any, member: str, expected: str) -> dict[str, Any]:
+    """Check a ReviewPolicy structure; return it as {name, params: {key: values or map}}."""
+    if not isinstance(policy, dict) or policy.get("PolicyName") != expected:
+        raise invalid(f"{member} must name the policy {expected}.")
+    params: dict[str, Any] = {}
+    for parameter in policy.get("Parameters") or []:
+        key = parameter.get("Key") if isinstance(parameter, dict) else None
+        if key not in KEYS[expected]:
+            raise invalid(f"{member}: {key!r} is not a parameter of {expected}.")
+        if key == "AnswerKey":
+            entries = parameter.get("MapEntries") or []
+            if not entries or any(not e.get("Key") or not e.get("Values") for e in entries):
+                raise invalid(f"{member}: AnswerKey needs MapEntries of a question id and its answer.")
+            params[key] = {e["Key"]: [str(v) for v in e["Values"]] for e in entries}
+            continue
+        values = [str(v) for v in parameter.get("Values") or []]
+        if not values:
+            raise invalid(f"{member}: {key} needs a value.")
+        if key in PERCENT_KEYS or key in ("ExtendMaximumAssignments", "ExtendMinimumTimeInSeconds"):
+            try:
+                number = int(values[0])
+            except ValueError as exc:
+                raise invalid(f"{member}: {key} must be a whole number.") from exc
+            upper = 101 if key in PERCENT_KEYS else (25 if key == "ExtendMaximumAssignments" else 31_536_000)
+            if not 0 <= number <= upper:
+                raise invalid(f"{member}: {key} must be between 0 and {upper}.")
+        params["QuestionIds" if key == "QuestionIDs" else key] = values
+    if expected == SCORE_KNOWN and "AnswerKey" not in params:
+        raise invalid(f"{member}: {SCORE_KNOWN} needs an AnswerKey.")
+    if expected == PLURALITY and "QuestionIds" not in params:
+        raise invalid(f"{member}: {PLURALITY} needs QuestionIds.")
+    return {"name": expected, "params": params, "wire": policy}
+
+
+def attach(session: Session, hit: HIT, params: dict[str, Any]) -> None:
+    """Store the policies given to CreateHIT (validated)."""
+    assignment_policy = params.get("AssignmentReviewPolicy")
+    hit_policy = params.get("HITReviewPolicy")
+    if assignment_policy is None and hit_policy is None:
+        return
+    session.add(
+        HITReviewPolicies(
+            hit_id=hit.id,
+            assignment_policy=validate_policy(assignment_policy, "AssignmentReviewPolicy", SCORE_KNOWN)
+            if assignment_policy is not None
+            else None,
+            hit_policy=validate_policy(hit_policy, "HITReviewPolicy", PLURALITY)
+            if hit_policy is not None
+            else None,
+        )
+    )
+    session.flush()
+
+
+def answers_of(xml: str | None) -> dict[str, str]:
+    """Question id -> answer (selections joined by '|') from QuestionFormAnswers."""
+    if not xml:
+        return {}
+    root = etree.fromstring(xml.encode("utf-8"), etree.XMLParser(resolve_entities=False, no_network=True))
+    out = {}
+    for answer in root.iter(f"{{{QFA_NS}}}Answer"):
+        qid = answer.findtext(f"{{{QFA_NS}}}QuestionIdentifier") or ""
+        free = answer.findtext(f"{{{QFA_NS}}}FreeText")
+        picks = [e.text or "" for e in answer.iter(f"{{{QFA_NS}}}SelectionIdentifier")]
+        other = answer.findtext(f"{{{QFA_NS}}}OtherSelectionText")
+        out[qid] = free if free is not None else "|".join(picks) if picks else (other or "")
+    return out
+
+
+def _record(session: Session, hit_id: str, level: str, kind: str, data: dict[str, Any]) -> None:
+    session.add(ReviewRecord(hit_id=hit_id, level=level, kind=kind, data=data))
+
+
+def _act(session: Session, hit: HIT, level: str, name: str, target: Assignment | None, run: Any) -> None:
+    """Run one action and keep its ReviewActionDetail (a failure is recorded, not raised)."""
+    action_id = uuid.uuid4().hex[:30].upper()
+    detail: dict[str, Any] = {
+        "ActionId": action_id,
+        "ActionName": name,
+        "TargetId": target.id if target is not None else hit.id,
+        "TargetType": "Assignment" if target is not None else "HIT",
+    }
+    try:
+        with session.begin_nested():
+            detail["Result"] = run()
+        detail["Status"] = "SUCCEEDED"
+    except RequestError as exc:
+        detail.update(Status="FAILED", ErrorCode=exc.turk_error_code, Result=exc.message)
+    detail["CompleteTime"] = utcnow().timestamp()  # epoch seconds, as botocore reads timestamps
+    _record(session, hit.id, level, "action", detail)
+
+
+def _extend(session: Session, hit: HIT, params: dict[str, Any]) -> str:
+    """Add one assignment (up to ExtendMaximumAssignments) and make sure the HIT stays open long enough."""
+    from hits.market.hit_ops import refresh_status
+
+    limit = int(params.get("ExtendMaximumAssignments", ["25"])[0])
+    if hit.max_assignments >= limit:
+        raise RequestError(
+            f"The HIT already has {hit.max_assignments} assignments, the most the policy allows."
+        )
+    hit.max_assignments += 1
+    minimum = timedelta(seconds=int(params.get("ExtendMinimumTimeInSeconds", ["3600"])[0]))
+    hit.expires_at = max(hit.expires_at, utcnow() + minimum)
+    session.flush()
+    refresh_status(session, hit)
+    return f"extended to {hit.max_assignments} assignments"
+
+
+def on_submitted(session: Session, assignment: Assignment) -> None:
+    """Evaluate the HIT's ScoreMyKnownAnswers policy for a newly submitted assignment."""
+    from hits.market import assignment_ops
+
+    policies = session.get(HITReviewPolicies, assignment.hit_id)
+    if policies is None or policies.assignment_policy is None:
+        return
+    hit = assignment.hit
+    params = policies.assignment_policy["params"]
+    given = answers_of(assignment.answer)
+    key: dict[str, list[str]] = params["AnswerKey"]
+    correct = 0
+    for qid, accepted in key.items():
+        right = given.get(qid, "").strip().casefold() in {a.strip().casefold() for a in accepted}
+        correct += int(right)
+        _record(
+            session,
+            hit.id,
+            "Assignment",
+            "result",
+            {
+                "SubjectId": assignment.id,
+                "SubjectType": "Assignment",
+                "QuestionId": qid,
+                "Key": "KnownAnswerCorrect",
+                "Value": str(right).lower(),
+            },
+        )
+    score = round(100 * correct / len(key))
+    _record(
+        session,
+        hit.id,
+        "Assignment",
+        "result",
+        {
+            "SubjectId": assignment.id,
+            "SubjectType": "Assignment",
+            "Key": "KnownAnswerScore",
+            "Value": str(score),
+        },
+    )
+
+    def threshold(name: str) -> int | None:
+        return int(params[name][0]) if name in params else None
+
+    approve_at, reject_below, extend_below = (
+        threshold("ApproveIfKnownAnswerScoreIsAtLeast"),
+        threshold("RejectIfKnownAnswerScoreIsLessThan"),
+        threshold("ExtendIfKnownAnswerScoreIsLessThan"),
+    )
+    requester = hit.requester_id
+    if approve_at is not None and score >= approve_at:
+        reason = params.get("ApproveReason", [None])[0]
+        _act(
+            session,
+            hit,
+            "Assignment",
+            "approve",
+            assignment,
+            lambda: assignment_ops.approve(session, requester, assignment.id, reason) and "approved",
+        )
+    elif reject_below is not None and score < reject_below:
+        reason = params.get("RejectReason", ["Your answers to the known questions were not right."])[0]
+        _act(
+            session,
+            hit,
+            "Assignment",
+            "reject",
+            assignment,
+            lambda: assignment_ops.reject(session, requester, assignment.id, reason) and "rejected",
+        )
+    if extend_below is not None and score < extend_below:
+        _act(session, hit, "Assignment", "extend", None, lambda: _extend(session, hit, params))
+
+
+def on_reviewable(session: Session, hit: HIT) -> None:
+    """Evaluate the HIT's SimplePlurality policy, once, when the HIT becomes reviewable."""
+    from hits.market import assignment_ops
+
+    policies = session.get(HITReviewPolicies, hit.id)
+    if policies is None or policies.hit_policy is None or policies.hit_policy_done_at is not None:
+        return
+    policies.hit_policy_done_at = utcnow()
+    params = policies.hit_policy["params"]
+    assignments = session.scalars(
+        select(Assignment).where(
+            Assignment.hit_id == hit.id, Assignment.status.in_(("Submitted", "Approved", "Rejected"))
+        )
+    ).all()
+    if params.get("DisregardAssignmentIfRejected", ["false"])[0].lower() == "true":
+        assignments = [a for a in assignments if a.status != "Rejected"]
+    answers = {a.id: answers_of(a.answer) for a in assignments}
+    threshold = int(params.get("QuestionAgreementThreshold", ["50"])[0])
+    agreed_questions = 0
+    agreements: Counter[str] = Counter()
+    questions = params["QuestionIds"]
+    for qid in questions:
+        votes = Counter(a[qid] for a in answers.values() if qid in a)
+        if not votes:
+            continue
+        plurality, count = votes.most_common(1)[0]
+        percent = round(100 * count / sum(votes.values()))
+        agreed = percent >= threshold
+        agreed_questions += int(agreed)
+        for key, value in (
+            ("PluralityAnswer", plurality),
+            ("PluralityAnswerPercent", str(percent)),
+            ("AgreementReached", str(agreed).lower()),
+        ):
+            _record(
+                session,
+                hit.id,
+                "HIT",
+                "result",
+                {"SubjectId": hit.id, "SubjectType": "HIT", "QuestionId": qid, "Key": key, "Value": value},
+            )
+        for assignment_id, given in answers.items():
+            agreements[assignment_id] += int(agreed and given.get(qid) == plurality)
+    hit_score = round(100 * agreed_questions / len(questions))
+    _record(
+        session,
+        hit.id,
+        "HIT",
+        "result",
+        {"SubjectId": hit.id, "SubjectType": "HIT", "Key": "HITAgreementScore", "Value": str(hit_score)},
+    )
+    approve_at = (
+        int(params["ApproveIfWorkerAgreementScoreIsAtLeast"][0])
+        if "ApproveIfWorkerAgreementScoreIsAtLeast" in params
+        else None
+    )
+    reject_below = (
+        int(params["RejectIfWorkerAgreementScoreIsLessThan"][0])
+        if "RejectIfWorkerAgreementScoreIsLessThan" in params
+        else None
+    )
+    for assignment in assignments:
+        worker_score = round(100 * agreements[assignment.id] / len(questions))
+        _record(
+            session,
+            hit.id,
+            "HIT",
+            "result",
+            {
+                "SubjectId": assignment.id,
+                "SubjectType": "Assignment",
+                "Key": "WorkerAgreementScore",
+                "Value": str(worker_score),
+            },
+        )
+        if assignment.status != "Submitted":
+            continue
+        if approve_at is not None and worker_score >= approve_at:
+            reason = params.get("ApproveReason", [None])[0]
+            _act(
+                session,
+                hit,
+                "HIT",
+                "approve",
+                assignment,
+                lambda a=assignment, r=reason: (
+                    assignment_ops.approve(session, hit.requester_id, a.id, r) and "approved"
+                ),
+            )
+        elif reject_below is not None and worker_score < reject_below:
+            reason = params.get("RejectReason", ["Your answers did not agree with the other workers'."])[0]
+            _act(
+                session,
+                hit,
+                "HIT",
+                "reject",
+                assignment,
+                lambda a=assignment, r=reason: (
+                    assignment_ops.reject(session, hit.requester_id, a.id, r) and "rejected"
+                ),
+            )
+    extend_below = params.get("ExtendIfHITAgreementScoreIsLessThan")
+    if extend_below is not None and hit_score < int(extend_below[0]):
+        _act(session, hit, "HIT", "extend", None, lambda: _extend(session, hit, params))
+        policies.hit_policy_done_at = None  # evaluate again when the extra work is in
+
+
+def report(session: Session, hit_id: str, levels: list[str], results: bool, actions: bool) -> dict[str, Any]:
+    """The ListReviewPolicyResultsForHIT members for ``levels``."""
+    policies = session.get(HITReviewPolicies, hit_id)
+    out: dict[str, Any] = {}
+    records = session.scalars(
+        select(ReviewRecord).where(ReviewRecord.hit_id == hit_id).order_by(ReviewRecord.id)
+    ).all()
+    for level in levels:
+        stored = None
+        if policies is not None:
+            stored = policies.assignment_policy if level == "Assignment" else policies.hit_policy
+        if stored is not None:
+            out[f"{level}ReviewPolicy"] = stored["wire"]
+        rep: dict[str, Any] = {}
+        if results:
+            rep["ReviewResults"] = [r.data for r in records if r.level == level and r.kind == "result"]
+        if actions:
+            rep["ReviewActions"] = [r.data for r in records if r.level == level and r.kind == "action"]
+        out[f"{level}ReviewReport"] = rep
+    return out
