@@ -262,6 +262,14 @@ def on_reviewable(session: Session, hit: HIT) -> None:
     ).all()
     if params.get("DisregardAssignmentIfRejected", ["false"])[0].lower() == "true":
         assignments = [a for a in assignments if a.status != "Rejected"]
+    if "DisregardAssignmentIfKnownAnswerScoreIsLessThan" in params:
+        floor = int(params["DisregardAssignmentIfKnownAnswerScoreIsLessThan"][0])
+        known = {
+            r.data["SubjectId"]: int(r.data["Value"])
+            for r in session.scalars(select(ReviewRecord).where(ReviewRecord.hit_id == hit.id))
+            if r.data.get("Key") == "KnownAnswerScore"
+        }
+        assignments = [a for a in assignments if known.get(a.id, 100) >= floor]
     answers = {a.id: answers_of(a.answer) for a in assignments}
     threshold = int(params.get("QuestionAgreementThreshold", ["50"])[0])
     agreed_questions = 0
