@@ -124,3 +124,31 @@ def test_policies_are_validated(mturk, policy: dict) -> None:
     with pytest.raises(mturk.exceptions.RequestError) as caught:
         mturk.create_hit(**hit_params(AssignmentReviewPolicy=policy))
     assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.InvalidParameterValue"
+
+
+def test_plurality_can_disregard_work_that_failed_the_known_answers(mturk, market_sessions) -> None:
+    known = {
+        "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+        "Parameters": [{"Key": "AnswerKey", "MapEntries": [{"Key": "check", "Values": ["yes"]}]}],
+    }
+    plurality = {
+        "PolicyName": "SimplePlurality/2011-09-01",
+        "Parameters": [
+            param("QuestionIds", "shape"),
+            param("QuestionAgreementThreshold", "100"),
+            param("DisregardAssignmentIfKnownAnswerScoreIsLessThan", "100"),
+        ],
+    }
+    hit_id = mturk.create_hit(
+        **hit_params(MaxAssignments=3, AssignmentReviewPolicy=known, HITReviewPolicy=plurality)
+    )["HIT"]["HITId"]
+    for n, (check, shape) in enumerate([("yes", "circle"), ("yes", "circle"), ("no", "square")]):
+        work(market_sessions, hit_id, f"disregard-{n}-{hit_id[:6]}", [("check", check), ("shape", shape)])
+    found, _ = results(mturk, hit_id, "HIT")
+    by_key = {r["Key"]: r["Value"] for r in found if r.get("QuestionId") == "shape"}
+    # The third worker failed the known answer: without them the other two agree fully.
+    assert by_key == {
+        "PluralityAnswer": "circle",
+        "PluralityAnswerPercent": "100",
+        "AgreementReached": "true",
+    }
