@@ -135,17 +135,23 @@ def _claim(engine: Engine, after_id: int) -> list[tuple[int, str, dict[str, Any]
     return claimed
 
 
+def post_document(destination: str, document: dict[str, Any]) -> int:
+    """POST an event document; the HTTP status (network failures raise ``requests.RequestException``)."""
+    response = requests.post(
+        destination,
+        data=json.dumps(document),
+        headers={"Content-Type": "application/json"},
+        timeout=TIMEOUT,
+    )
+    return int(response.status_code)
+
+
 def _deliver_one(engine: Engine, event_id: int, destination: str, document: dict[str, Any]) -> int:
     error = None
     try:
-        response = requests.post(
-            destination,
-            data=json.dumps(document),
-            headers={"Content-Type": "application/json"},
-            timeout=TIMEOUT,
-        )
-        if response.status_code >= 300:
-            error = f"HTTP {response.status_code}"
+        status = post_document(destination, document)
+        if status >= 300:
+            error = f"HTTP {status}"
     except requests.RequestException as exc:
         error = exc.__class__.__name__
     with Session(engine) as session, session.begin():

@@ -7,7 +7,6 @@ destinations are stored but nothing is sent to them.
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -17,6 +16,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import validation as v
 from hits.market.errors import RequestError, invalid, not_found
+from hits.market.events import post_document
 from hits.market.models import HITType, NotificationSetting
 
 TRANSPORTS = ("Email", "SQS", "SNS")
@@ -106,22 +106,16 @@ def send_test_event(requester_id: str, notification: Any, event_type: Any) -> bo
     destination = spec["destination"]
     if spec["transport"] in ("SQS", "SNS") or not destination.startswith(("http://", "https://")):
         return False
-    document = event_document(requester_id, event_type)
     try:
-        response = requests.post(
-            destination,
-            data=json.dumps(document),
-            headers={"Content-Type": "application/json"},
-            timeout=DELIVERY_TIMEOUT,
-        )
+        status = post_document(destination, event_document(requester_id, event_type))
     except requests.RequestException as exc:
         raise RequestError(
             f"The test notification could not be delivered to {destination}: {exc.__class__.__name__}.",
             "AWS.MechanicalTurk.NotificationDeliveryFailed",
         ) from exc
-    if response.status_code >= 400:
+    if status >= 400:
         raise RequestError(
-            f"The test notification to {destination} was refused with HTTP {response.status_code}.",
+            f"The test notification to {destination} was refused with HTTP {status}.",
             "AWS.MechanicalTurk.NotificationDeliveryFailed",
         )
     return True
