@@ -50,8 +50,9 @@ def test_select_page_none_excludes_the_rest_and_keeps_ticks_on_error(
     first.get_by_role("checkbox").nth(1).check()
     assert not first.get_by_label("No caption is correct").is_checked()
     frame.get_by_role("button", name="Submit").click()
+    summary = frame.locator("#error-summary").inner_text()  # waits for the re-rendered page
     slots = frame.locator("fieldset.pair").count()
-    assert f"Please fix {slots - 1} problem" in frame.locator("#error-summary").inner_text()
+    assert f"Please fix {slots - 1} problem" in summary
     assert frame.locator("fieldset.pair").nth(0).get_by_role("checkbox").nth(1).is_checked()
     for k in range(1, slots):
         # By keyboard: focus the box and press space.
@@ -71,6 +72,7 @@ def test_write_page_refuses_blank_and_repeated_sentences_without_losing_text(
     )
     frame = _accept(page, live_server.url, "write-worker", hit_ids[0])
     boxes = frame.get_by_role("textbox")
+    boxes.first.wait_for()  # count() does not wait for the frame to load
     count = boxes.count()
     frame.get_by_label("Your sentence for picture 1").fill("A red circle beside a blue square.")
     frame.get_by_label("Your sentence for picture 2").fill("a red circle beside a blue square")
@@ -96,6 +98,7 @@ def test_target_page_by_letter_keys_and_mouse(
     )
     frame = _accept(page, live_server.url, "target-worker", hit_ids[0])
     items = frame.locator("fieldset.target-item")
+    items.first.wait_for()  # count() does not wait for the frame to load
     count = items.count()
     assert frame.locator("fieldset.target-item svg rect").count() == 2 * count  # every item shows its frame
     items.nth(0).get_by_role("radio").first.click()  # A, by mouse
