@@ -1,0 +1,181 @@
+"""API throughput through the real boto3 client: CreateHIT and ListAssignmentsForHIT pages.
+
+    python -m bench.api_throughput --threads 8 --seconds 10 [--server-processes 2]
+
+Runs the marketplace under gunicorn (``--server-processes`` processes, 4 threads
+each) and hammers it from ``--threads`` client threads, each with its own boto3
+client, for ``--seconds`` per workload. Prints calls per second and latency
+percentiles, and the no-op floor: the same client against a server that
+answers every call at once without doing anything, which bounds what any
+server could reach from this client on this machine. Embedded SQLite unless
+HITFORGE_DATABASE_URL names PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.market import assignment_ops
+from hits.market.accounts import create_requester, create_worker
+from hits.market.questions import answers_to_xml
+from hits.schema import upgrade
+from hits.settings import load_settings
+from server.runner import free_port
+
+QUESTION = (
+    '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
+    '2006-07-14/ExternalQuestion.xsd"><ExternalURL>https://bench.invalid/task</ExternalURL>'
+    "<FrameHeight>600</FrameHeight></ExternalQuestion>"
+)
+HIT = {
+    "MaxAssignments": 3,
+    "LifetimeInSeconds": 3600,
+    "AssignmentDurationInSeconds": 600,
+    "Reward": "0.05",
+    "Title": "Bench task",
+    "Description": "A HIT made by the API benchmark.",
+    "Question": QUESTION,
+}
+
+
+def _gunicorn(app: str, port: int, processes: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    argv = [
+        sys.executable, "-m", "gunicorn", "-w", str(processes), "-k", "gthread", "--threads", "4",
+        "-b", f"127.0.0.1:{port}", "--log-level", "warning", app,
+    ]  # fmt: skip
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter
+        argv, env={**os.environ, **env}, stdout=log.open("ab"), stderr=subprocess.STDOUT
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return process
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"gunicorn did not start; see {log}")
+
+
+def _client(url: str, key_id: str, secret: str) -> Any:
+    return boto3.client(
+        "mturk",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": 1}, max_pool_connections=4),
+    )
+
+
+def _hammer(make_call: Callable[[Any], int], clients: list[Any], seconds: float) -> tuple[int, list[float]]:
+    """Run ``make_call`` from one thread per client for ``seconds``; (calls made, latencies in s)."""
+    latencies: list[list[float]] = [[] for _ in clients]
+    counts = [0] * len(clients)
+    stop = time.monotonic() + seconds
+
+    def loop(i: int) -> None:
+        while time.monotonic() < stop:
+            started = time.perf_counter()
+            counts[i] += make_call(clients[i])
+            latencies[i].append(time.perf_counter() - started)
+
+    threads = [threading.Thread(target=loop, args=(i,)) for i in range(len(clients))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts), [x for part in latencies for x in part]
+
+
+def _report(name: str, calls: int, latencies: list[float], seconds: float) -> str:
+    ordered = sorted(latencies)
+    p50 = statistics.median(ordered) * 1000
+    p99 = ordered[int(len(ordered) * 0.99) - 1] * 1000 if ordered else 0.0
+    return f"{name:38s} {calls / seconds:8,.0f}/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   ({calls:,} calls)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--server-processes", type=int, default=2)
+    args = parser.parse_args()
+    var_dir = Path("var/bench-api").resolve()
+    shutil.rmtree(var_dir, ignore_errors=True)
+    var_dir.mkdir(parents=True)
+    port, noop_port = free_port(), free_port()
+    env = {"HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}"}
+    if os.environ.get("HITFORGE_DATABASE_URL"):
+        env["HITFORGE_DATABASE_URL"] = os.environ["HITFORGE_DATABASE_URL"]
+    settings = load_settings(env)
+    upgrade(settings)
+    market = make_session_factory(make_engine(settings.market_database_url))
+    with session_scope(market) as session:
+        key = create_requester(session, "api-bench", Decimal("1000000.00"))
+    server = _gunicorn("server:create_app()", port, args.server_processes, env, var_dir / "gunicorn.log")
+    noop = _gunicorn("bench.noop_app:app", noop_port, args.server_processes, {}, var_dir / "noop.log")
+    try:
+        url = f"http://127.0.0.1:{port}"
+        clients = [_client(url, key.access_key_id, key.secret_access_key) for _ in range(args.threads)]
+        noop_clients = [
+            _client(f"http://127.0.0.1:{noop_port}", key.access_key_id, key.secret_access_key)
+            for _ in range(args.threads)
+        ]
+        hit_id = clients[0].create_hit(**{**HIT, "MaxAssignments": 100})["HIT"]["HITId"]
+        with session_scope(market) as session:
+            for n in range(100):
+                worker = create_worker(session, f"bench-{n}", "a-long-password")
+                assignment = assignment_ops.accept(session, worker, hit_id)
+                assignment_ops.submit(session, worker, assignment.id, answers_to_xml([("q", str(n))]))
+
+        def create(client: Any) -> int:
+            client.create_hit(**HIT)
+            return 1
+
+        def page(client: Any) -> int:
+            client.list_assignments_for_hit(HITId=hit_id, MaxResults=10)
+            return 1
+
+        def nothing(client: Any) -> int:
+            client.get_account_balance()
+            return 1
+
+        seconds = args.seconds
+        lines = [
+            _report("no-op floor (do-nothing server)", *_hammer(nothing, noop_clients, seconds), seconds),
+            _report("CreateHIT", *_hammer(create, clients, seconds), seconds),
+            _report("ListAssignmentsForHIT pages (10 each)", *_hammer(page, clients, seconds), seconds),
+        ]
+    finally:
+        for process in (server, noop):
+            process.terminate()
+            process.wait(timeout=30)
+    database = settings.market_database_url.split(":", 1)[0]
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
+    print(f"database: {database}; server: gunicorn, {args.server_processes} processes x 4 threads; "
+          f"clients: {args.threads} threads, {args.seconds:g} s each")  # fmt: skip
+    for line in lines:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
