@@ -7,22 +7,20 @@ its own transaction; API calls never happen inside a database transaction.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.campaigns.gold import page_slots
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
-from hits.db import session_scope, utcnow
+from hits.db import utcnow
 from hits.market.questions import xml_to_answers
-from hits.mturk import InvalidAssignmentState, Marketplace
+from hits.mturk import Marketplace
 from hits.quality import followups
 from hits.quality.live_signals import collect_signals
 from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
@@ -162,7 +160,7 @@ def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
     return campaign
 
 
-def _stats(session: Session, campaign_id: int, worker_id: str) -> WorkerStats:
+def worker_stats(session: Session, campaign_id: int, worker_id: str) -> WorkerStats:
     """The worker's record, row-locked for this transaction.
 
     Several tasks update the same record at once (decisions for one worker are
@@ -218,7 +216,7 @@ def grade(session: Session, submission_id: int) -> Submission:
         score = template.score_gold_item(answers[slot.position], slot.gold.answer, slot.gold.payload, options)
         correct += int(template.gold_passed(score, options))
     submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
-    stats = _stats(session, campaign.id, submission.worker_id)
+    stats = worker_stats(session, campaign.id, submission.worker_id)
     stats.gold_correct += correct
     stats.gold_total += total
     stats.assignments += 1
@@ -231,7 +229,7 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
     campaign = session.get(Campaign, campaign_id)
     assert campaign is not None
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-    stats = _stats(session, campaign_id, worker_id)
+    stats = worker_stats(session, campaign_id, worker_id)
     if get_template(campaign.template).has_gold:
         verdict = judge_worker(
             GoldRecord(stats.gold_correct, stats.gold_total),
@@ -370,7 +368,7 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
         ).all()
         for submission in undecided:
             submission.decision = "held"
-            stats = _stats(session, campaign.id, submission.worker_id)
+            stats = worker_stats(session, campaign.id, submission.worker_id)
             submission.evidence = {
                 "gold_correct": stats.gold_correct,
                 "gold_total": stats.gold_total,
@@ -382,112 +380,29 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
     return finished
 
 
-def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: int) -> str:
-    """Apply one outbox decision through the API, exactly once.
+# The outbox lives in its own module; these names stay importable from here.
+from hits.quality.outbox import (  # noqa: E402
+    apply_entry,
+    claim_stale_entries,
+    record_failure,
+    reopen,
+)
 
-    If a previous attempt's call succeeded but its bookkeeping was lost (a
-    crash), the marketplace reports the assignment already decided; the
-    assignment's actual state is then read back and recorded.
-    """
-    with session_scope(sessions) as session:
-        entry = session.get(OutboxEntry, entry_id)
-        if entry is None or entry.status == "done":
-            return "skipped"
-        campaign = session.get(Campaign, entry.campaign_id)
-        if campaign is None or campaign.access_key_id != market.access_key_id:
-            # Another requester's decision: only its own credentials may apply it.
-            return "skipped (published with another access key)"
-        entry.attempts += 1
-        action, target, payload = entry.action, entry.target, dict(entry.payload)
-    outcome = action
-    try:
-        if action == "approve":
-            market.approve(target, payload.get("feedback"))
-        elif action == "reject":
-            market.reject(target, payload["feedback"])
-        elif action == "qualify":
-            # Idempotent on the marketplace: associating again sets the same value.
-            market.associate_qualification(
-                payload["qualification_type_id"], payload["worker_id"], payload["value"]
-            )
-        elif action == "bonus":
-            market.send_bonus(
-                payload["worker_id"],
-                payload["assignment_id"],
-                Decimal(payload["amount"]),
-                payload["reason"],
-                unique_request_token=f"hitforge-bonus-{entry_id}",
-            )
-        elif action == "block":
-            market.block_worker(payload["worker_id"], payload["reason"])  # blocking again is harmless
-        elif action == "notify":
-            failures = market.notify([payload["worker_id"]], payload["subject"], payload["message"])
-            if failures:
-                outcome = f"notify (not delivered: {failures[0].get('NotifyWorkersFailureCode')})"
-        elif action == "repost":
-            market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{entry_id}")
-        else:
-            raise ValueError(f"unknown outbox action {action}")
-    except InvalidAssignmentState:
-        if action not in ("approve", "reject"):
-            raise
-        state = market.get_assignment(target)["AssignmentStatus"]
-        expected = {"approve": "Approved", "reject": "Rejected"}[action]
-        if state != expected:
-            raise
-        outcome = f"{action} (already applied)"
-    with session_scope(sessions) as session:
-        entry = session.get(OutboxEntry, entry_id)
-        assert entry is not None
-        entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
-        if action == "repost":
-            reopen(session, entry.campaign_id, payload["hit_id"])
-        submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
-        if submission is not None and action in ("approve", "reject"):
-            published = submission.published_hit
-            stats = _stats(session, published.campaign_id, submission.worker_id)
-            if action == "approve":
-                stats.approved += 1
-            else:
-                stats.rejected += 1
-    return outcome
-
-
-def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:
-    """A HIT that got another assignment is being worked on again, and so is its campaign."""
-    published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == mturk_hit_id))
-    if published is not None:
-        published.status = "open"
-    campaign = session.get(Campaign, campaign_id)
-    if campaign is not None and campaign.status == "review":
-        campaign.status = "running"
-
-
-def claim_stale_entries(session: Session, access_key_id: str, sent_before: datetime) -> list[int]:
-    """Pending outbox entries last sent before ``sent_before``, marked as sent now.
-
-    Marking them means a long queue is not flooded with copies of entries that
-    are merely waiting their turn: each is re-sent once per staleness period.
-    """
-    rows = session.scalars(
-        select(OutboxEntry)
-        .join(Campaign, Campaign.id == OutboxEntry.campaign_id)
-        .where(
-            Campaign.access_key_id == access_key_id,
-            OutboxEntry.status == "pending",
-            func.coalesce(OutboxEntry.queued_at, OutboxEntry.created_at) < sent_before,
-        )
-        .order_by(OutboxEntry.id)
-        .with_for_update()
-    ).all()
-    now = utcnow()
-    for entry in rows:
-        entry.queued_at = now
-    return [entry.id for entry in rows]
-
-
-def record_failure(sessions: Callable[[], Session], entry_id: int, error: str) -> None:
-    with session_scope(sessions) as session:
-        entry = session.get(OutboxEntry, entry_id)
-        if entry is not None:
-            entry.last_error = error[:2000]
+__all__ = [
+    "SyncReport",
+    "apply_entry",
+    "claim_stale_entries",
+    "close_finished_hits",
+    "decide_worker",
+    "fetch_submitted",
+    "finish_campaigns",
+    "grade",
+    "hits_to_sync",
+    "open_hits",
+    "record_failure",
+    "record_submissions",
+    "reopen",
+    "running_hit_types",
+    "sync_done",
+    "worker_stats",
+]

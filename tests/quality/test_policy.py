@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from hits.quality.policy import GoldRecord, judge_worker, probability_below
@@ -34,7 +36,7 @@ def test_an_uncertain_worker_waits() -> None:
 def test_error_rate_verdicts_use_confidence_not_raw_rates() -> None:
     from hits.quality.policy import judge_error_rate
 
-    rule = {"max_rate": 0.25, "confidence": 0.9, "min_total": 20}
+    rule: dict[str, Any] = {"max_rate": 0.25, "confidence": 0.9, "min_total": 20}
     assert judge_error_rate(0, 21, **rule).verdict == "approve"
     assert judge_error_rate(15, 21, **rule).verdict == "flag"
     # Two misspelt words of four look bad (50%) but prove nothing yet.
