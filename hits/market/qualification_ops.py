@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, select
@@ -21,6 +22,15 @@ NUMBER_APPROVED = "00000000000000000040"
 ADULT = "00000000000000000060"
 MASTERS = {"2F1QJWKUDD8XADTFD2Q0G6UTO95ALH", "2ARFPLSP75KLA8M8DH1HTEQVJT3SY6"}
 SYSTEM_QUALIFICATIONS = {LOCALE, PERCENT_APPROVED, NUMBER_APPROVED, ADULT, *MASTERS}
+SYSTEM_TYPES_CREATED = datetime(2026, 1, 1, tzinfo=UTC)
+#: Names and descriptions GetQualificationType reports for the system types (hitforge's wording).
+SYSTEM_TYPE_TEXT = {
+    LOCALE: ("Worker_Locale", "The country (and subdivision) in the worker's profile."),
+    PERCENT_APPROVED: ("Worker_PercentAssignmentsApproved", "Share of the worker's decided work approved."),
+    NUMBER_APPROVED: ("Worker_NumberHITsApproved", "How many of the worker's assignments were approved."),
+    ADULT: ("Worker_Adult", "Whether the worker has said they are an adult."),
+    **{m: ("Masters", "Workers with a record of consistently accepted work.") for m in MASTERS},
+}
 
 
 def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> QualificationType:
@@ -68,6 +78,19 @@ def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
 
 
 def get_type(session: Session, qtype_id: Any) -> QualificationType:
+    """A qualification type by id; the system types are described though they are not stored."""
+    if qtype_id in SYSTEM_TYPE_TEXT:
+        name, description = SYSTEM_TYPE_TEXT[qtype_id]
+        return QualificationType(
+            id=qtype_id,
+            requester_id=None,
+            name=name,
+            description=description,
+            keywords="",
+            status="Active",
+            auto_granted=False,
+            created_at=SYSTEM_TYPES_CREATED,
+        )
     qtype = session.get(QualificationType, qtype_id) if isinstance(qtype_id, str) else None
     if qtype is None:
         raise not_found("QualificationType", str(qtype_id))

@@ -436,3 +436,13 @@ def test_auto_granted_types_are_requestable(mturk) -> None:
         MustBeRequestable=True, MustBeOwnedByCaller=True, Query="auto-granted-requestable"
     )["QualificationTypes"]
     assert [q["QualificationTypeId"] for q in listed] == [auto["QualificationTypeId"]]
+
+
+def test_system_qualification_types_are_described_but_not_requestable_or_grantable(mturk) -> None:
+    locale = mturk.get_qualification_type(QualificationTypeId="00000000000000000071")["QualificationType"]
+    assert locale["Name"] == "Worker_Locale" and locale["IsRequestable"] is False
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.associate_qualification_with_worker(
+            QualificationTypeId="00000000000000000071", WorkerId="ANYWORKER0001", IntegerValue=1
+        )
+    assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.QualificationTypeDoesNotExist"
