@@ -9,7 +9,7 @@ schema refuses gets MTurk's parse error, with the schema's reason.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import xmlschema
@@ -51,8 +51,14 @@ def _check(name: str, xml: str) -> None:
         raise SchemaViolation(f"does not validate against {name}{where}: {exc.reason}") from exc
 
 
+@lru_cache(maxsize=256)
 def validate_question(namespace: str, xml: str) -> None:
-    """Validate a Question document of ``namespace``; QuestionForms' FormattedContent too."""
+    """Validate a Question document of ``namespace``; QuestionForms' FormattedContent too.
+
+    Memoised on the exact text: a campaign usually sends one ExternalQuestion for
+    all its HITs, and validation is a pure function of the document (refusals
+    raise, and are never cached).
+    """
     if namespace not in QUESTION_SCHEMAS:
         raise SchemaViolation(f"unknown question namespace {namespace}")
     _check(QUESTION_SCHEMAS[namespace], xml)
