@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import DateTime, Engine, create_engine, event
-from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction, sessionmaker
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
@@ -107,19 +107,39 @@ def call_after_commit(session: Session, callback: Callable[[], None]) -> None:
     """Run ``callback`` once the session's current transaction commits.
 
     This is how Celery tasks are sent: never before the rows they name exist
-    for other processes. On rollback the callback is dropped.
+    for other processes. On rollback the callback is dropped; a savepoint
+    (``begin_nested``) released does not run it, and one rolled back drops
+    only the callbacks registered inside it.
     """
-    callbacks: list[Callable[[], None]] = session.info.setdefault("after_commit", [])
-    callbacks.append(callback)
+    callbacks: list[tuple[Callable[[], None], SessionTransaction | None]] = session.info.setdefault(
+        "after_commit", []
+    )
+    callbacks.append((callback, session.get_nested_transaction()))
     if not session.info.get("_after_commit_hooked"):
         session.info["_after_commit_hooked"] = True
 
         @event.listens_for(session, "after_commit")
         def _run(sess: Session) -> None:
+            # SQLAlchemy fires after_commit for a released savepoint too: the transaction goes on.
+            if sess.in_nested_transaction():
+                return
             pending = sess.info.pop("after_commit", [])
-            for fn in pending:
+            for fn, _ in pending:
                 fn()
 
-        @event.listens_for(session, "after_rollback")
-        def _drop(sess: Session) -> None:
-            sess.info.pop("after_commit", None)
+        @event.listens_for(session, "after_soft_rollback")
+        def _drop(sess: Session, previous: SessionTransaction) -> None:
+            if not previous.nested:
+                sess.info.pop("after_commit", None)
+                return
+            sess.info["after_commit"] = [
+                (fn, tx) for fn, tx in sess.info.get("after_commit", []) if not _inside(tx, previous)
+            ]
+
+
+def _inside(transaction: SessionTransaction | None, savepoint: SessionTransaction) -> bool:
+    while transaction is not None:
+        if transaction is savepoint:
+            return True
+        transaction = transaction.parent
+    return False
