@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -36,6 +37,9 @@ MAX_ATTEMPTS = 50
 BATCH = 100
 # One delivery pass at a time per process keeps a destination's events in order.
 _DELIVERING = threading.Lock()
+# Per engine: a pass has been started but has not begun claiming (a new kick need not start another).
+_WAITING: dict[Engine, bool] = {}
+_WAITING_LOCK = threading.Lock()
 
 
 def record(session: Session, hit: HIT, event_type: str, assignment: Assignment | None = None) -> None:
@@ -76,37 +80,76 @@ def record(session: Session, hit: HIT, event_type: str, assignment: Assignment |
 
 def schedule_delivery(session: Session) -> None:
     """Start a delivery pass in the background once this transaction commits."""
-    if session.info.get("_events_scheduled"):
-        return
-    session.info["_events_scheduled"] = True
     engine = session.get_bind()
+    if not isinstance(engine, Engine):
+        engine = engine.engine
+    # One pass per commit: every callback of this transaction shares a flag, and the first to run
+    # kicks. Each is registered (not just the first) because a savepoint rolled back drops its own.
+    transaction = session.get_transaction()
+    token = session.info.get("_events_commit")
+    if token is None or token[0] is not transaction:
+        token = session.info["_events_commit"] = (transaction, {"kicked": False})
+    flag: dict[str, bool] = token[1]
 
     def start() -> None:
-        session.info.pop("_events_scheduled", None)
-        threading.Thread(target=deliver_pending, args=(engine,), name="hitforge-events", daemon=True).start()
+        if not flag["kicked"]:
+            flag["kicked"] = True
+            _kick(engine)
 
     call_after_commit(session, start)
 
 
-def deliver_pending(engine: Any) -> int:
-    """POST every pending event this pass can claim, oldest first; return how many were delivered."""
+def _kick(engine: Engine) -> None:
+    """Start a pass unless one is already waiting to start (it will see every event committed by now)."""
+    with _WAITING_LOCK:
+        if _WAITING.get(engine):
+            return
+        _WAITING[engine] = True
+    threading.Thread(target=_pass, args=(engine,), name="hitforge-events", daemon=True).start()
+
+
+def _pass(engine: Engine) -> None:
+    try:
+        deliver_pending(engine, on_start=lambda: _WAITING.pop(engine, None))
+    except Exception:  # a background thread has nobody to raise to; the next sweep tries again
+        _WAITING.pop(engine, None)
+        log.exception("event delivery pass failed")
+
+
+def deliver_pending(engine: Any, on_start: Callable[[], object] | None = None) -> int:
+    """POST every pending event this pass can claim, oldest first; return how many were delivered.
+
+    Each event is tried once a pass. Once a destination fails, its later
+    events wait for the next pass too, so a receiver gets its events in order.
+    """
     if not isinstance(engine, Engine):
         engine = engine.engine
     delivered, cursor = 0, 0
+    failed: set[str] = set()
     with _DELIVERING:
+        if on_start is not None:
+            on_start()
         while True:
-            # Each event is tried once a pass: one that fails waits for the next pass.
             batch = _claim(engine, after_id=cursor)
             if not batch:
                 return delivered
             for event_id, destination, document in batch:
-                delivered += _deliver_one(engine, event_id, destination, document)
+                if destination in failed:
+                    _release(engine, event_id)
+                    continue
+                ok = _deliver_one(engine, event_id, destination, document)
+                delivered += ok
+                if not ok:
+                    failed.add(destination)
             cursor = batch[-1][0]
 
 
 def _claim(engine: Engine, after_id: int) -> list[tuple[int, str, dict[str, Any]]]:
     now = utcnow()
+    fresh_claim = MarketEvent.claimed_at >= now - CLAIM_STALE
     with Session(engine) as session, session.begin():
+        # A destination another deliverer is working on is left to it, to keep its events in order.
+        busy = select(MarketEvent.destination).where(MarketEvent.delivered_at.is_(None), fresh_claim)
         candidates = session.execute(
             select(MarketEvent.id, MarketEvent.destination, MarketEvent.document)
             .where(
@@ -114,6 +157,7 @@ def _claim(engine: Engine, after_id: int) -> list[tuple[int, str, dict[str, Any]
                 MarketEvent.delivered_at.is_(None),
                 MarketEvent.attempts < MAX_ATTEMPTS,
                 or_(MarketEvent.claimed_at.is_(None), MarketEvent.claimed_at < now - CLAIM_STALE),
+                MarketEvent.destination.not_in(busy),
             )
             .order_by(MarketEvent.id)
             .limit(BATCH)
@@ -128,11 +172,17 @@ def _claim(engine: Engine, after_id: int) -> list[tuple[int, str, dict[str, Any]
                     MarketEvent.delivered_at.is_(None),
                     or_(MarketEvent.claimed_at.is_(None), MarketEvent.claimed_at < now - CLAIM_STALE),
                 )
-                .values(claimed_at=now, attempts=MarketEvent.attempts + 1)
+                .values(claimed_at=now)
             )
             if result.rowcount:
                 claimed.append((event_id, destination, document))
     return claimed
+
+
+def _release(engine: Engine, event_id: int) -> None:
+    """Give a claimed event back untried (its destination failed earlier in this pass)."""
+    with Session(engine) as session, session.begin():
+        session.execute(update(MarketEvent).where(MarketEvent.id == event_id).values(claimed_at=None))
 
 
 def post_document(destination: str, document: dict[str, Any]) -> int:
@@ -158,6 +208,7 @@ def _deliver_one(engine: Engine, event_id: int, destination: str, document: dict
         event = session.get(MarketEvent, event_id)
         if event is None:
             return 0
+        event.attempts += 1
         if error is None:
             event.delivered_at = utcnow()
             event.last_error = None

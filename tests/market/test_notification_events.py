@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import threading
 import time
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 from hits.db import session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
+from hits.market.models import Assignment
 from hits.market.questions import answers_to_xml
 from server.runner import free_port
 from tests.helpers import hit_params
@@ -19,16 +21,21 @@ from tests.helpers import hit_params
 class Receiver:
     """A real HTTP endpoint that records the event documents POSTed to it."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, refuse_first: int = 0) -> None:
         self.port = port
         self.documents: list[dict[str, Any]] = []
-        received = self.documents
+        self.refused: list[dict[str, Any]] = []
+        received, refused = self.documents, self.refused
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                received.append(json.loads(body))
-                self.send_response(200)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if len(refused) < refuse_first:
+                    refused.append(body)
+                    self.send_response(503)  # a receiver having a bad moment
+                else:
+                    received.append(body)
+                    self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args: object) -> None:
@@ -54,8 +61,8 @@ def wait_until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-unt
     raise AssertionError("events did not arrive")
 
 
-def _setup(mturk, port: int, events: list[str]) -> str:  # type: ignore[no-untyped-def]
-    params = hit_params(MaxAssignments=1)
+def _setup(mturk, port: int, events: list[str], max_assignments: int = 1) -> str:  # type: ignore[no-untyped-def]
+    params = hit_params(MaxAssignments=max_assignments)
     hit_type = mturk.create_hit_type(
         Title=params["Title"],
         Description=params["Description"],
@@ -75,7 +82,10 @@ def _setup(mturk, port: int, events: list[str]) -> str:  # type: ignore[no-untyp
     )
     return str(
         mturk.create_hit_with_hit_type(
-            HITTypeId=hit_type, MaxAssignments=1, LifetimeInSeconds=3600, Question=params["Question"]
+            HITTypeId=hit_type,
+            MaxAssignments=max_assignments,
+            LifetimeInSeconds=3600,
+            Question=params["Question"],
         )["HIT"]["HITId"]
     )
 
@@ -130,5 +140,78 @@ def test_an_event_waits_for_a_receiver_that_is_down(mturk, market_sessions) -> N
             mturk.get_account_balance()
             time.sleep(0.5)
         assert receiver.events() == [("AssignmentSubmitted", assignment_id)]
+    finally:
+        receiver.stop()
+
+
+def _sweep_until(mturk, predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    """Keep the API busy (every request may sweep the clocks, which retries pending events)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not predicate():
+        mturk.get_account_balance()
+        time.sleep(0.5)
+    assert predicate()
+
+
+def test_a_refused_event_holds_back_the_later_ones_for_its_receiver(mturk, market_sessions) -> None:
+    receiver = Receiver(free_port(), refuse_first=1)
+    try:
+        hit_id = _setup(mturk, receiver.port, ["AssignmentAccepted", "AssignmentSubmitted"])
+        # Accepted and Submitted commit together, so one pass carries both; the first is refused.
+        assignment_id = _work(market_sessions, hit_id, f"refused-{hit_id[:8]}")
+        wait_until(lambda: len(receiver.refused) == 1)
+        assert receiver.refused[0]["Events"][0]["EventType"] == "AssignmentAccepted"
+        time.sleep(0.5)
+        assert receiver.documents == []  # Submitted did not overtake Accepted
+        _sweep_until(mturk, lambda: len(receiver.documents) == 2)
+        assert receiver.events() == [
+            ("AssignmentAccepted", assignment_id),
+            ("AssignmentSubmitted", assignment_id),
+        ]
+        # The retry is the same document: a receiver can de-duplicate on EventDocId.
+        assert receiver.documents[0]["EventDocId"] == receiver.refused[0]["EventDocId"]
+    finally:
+        receiver.stop()
+
+
+def test_returned_abandoned_rejected_extended_expired_and_disposed(mturk, market_sessions) -> None:
+    receiver = Receiver(free_port())
+    try:
+        wanted = [
+            "AssignmentReturned",
+            "AssignmentAbandoned",
+            "AssignmentRejected",
+            "HITExtended",
+            "HITExpired",
+            "HITDisposed",
+        ]
+        hit_id = _setup(mturk, receiver.port, wanted)
+        with session_scope(market_sessions) as session:
+            worker = create_worker(session, f"returns-{hit_id[:8]}", "a-long-password")
+            returned = assignment_ops.accept(session, worker, hit_id).id
+            assignment_ops.return_assignment(session, worker, returned)
+        with session_scope(market_sessions) as session:
+            worker = create_worker(session, f"abandons-{hit_id[:8]}", "a-long-password")
+            abandoned = assignment_ops.accept(session, worker, hit_id)
+            abandoned_id, late = abandoned.id, abandoned.deadline + timedelta(seconds=1)
+        with session_scope(market_sessions) as session:
+            assignment_ops.run_clocks(session, now=late)
+            assert session.get(Assignment, abandoned_id).status == "Abandoned"  # type: ignore[union-attr]
+        rejected = _work(market_sessions, hit_id, f"rejected-{hit_id[:8]}")
+        mturk.reject_assignment(AssignmentId=rejected, RequesterFeedback="Not what was asked.")
+        hit = mturk.get_hit(HITId=hit_id)["HIT"]
+        mturk.update_expiration_for_hit(HITId=hit_id, ExpireAt=hit["Expiration"] + timedelta(hours=1))
+        mturk.update_expiration_for_hit(HITId=hit_id, ExpireAt=hit["CreationTime"])
+        mturk.delete_hit(HITId=hit_id)
+        wait_until(lambda: len(receiver.documents) == 6)
+        assert receiver.events() == [
+            ("AssignmentReturned", returned),
+            ("AssignmentAbandoned", abandoned_id),
+            ("AssignmentRejected", rejected),
+            ("HITExtended", None),
+            ("HITExpired", None),
+            ("HITDisposed", None),
+        ]
+        assert {d["Events"][0]["HITId"] for d in receiver.documents} == {hit_id}
     finally:
         receiver.stop()
