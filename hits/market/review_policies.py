@@ -73,9 +73,10 @@ def validate_policy(policy: Any, member: str, expected: str) -> dict[str, Any]:
             raise invalid(f"{member}: {key!r} is not a parameter of {expected}.")
         if key == "AnswerKey":
             entries = parameter.get("MapEntries") or []
-            if not entries or any(not e.get("Key") or not e.get("Values") for e in entries):
+            # A question's known answer is zero or more values (none: the worker must leave it blank).
+            if not entries or any(not isinstance(e, dict) or not e.get("Key") for e in entries):
                 raise invalid(f"{member}: AnswerKey needs MapEntries of a question id and its answer.")
-            params[key] = {e["Key"]: [str(v) for v in e["Values"]] for e in entries}
+            params[key] = {e["Key"]: [str(v) for v in e.get("Values") or []] for e in entries}
             continue
         values = [str(v) for v in parameter.get("Values") or []]
         if not values:
@@ -91,8 +92,11 @@ def validate_policy(policy: Any, member: str, expected: str) -> dict[str, Any]:
         params["QuestionIds" if key == "QuestionIDs" else key] = values
     if expected == SCORE_KNOWN and "AnswerKey" not in params:
         raise invalid(f"{member}: {SCORE_KNOWN} needs an AnswerKey.")
-    if expected == PLURALITY and "QuestionIds" not in params:
-        raise invalid(f"{member}: {PLURALITY} needs QuestionIds.")
+    if expected == PLURALITY:
+        if "QuestionIds" not in params or "QuestionAgreementThreshold" not in params:
+            raise invalid(f"{member}: {PLURALITY} needs QuestionIds and QuestionAgreementThreshold.")
+        # The older documentation gives QuestionIds as one comma-separated value: take either form.
+        params["QuestionIds"] = [q.strip() for v in params["QuestionIds"] for q in v.split(",") if q.strip()]
     return {"name": expected, "params": params, "wire": policy}
 
 
@@ -116,19 +120,27 @@ def attach(session: Session, hit: HIT, params: dict[str, Any]) -> None:
     session.flush()
 
 
-def answers_of(xml: str | None) -> dict[str, str]:
-    """Question id -> answer (selections joined by '|') from QuestionFormAnswers."""
+def answers_of(xml: str | None) -> dict[str, list[str]]:
+    """Question id -> the worker's answer values from QuestionFormAnswers.
+
+    Values are trimmed and blanks dropped; a question answered in several
+    ``Answer`` elements (a multi-valued form field) gets all of them.
+    """
     if not xml:
         return {}
     root = etree.fromstring(xml.encode("utf-8"), etree.XMLParser(resolve_entities=False, no_network=True))
-    out = {}
+    out: dict[str, list[str]] = {}
     for answer in root.iter(f"{{{QFA_NS}}}Answer"):
         qid = answer.findtext(f"{{{QFA_NS}}}QuestionIdentifier") or ""
-        free = answer.findtext(f"{{{QFA_NS}}}FreeText")
-        picks = [e.text or "" for e in answer.iter(f"{{{QFA_NS}}}SelectionIdentifier")]
-        other = answer.findtext(f"{{{QFA_NS}}}OtherSelectionText")
-        out[qid] = free if free is not None else "|".join(picks) if picks else (other or "")
+        values = out.setdefault(qid, [])
+        for tag in ("FreeText", "SelectionIdentifier", "OtherSelectionText"):
+            values.extend(v for e in answer.iter(f"{{{QFA_NS}}}{tag}") if (v := (e.text or "").strip()))
     return out
+
+
+def matches(given: list[str], known: list[str]) -> bool:
+    """MTurk's rule: exactly the known values (case and punctuation count; spaces around do not)."""
+    return set(given) == {k.strip() for k in known if k.strip()}
 
 
 def _record(session: Session, hit_id: str, level: str, kind: str, data: dict[str, Any]) -> None:
@@ -184,7 +196,7 @@ def on_submitted(session: Session, assignment: Assignment) -> None:
     key: dict[str, list[str]] = params["AnswerKey"]
     correct = 0
     for qid, accepted in key.items():
-        right = given.get(qid, "").strip().casefold() in {a.strip().casefold() for a in accepted}
+        right = matches(given.get(qid, []), accepted)
         correct += int(right)
         _record(
             session,
@@ -271,17 +283,23 @@ def on_reviewable(session: Session, hit: HIT) -> None:
         }
         assignments = [a for a in assignments if known.get(a.id, 100) >= floor]
     answers = {a.id: answers_of(a.answer) for a in assignments}
-    threshold = int(params.get("QuestionAgreementThreshold", ["50"])[0])
+    threshold = int(params["QuestionAgreementThreshold"][0])
     agreed_questions = 0
     agreements: Counter[str] = Counter()
     questions = params["QuestionIds"]
+    # An answer is compared whole (A and B does not match A); long answers are left out, as on MTurk.
+    ballots = {
+        aid: {q: "|".join(sorted(v)) for q, v in given.items() if v and all(len(x) <= 256 for x in v)}
+        for aid, given in answers.items()
+    }
     for qid in questions:
-        votes = Counter(a[qid] for a in answers.values() if qid in a)
+        votes = Counter(b[qid] for b in ballots.values() if qid in b)
         if not votes:
             continue
         plurality, count = votes.most_common(1)[0]
-        percent = round(100 * count / sum(votes.values()))
-        agreed = percent >= threshold
+        total = sum(votes.values())
+        percent = round(100 * count / total)
+        agreed = 100 * count > threshold * total  # "greater than" the threshold, exactly
         agreed_questions += int(agreed)
         for key, value in (
             ("PluralityAnswer", plurality),
@@ -295,8 +313,8 @@ def on_reviewable(session: Session, hit: HIT) -> None:
                 "result",
                 {"SubjectId": hit.id, "SubjectType": "HIT", "QuestionId": qid, "Key": key, "Value": value},
             )
-        for assignment_id, given in answers.items():
-            agreements[assignment_id] += int(agreed and given.get(qid) == plurality)
+        for assignment_id, ballot in ballots.items():
+            agreements[assignment_id] += int(agreed and ballot.get(qid) == plurality)
     hit_score = round(100 * agreed_questions / len(questions))
     _record(
         session,
@@ -361,13 +379,30 @@ def on_reviewable(session: Session, hit: HIT) -> None:
         policies.hit_policy_done_at = None  # evaluate again when the extra work is in
 
 
-def report(session: Session, hit_id: str, levels: list[str], results: bool, actions: bool) -> dict[str, Any]:
-    """The ListReviewPolicyResultsForHIT members for ``levels``."""
+def report(
+    session: Session,
+    hit_id: str,
+    levels: list[str],
+    results: bool,
+    actions: bool,
+    offset: int = 0,
+    limit: int = 100,
+) -> tuple[dict[str, Any], int]:
+    """The ListReviewPolicyResultsForHIT members for ``levels``, and how many records this page holds.
+
+    Results and actions of all the levels asked for are paged together, in the
+    order they were recorded: ``limit`` records from ``offset`` on.
+    """
     policies = session.get(HITReviewPolicies, hit_id)
-    out: dict[str, Any] = {}
+    kinds = [kind for kind, wanted in (("result", results), ("action", actions)) if wanted]
     records = session.scalars(
-        select(ReviewRecord).where(ReviewRecord.hit_id == hit_id).order_by(ReviewRecord.id)
+        select(ReviewRecord)
+        .where(ReviewRecord.hit_id == hit_id, ReviewRecord.level.in_(levels), ReviewRecord.kind.in_(kinds))
+        .order_by(ReviewRecord.id)
+        .offset(offset)
+        .limit(limit)
     ).all()
+    out: dict[str, Any] = {}
     for level in levels:
         stored = None
         if policies is not None:
@@ -380,4 +415,4 @@ def report(session: Session, hit_id: str, levels: list[str], results: bool, acti
         if actions:
             rep["ReviewActions"] = [r.data for r in records if r.level == level and r.kind == "action"]
         out[f"{level}ReviewReport"] = rep
-    return out
+    return out, len(records)

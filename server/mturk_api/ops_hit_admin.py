@@ -9,7 +9,7 @@ from hits.market import assignment_ops, hit_admin, hit_ops, review_policies
 from hits.market.errors import RequestError, invalid
 from hits.market.qualification_ops import get_type
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shape, page_request, paged
+from server.mturk_api.wire import hit_shape, next_token, page_request, paged
 
 POLICY_LEVELS = ("Assignment", "HIT")
 
@@ -83,17 +83,18 @@ def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any])
     levels = params.get("PolicyLevels") or list(POLICY_LEVELS)
     if not isinstance(levels, list) or any(level not in POLICY_LEVELS for level in levels):
         raise invalid("PolicyLevels may hold Assignment and HIT.")
-    page_request(params)
-    return {
-        "HITId": hit.id,
-        **review_policies.report(
-            ctx.session,
-            hit.id,
-            levels,
-            results=bool(params.get("RetrieveResults", True)),
-            actions=bool(params.get("RetrieveActions", True)),
-        ),
-    }
+    offset, limit = page_request(params)
+    found, returned = review_policies.report(
+        ctx.session,
+        hit.id,
+        levels,
+        results=bool(params.get("RetrieveResults", True)),
+        actions=bool(params.get("RetrieveActions", True)),
+        offset=offset,
+        limit=limit,
+    )
+    token = next_token(offset, limit, returned)
+    return {"HITId": hit.id, **found, **({"NextToken": token} if token else {})}
 
 
 @operation("GetFileUploadURL")

@@ -50,9 +50,10 @@ def test_score_my_known_answers_approves_rejects_and_extends(mturk, market_sessi
     ]["HITId"]
     before = Decimal(mturk.get_account_balance()["AvailableBalance"])
     good = work(
-        market_sessions, hit_id, f"smka-good-{hit_id[:6]}", [("colour", "Blue"), ("free", "anything")]
+        market_sessions, hit_id, f"smka-good-{hit_id[:6]}", [("colour", " blue "), ("free", "anything")]
     )
-    bad = work(market_sessions, hit_id, f"smka-bad-{hit_id[:6]}", [("colour", "green"), ("free", "anything")])
+    # Case counts, as on MTurk: "Blue" is not "blue".
+    bad = work(market_sessions, hit_id, f"smka-bad-{hit_id[:6]}", [("colour", "Blue"), ("free", "anything")])
     assert mturk.get_assignment(AssignmentId=good)["Assignment"]["AssignmentStatus"] == "Approved"
     rejected = mturk.get_assignment(AssignmentId=bad)["Assignment"]
     assert rejected["AssignmentStatus"] == "Rejected"
@@ -117,6 +118,13 @@ def test_simple_plurality_judges_workers_by_agreement_when_the_hit_is_reviewable
         {"PolicyName": "ScoreMyKnownAnswers/2011-09-01", "Parameters": [param("ApproveReason", "x")]},
         {"PolicyName": "ScoreMyKnownAnswers/2011-09-01", "Parameters": [param("Nonsense", "1")]},
         {"PolicyName": "SimplePlurality/2011-09-01", "Parameters": [param("QuestionIds", "q")]},
+        {
+            "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+            "Parameters": [
+                {"Key": "AnswerKey", "MapEntries": [{"Key": "q", "Values": ["a"]}]},
+                param("ApproveIfKnownAnswerScoreIsAtLeast", "102"),
+            ],
+        },
         {"PolicyName": "Made/Up", "Parameters": []},
     ],
 )
@@ -135,7 +143,7 @@ def test_plurality_can_disregard_work_that_failed_the_known_answers(mturk, marke
         "PolicyName": "SimplePlurality/2011-09-01",
         "Parameters": [
             param("QuestionIds", "shape"),
-            param("QuestionAgreementThreshold", "100"),
+            param("QuestionAgreementThreshold", "99"),
             param("DisregardAssignmentIfKnownAnswerScoreIsLessThan", "100"),
         ],
     }
@@ -152,3 +160,101 @@ def test_plurality_can_disregard_work_that_failed_the_known_answers(mturk, marke
         "PluralityAnswerPercent": "100",
         "AgreementReached": "true",
     }
+
+
+def test_hit_policy_needs_its_agreement_threshold(mturk) -> None:
+    policy = {"PolicyName": "SimplePlurality/2011-09-01", "Parameters": [param("QuestionIds", "q")]}
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.create_hit(**hit_params(HITReviewPolicy=policy))
+    assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.InvalidParameterValue"
+
+
+def test_known_answers_must_match_every_value_exactly(mturk, market_sessions) -> None:
+    policy = {
+        "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+        "Parameters": [
+            {
+                "Key": "AnswerKey",
+                "MapEntries": [
+                    {"Key": "animals", "Values": ["cat", "dog"]},  # both must be chosen
+                    {"Key": "blank", "Values": []},  # must be left empty
+                ],
+            }
+        ],
+    }
+    hit_id = mturk.create_hit(**hit_params(MaxAssignments=3, AssignmentReviewPolicy=policy))["HIT"]["HITId"]
+    both = work(market_sessions, hit_id, f"both-{hit_id[:6]}", [("animals", "dog"), ("animals", "cat")])
+    one = work(market_sessions, hit_id, f"one-{hit_id[:6]}", [("animals", "cat"), ("blank", "x")])
+    found, done = results(mturk, hit_id, "Assignment")
+    correct = {
+        (r["SubjectId"], r["QuestionId"]): r["Value"] for r in found if r["Key"] == "KnownAnswerCorrect"
+    }
+    assert correct == {
+        (both, "animals"): "true",
+        (both, "blank"): "true",
+        (one, "animals"): "false",  # cat alone is not cat and dog
+        (one, "blank"): "false",
+    }
+    scores = {r["SubjectId"]: r["Value"] for r in found if r["Key"] == "KnownAnswerScore"}
+    assert scores == {both: "100", one: "0"}
+    assert done == []  # no thresholds given: scored, nothing done
+    for assignment_id in (both, one):
+        assert (
+            mturk.get_assignment(AssignmentId=assignment_id)["Assignment"]["AssignmentStatus"] == "Submitted"
+        )
+
+
+def test_agreement_must_exceed_the_threshold(mturk, market_sessions) -> None:
+    policy = {
+        "PolicyName": "SimplePlurality/2011-09-01",
+        "Parameters": [
+            param("QuestionIds", "shape,colour"),  # the older comma-separated form
+            param("QuestionAgreementThreshold", "50"),
+        ],
+    }
+    hit_id = mturk.create_hit(**hit_params(MaxAssignments=2, HITReviewPolicy=policy))["HIT"]["HITId"]
+    work(market_sessions, hit_id, f"half-a-{hit_id[:6]}", [("shape", "circle"), ("colour", " red")])
+    work(market_sessions, hit_id, f"half-b-{hit_id[:6]}", [("shape", "square"), ("colour", "red ")])
+    found, _ = results(mturk, hit_id, "HIT")
+    reached = {r["QuestionId"]: r["Value"] for r in found if r["Key"] == "AgreementReached"}
+    # Half agreeing on shape is not more than 50; colour agrees once the spaces around are trimmed.
+    assert reached == {"shape": "false", "colour": "true"}
+    assert {r["Key"]: r["Value"] for r in found if "QuestionId" not in r and r["SubjectId"] == hit_id} == {
+        "HITAgreementScore": "50"
+    }
+
+
+def test_review_results_are_paged(mturk, market_sessions) -> None:
+    policy = {
+        "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+        "Parameters": [
+            {"Key": "AnswerKey", "MapEntries": [{"Key": f"q{n}", "Values": ["yes"]} for n in range(3)]},
+            param("ApproveIfKnownAnswerScoreIsAtLeast", "0"),
+        ],
+    }
+    hit_id = mturk.create_hit(**hit_params(MaxAssignments=2, AssignmentReviewPolicy=policy))["HIT"]["HITId"]
+    for n in range(2):
+        work(market_sessions, hit_id, f"paged-{n}-{hit_id[:6]}", [(f"q{i}", "yes") for i in range(3)])
+    whole = mturk.list_review_policy_results_for_hit(HITId=hit_id, PolicyLevels=["Assignment"])
+    assert "NextToken" not in whole
+    everything = whole["AssignmentReviewReport"]
+    assert len(everything["ReviewResults"]) == 8 and len(everything["ReviewActions"]) == 2
+    pages, seen, token = [], [], None
+    while True:
+        kwargs: dict[str, str] = {"NextToken": token} if token else {}
+        page = mturk.list_review_policy_results_for_hit(
+            HITId=hit_id, PolicyLevels=["Assignment"], MaxResults=3, **kwargs
+        )
+        assert page["AssignmentReviewPolicy"]["PolicyName"] == "ScoreMyKnownAnswers/2011-09-01"
+        report = page["AssignmentReviewReport"]
+        pages.append(len(report["ReviewResults"]) + len(report["ReviewActions"]))
+        seen += report["ReviewResults"] + report["ReviewActions"]
+        token = page.get("NextToken")
+        if token is None:
+            break
+        assert len(pages) < 10
+    assert pages == [3, 3, 3, 1]
+    key = repr  # every record once across the pages, none twice
+    assert sorted(map(key, seen)) == sorted(
+        map(key, everything["ReviewResults"] + everything["ReviewActions"])
+    )
