@@ -61,7 +61,7 @@ def wait_until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-unt
     raise AssertionError("events did not arrive")
 
 
-def _setup(mturk, port: int, events: list[str], max_assignments: int = 1) -> str:  # type: ignore[no-untyped-def]
+def _setup(mturk, port: int, events: list[str], max_assignments: int = 1, **extra: Any) -> str:  # type: ignore[no-untyped-def]
     params = hit_params(MaxAssignments=max_assignments)
     hit_type = mturk.create_hit_type(
         Title=params["Title"],
@@ -86,6 +86,7 @@ def _setup(mturk, port: int, events: list[str], max_assignments: int = 1) -> str
             MaxAssignments=max_assignments,
             LifetimeInSeconds=3600,
             Question=params["Question"],
+            **extra,
         )["HIT"]["HITId"]
     )
 
@@ -213,5 +214,31 @@ def test_returned_abandoned_rejected_extended_expired_and_disposed(mturk, market
             ("HITDisposed", None),
         ]
         assert {d["Events"][0]["HITId"] for d in receiver.documents} == {hit_id}
+    finally:
+        receiver.stop()
+
+
+def test_a_failed_review_action_does_not_hold_back_the_event(mturk, market_sessions) -> None:
+    receiver = Receiver(free_port())
+    try:
+        policy = {
+            "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+            "Parameters": [
+                {"Key": "AnswerKey", "MapEntries": [{"Key": "q", "Values": ["right"]}]},
+                {"Key": "ExtendIfKnownAnswerScoreIsLessThan", "Values": ["100"]},
+                {"Key": "ExtendMaximumAssignments", "Values": ["1"]},  # the HIT has 1: extending fails
+            ],
+        }
+        hit_id = _setup(mturk, receiver.port, ["AssignmentSubmitted"], AssignmentReviewPolicy=policy)
+        assignment_id = _work(market_sessions, hit_id, f"failed-action-{hit_id[:8]}")
+        # No API call meanwhile (no clock sweep): the commit's own delivery pass must carry it,
+        # although the failed action's savepoint was rolled back after the event was written.
+        wait_until(lambda: len(receiver.documents) == 1, timeout=4.0)
+        assert receiver.events() == [("AssignmentSubmitted", assignment_id)]
+        actions = mturk.list_review_policy_results_for_hit(HITId=hit_id, PolicyLevels=["Assignment"])[
+            "AssignmentReviewReport"
+        ]["ReviewActions"]
+        assert [(a["ActionName"], a["Status"]) for a in actions] == [("extend", "FAILED")]
+        assert actions[0]["ErrorCode"] == "AWS.MechanicalTurk.InvalidParameterValue"
     finally:
         receiver.stop()
