@@ -49,22 +49,10 @@ def record(session: Session, hit: HIT, event_type: str, assignment: Assignment |
         return
     if setting.transport in ("SQS", "SNS") or not setting.destination.startswith(("http://", "https://")):
         return  # stored only: hitforge has no queue service or mail to send to, only web hooks
-    event: dict[str, Any] = {
-        "EventType": event_type,
-        "EventTimestamp": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "HITTypeId": hit.hit_type_id,
-        "HITId": hit.id,
-    }
+    extra = {"HITTypeId": hit.hit_type_id, "HITId": hit.id}
     if assignment is not None:
-        event["AssignmentId"] = assignment.id
-        event["WorkerId"] = assignment.worker_id
-    document = {
-        "Events": [event],
-        "EventDocId": uuid.uuid4().hex,
-        "SourceAccount": hit.requester_id,
-        "CustomerId": hit.requester_id,
-        "EventDocVersion": "2014-08-15",
-    }
+        extra.update(AssignmentId=assignment.id, WorkerId=assignment.worker_id)
+    document = event_document(hit.requester_id, event_type, extra)
     session.add(
         MarketEvent(
             requester_id=hit.requester_id,
@@ -76,6 +64,19 @@ def record(session: Session, hit: HIT, event_type: str, assignment: Assignment |
         )
     )
     schedule_delivery(session)
+
+
+def event_document(requester_id: str, event_type: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An event document as MTurk sends it (the 2014-08-15 JSON format); test events use it too."""
+    event = {"EventType": event_type, "EventTimestamp": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")}
+    event.update(extra or {})
+    return {
+        "Events": [event],
+        "EventDocId": uuid.uuid4().hex,
+        "SourceAccount": requester_id,
+        "CustomerId": requester_id,
+        "EventDocVersion": "2014-08-15",
+    }
 
 
 def schedule_delivery(session: Session) -> None:

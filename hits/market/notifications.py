@@ -7,7 +7,6 @@ destinations are stored but nothing is sent to them.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import requests
@@ -16,7 +15,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import validation as v
 from hits.market.errors import RequestError, invalid, not_found
-from hits.market.events import post_document
+from hits.market.events import event_document, post_document
 from hits.market.models import HITType, NotificationSetting
 
 TRANSPORTS = ("Email", "SQS", "SNS")
@@ -79,19 +78,6 @@ def update_settings(
     setting.updated_at = utcnow()
     session.flush()
     return setting
-
-
-def event_document(requester_id: str, event_type: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """An event document as MTurk sends it (the 2014-08-15 JSON format)."""
-    event = {"EventType": event_type, "EventTimestamp": utcnow().strftime("%Y-%m-%dT%H:%M:%SZ")}
-    event.update(extra or {})
-    return {
-        "Events": [event],
-        "EventDocId": uuid.uuid4().hex,
-        "SourceAccount": requester_id,
-        "CustomerId": requester_id,
-        "EventDocVersion": "2014-08-15",
-    }
 
 
 def send_test_event(requester_id: str, notification: Any, event_type: Any) -> bool:
