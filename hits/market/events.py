@@ -6,9 +6,11 @@ naming that event type writes a :class:`MarketEvent` row in the same
 transaction. After the transaction commits, a background thread POSTs pending
 events to their ``http(s)://`` destinations as MTurk's 2014-08-15 event
 documents; an event the receiver did not take (down, or an error status) stays
-pending and is retried by later deliveries (every clock sweep starts one), so
-no event is lost while the receiver is away. Delivery is at least once, as on
-MTurk: receivers should de-duplicate on ``EventDocId``.
+pending, with its destination's later events behind it so that they arrive
+in order, and is retried with a growing back-off by later deliveries (every
+clock sweep starts one when something is due), so no event is lost while the
+receiver is away. Delivery is at least once, as on MTurk: receivers should
+de-duplicate on ``EventDocId``.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ log = logging.getLogger(__name__)
 TIMEOUT = 5.0
 #: A claim older than this belongs to a deliverer that died: another may take the event.
 CLAIM_STALE = timedelta(seconds=60)
-#: After this many failed attempts an event is kept, with its last error, but no longer tried.
-MAX_ATTEMPTS = 50
+#: After this many failed attempts (about two days, with the back-off below) an event is kept,
+#: with its last error, but no longer tried.
+MAX_ATTEMPTS = 200
+#: A failed event waits 1, 2, 4... seconds, at most this long, before its next attempt.
+MAX_BACKOFF = timedelta(minutes=15)
 BATCH = 100
 # One delivery pass at a time per process keeps a destination's events in order.
 _DELIVERING = threading.Lock()
@@ -214,8 +219,10 @@ def _deliver_one(engine: Engine, event_id: int, destination: str, document: dict
             event.delivered_at = utcnow()
             event.last_error = None
         else:
-            # Released for a later pass: the receiver may be back by then.
-            event.claimed_at = None
+            # Held back, as if claimed, until its retry time: a receiver that is down is not hammered,
+            # and while the event is held its destination counts as busy, so later events wait too.
+            backoff = min(timedelta(seconds=2 ** min(event.attempts - 1, 20)), MAX_BACKOFF)
+            event.claimed_at = utcnow() + backoff - CLAIM_STALE
             event.last_error = error
             log.info("event %s to %s not delivered: %s", event_id, destination, error)
     return int(error is None)
@@ -223,9 +230,14 @@ def _deliver_one(engine: Engine, event_id: int, destination: str, document: dict
 
 def retry_pending(session: Session) -> None:
     """Schedule a delivery pass if any event is still waiting (the clock sweep calls this)."""
+    stale = utcnow() - CLAIM_STALE
     waiting = session.scalar(
         select(MarketEvent.id)
-        .where(MarketEvent.delivered_at.is_(None), MarketEvent.attempts < MAX_ATTEMPTS)
+        .where(
+            MarketEvent.delivered_at.is_(None),
+            MarketEvent.attempts < MAX_ATTEMPTS,
+            or_(MarketEvent.claimed_at.is_(None), MarketEvent.claimed_at < stale),
+        )
         .limit(1)
     )
     if waiting is not None:

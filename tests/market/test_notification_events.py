@@ -9,10 +9,12 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+from sqlalchemy import select
+
 from hits.db import session_scope
-from hits.market import assignment_ops
+from hits.market import assignment_ops, events
 from hits.market.accounts import create_worker
-from hits.market.models import Assignment
+from hits.market.models import Assignment, MarketEvent
 from hits.market.questions import answers_to_xml
 from server.runner import free_port
 from tests.helpers import hit_params
@@ -240,5 +242,30 @@ def test_a_failed_review_action_does_not_hold_back_the_event(mturk, market_sessi
         ]["ReviewActions"]
         assert [(a["ActionName"], a["Status"]) for a in actions] == [("extend", "FAILED")]
         assert actions[0]["ErrorCode"] == "AWS.MechanicalTurk.InvalidParameterValue"
+    finally:
+        receiver.stop()
+
+
+def test_a_failed_event_backs_off_before_it_is_tried_again(mturk, market_sessions) -> None:
+    port = free_port()
+    hit_id = _setup(mturk, port, ["AssignmentSubmitted"])  # nobody listens yet
+    _work(market_sessions, hit_id, f"backoff-{hit_id[:8]}")
+
+    def row() -> MarketEvent:
+        with session_scope(market_sessions) as session:
+            rows = session.scalars(select(MarketEvent).where(MarketEvent.event_type == "AssignmentSubmitted"))
+            (mine,) = [r for r in rows if r.document["Events"][0]["HITId"] == hit_id]
+            return mine
+
+    wait_until(lambda: row().attempts == 1)
+    assert row().delivered_at is None and row().last_error == "ConnectionError"
+    receiver = Receiver(port)
+    try:
+        engine = market_sessions.kw["bind"]
+        assert events.deliver_pending(engine) == 0  # held back: the first retry waits a second
+        assert receiver.documents == []
+        time.sleep(1.2)
+        assert events.deliver_pending(engine) == 1
+        assert len(receiver.documents) == 1 and row().delivered_at is not None and row().attempts == 2
     finally:
         receiver.stop()

@@ -23,7 +23,8 @@ class MarketEvent(MarketBase):
     destination: Mapped[str] = mapped_column(String(1000))
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    #: Set while a deliverer holds the event; a stale claim may be taken over.
+    #: Set while a deliverer holds the event; a stale claim (older than ``CLAIM_STALE``) may be taken
+    #: over. After a failed attempt it is set so that it turns stale at the event's retry time.
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True, index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
