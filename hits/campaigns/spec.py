@@ -193,6 +193,11 @@ def _load_items(path: Path, template_name: str, *, gold: bool) -> list[LoadedIte
             except ValidationError as exc:
                 errors.extend(validation_errors(path, exc, None, line, prefix=("answer",)).errors)
                 continue
+            try:
+                template.check_answer_key(answer, payload)
+            except ValueError as exc:
+                errors.append(InputFileError(path, line, "answer", str(exc)))
+                continue
         out.append(LoadedItem(ident, payload, answer))
     if errors:
         raise InputFileErrors(errors)

@@ -37,7 +37,8 @@ class TaskTemplate(ABC):
     answer_model: ClassVar[type[BaseModel]]
     #: The aggregation that fits this template's answers.
     aggregation: ClassVar[str] = "majority_vote"
-    #: Krippendorff level for agreement ("nominal", "ordinal", "binary" per option), None: none fits.
+    #: Krippendorff level for agreement ("nominal", "ordinal", "binary" per option, "rank": ordinal
+    #: over each candidate's place in an ordering), None: none fits.
     agreement_level: ClassVar[str | None] = "nominal"
     #: Whether items of this template can carry a gold answer key at all.
     has_gold: ClassVar[bool] = True
@@ -57,6 +58,22 @@ class TaskTemplate(ABC):
 
     def validate_answer_key(self, answer: Any) -> Any:
         return self.answer_model.model_validate(answer).model_dump()
+
+    def check_answer_key(self, answer: Any, item: Mapping[str, Any]) -> None:
+        """Checks of a validated gold key that need its item's payload; raise ``ValueError``.
+
+        Called when the campaign's gold file is read. Default: none.
+        """
+        return None
+
+    def slot_view(self, payload: Mapping[str, Any], seed: str) -> dict[str, Any]:
+        """What the page gets of one slot's payload (default: all of it).
+
+        ``seed`` is stable for one assignment's slot (and for a preview's), so a
+        template may shuffle what it shows and keep that order when the page is
+        shown again with errors; it may also drop what workers must not see.
+        """
+        return dict(payload)
 
     @abstractmethod
     def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:

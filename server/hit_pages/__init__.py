@@ -43,11 +43,12 @@ def _payloads(published: PublishedHIT, params: dict[str, str]) -> list[dict[str,
     return [slot.payload for slot in page_slots(session, published, None)]
 
 
-def _slot_views(payloads: list[dict[str, Any]], campaign: Campaign) -> list[dict[str, Any]]:
-    """What the page may show of each slot: the payload, never whether it is gold."""
+def _slot_views(payloads: list[dict[str, Any]], campaign: Campaign, seed: str) -> list[dict[str, Any]]:
+    """What the page may show of each slot: the template's view of it, never whether it is gold."""
+    template = get_template(campaign.template)
     views = []
-    for source in payloads:
-        payload = dict(source)
+    for position, source in enumerate(payloads):
+        payload = template.slot_view(source, f"{seed}:{position}")
         image = payload.get("image", "")
         if image and not image.startswith(("http://", "https://", "/")):
             payload["image_url"] = url_for("hit_pages.media", campaign_id=campaign.id, filename=image)
@@ -67,7 +68,10 @@ def _render(
 ) -> Any:
     assignment_id = params.get("assignmentId", NOT_AVAILABLE)
     context = {
-        "slots": _slot_views(_payloads(published, params), campaign),
+        # One assignment sees one arrangement of each slot (also when shown again with errors).
+        "slots": _slot_views(
+            _payloads(published, params), campaign, f"{assignment_id}:{params.get('hitId', '')}"
+        ),
         "values": values,
         "errors": errors,
         "preview": assignment_id == NOT_AVAILABLE or not params.get("workerId"),
