@@ -124,3 +124,30 @@ def launch_template_campaign(
             )
         )
     return campaign_id, truth, hit_ids
+
+
+def render_task_page(  # type: ignore[no-untyped-def]
+    name: str, slots: list, tmp_path, values: dict | None = None, errors: dict | None = None
+) -> str:
+    """A template's HIT page rendered in a test request, as a worker with an assignment sees it."""
+    from flask import render_template
+
+    from hits.settings import load_settings
+    from hits.templates import get_template
+    from server import create_app
+
+    app = create_app(settings=load_settings({"HITFORGE_VAR_DIR": str(tmp_path)}))
+    with app.test_request_context():
+        return render_template(
+            f"{name}/page.html",
+            slots=slots,
+            values=values or {},
+            errors=errors or {},
+            preview=False,
+            assignment_id="A1",
+            hit_id="H1",
+            worker_id="W1",
+            turk_submit_to="http://x",
+            page_title="T",
+            **get_template(name).page_context(),
+        )

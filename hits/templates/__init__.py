@@ -15,6 +15,7 @@ from hits.templates.base import TaskTemplate, TemplateError
 
 
 def _builtin() -> dict[str, TaskTemplate]:
+    from hits.templates.compare import CompareTemplate
     from hits.templates.rating import RatingTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
@@ -23,7 +24,14 @@ def _builtin() -> dict[str, TaskTemplate]:
 
     return {
         t.name: t
-        for t in (RatingTemplate(), SelectTemplate(), WriteTemplate(), SpansTemplate(), TargetTemplate())
+        for t in (
+            RatingTemplate(),
+            SelectTemplate(),
+            WriteTemplate(),
+            SpansTemplate(),
+            TargetTemplate(),
+            CompareTemplate(),
+        )
     }
 
 

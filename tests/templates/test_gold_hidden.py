@@ -8,7 +8,13 @@ from bs4 import BeautifulSoup, Tag
 
 from tests.helpers import launch_template_campaign
 
-SLOT_CLASS = {"rating": "pair", "select": "pair", "spans": "pair", "target": "target-item"}
+SLOT_CLASS = {
+    "rating": "pair",
+    "select": "pair",
+    "spans": "pair",
+    "target": "target-item",
+    "compare": "compare-item",
+}
 
 
 @pytest.mark.parametrize("template", sorted(SLOT_CLASS))
@@ -39,4 +45,12 @@ def test_gold_slots_are_indistinguishable(
         # Element names and attribute names in order: values (texts, ids) differ by design.
         return [(t.name, tuple(sorted(t.attrs))) for t in tag.find_all(True)]
 
-    assert len({str(shape(s)) for s in slots}) == 1
+    # compare items differ in their number of candidates (gold and ordinary alike): same count, same shape.
+    by_size: dict[int, set[str]] = {}
+    for s in slots:
+        by_size.setdefault(len(s.find_all(class_="candidate")), set()).add(str(shape(s)))
+    assert all(len(shapes) == 1 for shapes in by_size.values())
+    if template == "compare":
+        from hits.demo_tasks.compare import SYSTEMS
+
+        assert not any(system in lowered for system in SYSTEMS)  # who wrote what stays hidden

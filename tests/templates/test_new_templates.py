@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from flask import render_template
 
-from hits.settings import load_settings
 from hits.templates import get_template
 from hits.templates.write import quality_signals
-from server import create_app
+from tests.helpers import render_task_page
 
 
 def test_select_validation_scoring_round_trip() -> None:
@@ -81,19 +79,5 @@ def test_spans_validation_scoring_round_trip() -> None:
     ],
 )
 def test_pages_render(tmp_path: Path, name: str, slot: dict[str, object], label: str) -> None:
-    app = create_app(settings=load_settings({"HITFORGE_VAR_DIR": str(tmp_path)}))
-    with app.test_request_context():
-        html = render_template(
-            f"{name}/page.html",
-            slots=[slot],
-            values={},
-            errors={"x-0": "Problem here."},
-            preview=False,
-            assignment_id="A1",
-            hit_id="H1",
-            worker_id="W1",
-            turk_submit_to="http://x",
-            page_title="T",
-            **get_template(name).page_context(),
-        )
+    html = render_task_page(name, [slot], tmp_path, errors={"x-0": "Problem here."})
     assert label in html and "<legend>" in html
