@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from sqlalchemy import select
 
 from hits.campaigns.models import Campaign
 from hits.db import make_engine, make_session_factory, session_scope
+from hits.quality import METHODS
 from hits.settings import load_settings
 
 
@@ -47,17 +50,20 @@ def export(campaign: str, fmt: str, out: Path | None) -> None:
     click.echo(f"{count} assignments exported", err=True)
 
 
+def _cell(value: object) -> object:
+    """A label as one CSV cell: lists and dicts (orderings, sets, spans) as JSON."""
+    return json.dumps(value) if isinstance(value, list | dict) else value
+
+
 @results.command("aggregate")
 @click.argument("campaign")
-@click.option(
-    "--method",
-    type=click.Choice(
-        ["majority_vote", "dawid_skene", "glad", "binary_relevance", "token_majority", "collect_all"]
-    ),
-    default=None,
-)
+@click.option("--method", type=click.Choice(METHODS), default=None, help="Default: the template's own.")
 def aggregate(campaign: str, method: str | None) -> None:
-    """One label per item with its confidence, and Krippendorff's alpha."""
+    """One label per item with its confidence, and Krippendorff's alpha.
+
+    CSV on stdout; a label that is a list or a mapping (a compare template's
+    ordering, best first) is one JSON cell.
+    """
     from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 
     settings = load_settings()
@@ -65,7 +71,43 @@ def aggregate(campaign: str, method: str | None) -> None:
         campaign_id = _campaign_id(session, campaign)
         rows = aggregate_campaign(session, campaign_id, method)
         alpha = campaign_agreement(session, campaign_id)
-    click.echo("item_id,label,confidence,votes,method")
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(["item_id", "label", "confidence", "votes", "method"])
     for row in rows:
-        click.echo(f"{row.item_id},{row.label},{row.confidence:.4f},{row.votes},{row.method}")
+        writer.writerow([row.item_id, _cell(row.label), f"{row.confidence:.4f}", row.votes, row.method])
     click.echo(f"krippendorff_alpha={'n/a' if alpha is None else f'{alpha:.4f}'}", err=True)
+
+
+@results.command("systems")
+@click.argument("campaign")
+def systems(campaign: str) -> None:
+    """Side-by-side results of a compare campaign: which system wins, and by how much.
+
+    One CSV table of systems (Bradley-Terry strength, wins, comparisons, win
+    rate), then one of head-to-head pairs (each side's wins, the net
+    preference and the Bradley-Terry probability that the first is better).
+    """
+    from hits.quality.ranking import campaign_systems
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        report = campaign_systems(session, _campaign_id(session, campaign))
+    if not report.systems:
+        raise click.ClickException("no judgements between candidates of different systems")
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(["system", "strength", "wins", "comparisons", "win_rate"])
+    for s in report.systems:
+        writer.writerow([s.system, f"{s.strength:.4f}", s.wins, s.comparisons, f"{s.win_rate:.4f}"])
+    writer.writerow([])
+    writer.writerow(["first", "second", "first_wins", "second_wins", "net_preference", "p_first_better"])
+    for h in report.pairs:
+        writer.writerow(
+            [
+                h.first,
+                h.second,
+                h.first_wins,
+                h.second_wins,
+                f"{h.net_preference:+.4f}",
+                f"{h.p_first_better:.4f}",
+            ]
+        )

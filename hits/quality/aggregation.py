@@ -1,13 +1,14 @@
 """Aggregating a campaign's answers into one label per item, with confidence.
 
 crowd-kit does the statistics: majority vote, Dawid-Skene and GLAD for
-categorical answers. Only ordinary items count (gold slots are for grading
-workers) and rejected work is left out.
+categorical answers, Bradley-Terry for orderings (:mod:`hits.quality.ranking`).
+Only ordinary items count (gold slots are for grading workers) and rejected
+work is left out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,9 +17,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission
+from hits.quality import METHODS
 from hits.templates import get_template
-
-METHODS = ("majority_vote", "dawid_skene", "glad", "binary_relevance", "token_majority", "collect_all")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class AggregatedItem:
     confidence: float
     votes: int
     method: str
+    #: Method-specific figures behind the label (e.g. Bradley-Terry strengths per candidate).
+    detail: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
@@ -63,6 +65,10 @@ def aggregate_frame(frame: pd.DataFrame, method: str) -> list[AggregatedItem]:
 
     if method in ("binary_relevance", "token_majority", "collect_all"):
         return _structured(frame, method)
+    if method == "bradley_terry":
+        from hits.quality.ranking import aggregate_rankings
+
+        return aggregate_rankings(frame)
     if method == "majority_vote":
         probabilities = MajorityVote().fit_predict_proba(frame)
     elif method == "dawid_skene":
@@ -171,8 +177,9 @@ def krippendorff_alpha(frame: pd.DataFrame, level: str = "ordinal") -> float | N
 def campaign_agreement(session: Session, campaign_id: int) -> float | None:
     """Krippendorff's alpha for a campaign at its template's level of measurement.
 
-    Multi-select answers count as one yes/no question per candidate; spans and
-    free text have no single label to agree on (None).
+    Multi-select answers count as one yes/no question per candidate; orderings
+    as one ordinal question per candidate (its place); spans and free text have
+    no single label to agree on (None).
     """
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
@@ -192,4 +199,8 @@ def campaign_agreement(session: Session, campaign_id: int) -> float | None:
             for j in range(highest[task] + 1)
         ]
         return krippendorff_alpha(pd.DataFrame(rows, columns=["task", "worker", "label"]), "nominal")
+    if level == "rank":
+        from hits.quality.ranking import rank_positions
+
+        return krippendorff_alpha(rank_positions(frame), "ordinal")
     return krippendorff_alpha(frame, level)

@@ -1,0 +1,84 @@
+"""A compare campaign worked by bots over HTTP: consensus, confidence, agreement and systems exported."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from itertools import combinations
+
+from click.testing import CliRunner
+
+from hits.crowd import Bot, Profile
+from hits.db import session_scope
+from hits.demo_tasks import get_demo_task
+from hits.quality.aggregation import aggregate_campaign, campaign_agreement
+from hits.quality.ranking import campaign_systems
+from server.cli import main
+from tests.helpers import launch_template_campaign
+
+
+def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
+    tmp_path, settings, live_server, market, requester_sessions
+) -> None:
+    task = get_demo_task("compare")
+    name = "cmp-campaign"
+    campaign_id, truth, _ = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "compare", hits=3, name=name
+    )
+    for n in range(2):  # assignments_per_hit is 2: both careful workers order every item
+        bot = Bot(
+            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
+        )
+        bot.title_filter = name
+        assert bot.run(max_hits=3).submitted == 3
+
+    items = {}
+    for line in (tmp_path / "items.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        items[row["id"]] = row["item"]
+    true_order = {}
+    for item_id, item in items.items():
+        text_of = {c["text"]: c["id"] for c in item["candidates"]}
+        key = f"{item['image']}|" + "|".join(sorted(text_of))
+        true_order[item_id] = [text_of[t] for t in truth[key]]
+
+    with session_scope(requester_sessions) as session:
+        aggregated = aggregate_campaign(session, campaign_id)
+        alpha = campaign_agreement(session, campaign_id)
+        report = campaign_systems(session, campaign_id)
+    assert {a.item_id: a.label for a in aggregated} == true_order  # gold excluded, every item ordered
+    assert all(a.method == "bradley_terry" and a.votes == 2 and a.confidence == 1.0 for a in aggregated)
+    assert alpha == 1.0  # both put every candidate at the same place
+
+    # Head-to-head counts are the true orders' system pairs, once per worker.
+    system_of = {(i, c["id"]): c["system"] for i, item in items.items() for c in item["candidates"]}
+    expected: Counter[tuple[str, str]] = Counter()
+    for item_id, order in true_order.items():
+        for better, worse in combinations(order, 2):
+            expected[(system_of[(item_id, better)], system_of[(item_id, worse)])] += 2
+    for head in report.pairs:
+        assert (head.first_wins, head.second_wins) == (
+            expected[(head.first, head.second)],
+            expected[(head.second, head.first)],
+        )
+    assert report.winner == report.systems[0].system
+    assert sum(s.wins for s in report.systems) == sum(expected.values())
+
+    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    result = CliRunner().invoke(main, ["results", "aggregate", name], env=env)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert {r["item_id"]: json.loads(r["label"]) for r in rows} == true_order
+    assert {(r["confidence"], r["method"]) for r in rows} == {("1.0000", "bradley_terry")}
+    assert "krippendorff_alpha=1.0000" in result.stderr
+
+    result = CliRunner().invoke(main, ["results", "systems", name], env=env)
+    assert result.exit_code == 0, result.output
+    systems_table, pairs_table = result.stdout.split("\n\n")
+    systems = list(csv.DictReader(io.StringIO(systems_table)))
+    assert [r["system"] for r in systems] == [s.system for s in report.systems]
+    assert int(systems[0]["wins"]) == report.systems[0].wins
+    pairs = list(csv.DictReader(io.StringIO(pairs_table)))
+    assert len(pairs) == len(report.pairs) and all(r["net_preference"][0] in "+-" for r in pairs)
