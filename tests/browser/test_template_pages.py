@@ -187,3 +187,52 @@ def test_spans_page_marks_by_mouse_drags_switches_modes_by_keys_and_unmarks(
     assert len(stored) == 1
     assert stored[0][0] == {"mistakes": [[start, end]], "missing": [[at, last]]}
     assert all(answer == {"mistakes": [], "missing": []} for answer in stored[0][1:])
+
+
+def test_compare_page_places_swap_keep_on_error_and_two_way_choice(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "compare", name="br-compare"
+    )
+    frame = _accept(page, live_server.url, "compare-worker", hit_ids[0])
+    items = frame.locator("fieldset.compare-item")
+    items.first.wait_for()  # count() does not wait for the frame to load
+    count = items.count()
+    sizes = [items.nth(k).locator("section.candidate").count() for k in range(count)]
+    ranked = next(k for k, n in enumerate(sizes) if n > 2)
+    assert 2 in sizes, sizes  # the page has both kinds: places and a two-way choice
+    places = items.nth(ranked).locator("select")
+    status = items.nth(ranked).locator("[data-compare-status]")
+    # Taking a place another description holds swaps them, and says so.
+    places.nth(0).select_option("1")
+    places.nth(1).select_option("1")
+    assert places.nth(0).input_value() == ""
+    assert status.inner_text() == "Description A has no place now."
+    places.nth(0).select_option("2")
+    places.nth(0).focus()
+    page.keyboard.press("1")  # by keyboard: type the place on the focused list
+    assert (places.nth(0).input_value(), places.nth(1).input_value()) == ("1", "2")
+    assert status.inner_text() == "Description B moved to place 2."
+    frame.get_by_role("button", name="Submit").click()
+    assert f"Please fix {count} problem" in frame.locator("#error-summary").inner_text()
+    items = frame.locator("fieldset.compare-item")
+    places = items.nth(ranked).locator("select")
+    assert (places.nth(0).input_value(), places.nth(1).input_value()) == ("1", "2")  # kept
+    expected = []
+    for k in range(count):
+        item = items.nth(k)
+        if sizes[k] > 2:
+            selects = item.locator("select")
+            names = [selects.nth(j).get_attribute("name") or "" for j in range(sizes[k])]
+            for j in range(sizes[k]):
+                selects.nth(j).select_option(str(j + 1))  # best first, in page order
+            expected.append([n.split("-", 2)[2] for n in names])
+        else:
+            item.get_by_label("Description B is better").check()
+            expected.append(
+                (item.get_by_label("Description B is better").get_attribute("value") or "").split(",")
+            )
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    assert _stored(requester_sessions, campaign_id) == [expected]
