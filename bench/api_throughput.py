@@ -1,9 +1,9 @@
 """API throughput through the real boto3 client: CreateHIT and ListAssignmentsForHIT pages.
 
-    python -m bench.api_throughput --threads 8 --seconds 10 [--server-processes 2]
+    python -m bench.api_throughput --threads 8 --seconds 10 [--server-processes 2] [--server-threads 4]
 
-Runs the marketplace under gunicorn (``--server-processes`` processes, 4 threads
-each) and hammers it from ``--threads`` client threads, each with its own boto3
+Runs the marketplace under gunicorn (``--server-processes`` processes,
+``--server-threads`` threads each) and hammers it from ``--threads`` client threads, each with its own boto3
 client, for ``--seconds`` per workload. Prints calls per second and latency
 percentiles, and the no-op floor: the same client against a server that
 answers every call at once without doing anything, which bounds what any
@@ -55,9 +55,11 @@ HIT = {
 }
 
 
-def _gunicorn(app: str, port: int, processes: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def _gunicorn(
+    app: str, port: int, processes: int, threads: int, env: dict[str, str], log: Path
+) -> subprocess.Popen[bytes]:
     argv = [
-        sys.executable, "-m", "gunicorn", "-w", str(processes), "-k", "gthread", "--threads", "4",
+        sys.executable, "-m", "gunicorn", "-w", str(processes), "-k", "gthread", "--threads", str(threads),
         "-b", f"127.0.0.1:{port}", "--log-level", "warning", app,
     ]  # fmt: skip
     process = subprocess.Popen(  # noqa: S603 - our own interpreter
@@ -118,6 +120,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--server-processes", type=int, default=2)
+    parser.add_argument("--server-threads", type=int, default=4)
     args = parser.parse_args()
     var_dir = Path("var/bench-api").resolve()
     shutil.rmtree(var_dir, ignore_errors=True)
@@ -131,8 +134,9 @@ def main() -> None:
     market = make_session_factory(make_engine(settings.market_database_url))
     with session_scope(market) as session:
         key = create_requester(session, "api-bench", Decimal("1000000.00"))
-    server = _gunicorn("server:create_app()", port, args.server_processes, env, var_dir / "gunicorn.log")
-    noop = _gunicorn("bench.noop_app:app", noop_port, args.server_processes, {}, var_dir / "noop.log")
+    shape = (args.server_processes, args.server_threads)
+    server = _gunicorn("server:create_app()", port, *shape, env, var_dir / "gunicorn.log")
+    noop = _gunicorn("bench.noop_app:app", noop_port, *shape, {}, var_dir / "noop.log")
     try:
         url = f"http://127.0.0.1:{port}"
         clients = [_client(url, key.access_key_id, key.secret_access_key) for _ in range(args.threads)]
@@ -171,7 +175,8 @@ def main() -> None:
             process.wait(timeout=30)
     database = settings.market_database_url.split(":", 1)[0]
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
-    print(f"database: {database}; server: gunicorn, {args.server_processes} processes x 4 threads; "
+    print(f"database: {database}; server: gunicorn, {args.server_processes} processes x "
+          f"{args.server_threads} threads; "
           f"clients: {args.threads} threads, {args.seconds:g} s each")  # fmt: skip
     for line in lines:
         print(line)

@@ -4,18 +4,24 @@ No engine exists at import time: factories build them from settings. SQLite
 (the embedded default) is tuned so that the server, the Celery worker and the
 simulated crowd can share one file: WAL, a generous busy timeout, and
 ``BEGIN IMMEDIATE`` so that writers queue instead of failing on lock upgrade.
+Units of work that only read (see :func:`read_only_engine`) begin without
+taking the write lock, so they never queue behind writers.
+
+Connections are pooled (opening a SQLite file and setting its pragmas costs
+about a millisecond a request); a connection never crosses a ``fork``.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, create_engine, event
+from sqlalchemy import DateTime, Engine, create_engine, event, exc
 from sqlalchemy.orm import DeclarativeBase, Session, SessionTransaction, sessionmaker
-from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
 
@@ -55,14 +61,21 @@ class RequesterBase(DeclarativeBase):
     """Declarative base of the requester side's tables (prefix ``rq_``)."""
 
 
+SQLITE_BUSY_TIMEOUT_SECONDS = 60
+#: Execution option marking a unit of work that only reads.
+READ_ONLY = "hitforge_read_only"
+_READING = ("SELECT", "PRAGMA", "BEGIN", "SAVEPOINT", "RELEASE", "ROLLBACK")
+
+
+class WriteInReadOnlyUnit(RuntimeError):
+    """A statement that writes, sent from a unit of work declared read-only (a bug)."""
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """An engine for ``url``, with SQLite tuned for several processes."""
     if url.startswith("sqlite"):
         engine = create_engine(
-            url,
-            connect_args={"timeout": 60, "check_same_thread": False},
-            poolclass=NullPool,
-            **kwargs,
+            url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False}, **kwargs
         )
 
         @event.listens_for(engine, "connect")
@@ -73,15 +86,107 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=60000")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_SECONDS * 1000}")
             cur.close()
 
-        @event.listens_for(engine, "begin")
-        def _sqlite_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        _queue_sqlite_writers(engine)
+    else:
+        engine = create_engine(url, pool_pre_ping=True, **kwargs)
+    _never_across_fork(engine)
+    _refuse_writes_when_read_only(engine)
+    return engine
 
-        return engine
-    return create_engine(url, pool_pre_ping=True, **kwargs)
+
+class _WriterQueue:
+    """This process's SQLite writers, one at a time, queued on a lock.
+
+    SQLite lets one writer in and makes the others poll with growing sleeps
+    (up to 100 ms each), so under concurrent writes a few unlucky ones wait
+    for hundreds of milliseconds. Threads of one process queue here instead
+    and are woken as soon as the writer before them ends; other processes
+    still meet SQLite's own lock.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+
+    def enter(self, dbapi_conn: Any) -> None:
+        if self._pid != os.getpid():  # forked while another thread held it: start afresh
+            self._reset()
+        if not self._lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_SECONDS):
+            raise exc.TimeoutError("waited too long for the database's write lock")
+        self._owner = id(dbapi_conn)
+
+    def leave(self, dbapi_conn: Any) -> None:
+        if self._owner is not None and self._owner == id(dbapi_conn) and self._pid == os.getpid():
+            self._owner = None
+            self._lock.release()
+
+
+def _queue_sqlite_writers(engine: Engine) -> None:
+    queue = _WriterQueue()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        # Under WAL a reader sees a consistent snapshot without any lock;
+        # only a unit that may write queues for the write lock up front.
+        if conn.get_execution_options().get(READ_ONLY, False):
+            conn.exec_driver_sql("BEGIN")
+            return
+        dbapi_conn = conn.connection.dbapi_connection
+        queue.enter(dbapi_conn)
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            queue.leave(dbapi_conn)
+            raise
+
+    def _end(conn: Any) -> None:
+        queue.leave(conn.connection.dbapi_connection)
+
+    # Released when the transaction ends (the next writer's BEGIN IMMEDIATE
+    # then waits at most for this COMMIT itself) and, whatever happened to
+    # the transaction, when its connection goes back to the pool or is dropped.
+    event.listen(engine, "commit", _end)
+    event.listen(engine, "rollback", _end)
+    for name in ("checkin", "invalidate", "close"):
+        event.listen(engine.pool, name, lambda dbapi_conn, *_: queue.leave(dbapi_conn))
+
+
+def read_only_engine(engine: Engine) -> Engine:
+    """``engine`` for units of work that only read: no write lock, writes refused."""
+    return engine.execution_options(**{READ_ONLY: True})
+
+
+def _never_across_fork(engine: Engine) -> None:
+    """Drop a pooled connection in a process other than the one that opened it.
+
+    Celery's prefork pool and gunicorn fork after an engine may exist; a
+    SQLite or PostgreSQL connection shared by two processes corrupts both.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _remember_pid(_dbapi_conn: Any, record: Any) -> None:
+        record.info["pid"] = os.getpid()
+
+    @event.listens_for(engine, "checkout")
+    def _check_pid(_dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        if record.info.get("pid") != os.getpid():
+            record.dbapi_connection = proxy.dbapi_connection = None
+            raise exc.DisconnectionError("connection opened in another process")
+
+
+def _refuse_writes_when_read_only(engine: Engine) -> None:
+    @event.listens_for(engine, "before_cursor_execute")
+    def _check(conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        reading = statement.lstrip().upper().startswith(_READING)
+        if not reading and conn.get_execution_options().get(READ_ONLY):
+            raise WriteInReadOnlyUnit(f"a read-only unit of work tried to write: {statement[:80]!r}")
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -3,7 +3,8 @@
 A view asks for ``market_session()`` or ``requester_session()``; the session
 commits after the view returns a non-error response (before the response is
 sent, so a failed commit becomes a 500, never a false success) and rolls back
-otherwise.
+otherwise. A view that only reads says so with ``read_only_request()`` before
+its first query: its marketplace session then takes no write lock.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from flask import Flask, Response, current_app, g
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from hits.db import make_engine, make_session_factory
+from hits.db import make_engine, make_session_factory, read_only_engine
 from hits.settings import Settings
 
 _NAMES = ("market_session", "requester_session")
@@ -28,6 +29,7 @@ class Runtime:
     market_engine: Engine
     requester_engine: Engine
     market_sessions: sessionmaker[Session]
+    market_read_sessions: sessionmaker[Session]
     requester_sessions: sessionmaker[Session]
 
 
@@ -41,6 +43,7 @@ def build_runtime(settings: Settings) -> Runtime:
         market_engine=market_engine,
         requester_engine=requester_engine,
         market_sessions=make_session_factory(market_engine),
+        market_read_sessions=make_session_factory(read_only_engine(market_engine)),
         requester_sessions=make_session_factory(requester_engine),
     )
 
@@ -50,10 +53,18 @@ def runtime() -> Runtime:
     return rt
 
 
+def read_only_request() -> None:
+    """Declare that this request only reads the marketplace (call before its first query)."""
+    if "market_session" in g:
+        raise RuntimeError("read_only_request() after the marketplace session was opened")
+    g.market_read_only = True
+
+
 def market_session() -> Session:
     """The marketplace session of the current request."""
     if "market_session" not in g:
-        g.market_session = runtime().market_sessions()
+        rt = runtime()
+        g.market_session = rt.market_read_sessions() if g.get("market_read_only") else rt.market_sessions()
     session: Session = g.market_session
     return session
 

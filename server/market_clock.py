@@ -12,8 +12,9 @@ import time
 
 from flask import Flask, current_app, request
 
+from hits.db import session_scope
 from hits.market.assignment_ops import run_clocks
-from server.db import market_session
+from server.db import runtime
 
 SWEEP_EVERY_SECONDS = 5.0
 
@@ -24,7 +25,10 @@ def sweep_if_due() -> None:
     if now - state["last"] < SWEEP_EVERY_SECONDS:
         return
     state["last"] = now
-    run_clocks(market_session())
+    # Its own unit of work: due work is committed whatever the request does,
+    # and the request itself may be one that only reads.
+    with session_scope(runtime().market_sessions) as session:
+        run_clocks(session)
 
 
 def init_app(app: Flask, *blueprint_names: str) -> None:

@@ -12,7 +12,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from hits.market import ledger
 from hits.market.errors import RequestError
 from hits.market.ids import new_access_key_id, new_customer_id, new_secret_key
-from hits.market.models import AccessKey, Requester, Worker
+from hits.market.models import AccessKey, Requester, RequesterOptions, Worker
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,33 @@ def add_funds(session: Session, requester_id: str, amount: Decimal, reference: s
     ledger.deposit(session, requester_id, amount, txn=f"deposit:{requester_id}:{reference}")
 
 
-def find_access_key(session: Session, access_key_id: str) -> AccessKey | None:
-    key = session.get(AccessKey, access_key_id)
-    return key if key is not None and key.active else None
+@dataclass(frozen=True)
+class Caller:
+    """What an API call needs to know about the key that signed it, read in one query."""
+
+    secret_access_key: str
+    requester_id: str
+    throttle_rate: float | None
+    fault_rate: float | None
+
+
+def find_caller(session: Session, access_key_id: str) -> Caller | None:
+    """The active key ``access_key_id`` with its requester's test options, or None.
+
+    One plain row, not ORM objects: every API call starts here, so it is kept
+    to a single indexed join.
+    """
+    row = session.execute(
+        select(
+            AccessKey.secret_access_key,
+            AccessKey.requester_id,
+            RequesterOptions.throttle_rate,
+            RequesterOptions.fault_rate,
+        )
+        .outerjoin(RequesterOptions, RequesterOptions.requester_id == AccessKey.requester_id)
+        .where(AccessKey.access_key_id == access_key_id, AccessKey.active.is_(True))
+    ).one_or_none()
+    return Caller(*row) if row is not None else None
 
 
 def create_worker(session: Session, username: str, password: str, *, country: str = "US") -> Worker:

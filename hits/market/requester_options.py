@@ -12,10 +12,6 @@ from hits.db import utcnow
 from hits.market.models import RequesterOptions
 
 
-def get_options(session: Session, requester_id: str) -> RequesterOptions | None:
-    return session.get(RequesterOptions, requester_id)
-
-
 def set_options(
     session: Session,
     requester_id: str,

@@ -13,9 +13,9 @@ from typing import Any
 
 from flask import Blueprint, Flask, Response, g, request
 
-from hits.market.accounts import find_access_key
+from hits.market.accounts import Caller, find_caller
 from hits.market.errors import MarketError
-from server.db import market_session, runtime
+from server.db import market_session, read_only_request, runtime
 from server.mturk_api import (  # noqa: F401
     ops_account,
     ops_assignments,
@@ -27,7 +27,7 @@ from server.mturk_api import (  # noqa: F401
     ops_workers,
     throttle,
 )
-from server.mturk_api.registry import OPERATIONS, CallContext
+from server.mturk_api.registry import OPERATIONS, READ_ONLY_OPERATIONS, CallContext
 from server.mturk_api.sigv4 import AuthFailure, SignedRequest, parse_authorization, verify
 
 TARGET_PREFIX = "MTurkRequesterServiceV20170117."
@@ -51,18 +51,18 @@ def _error(
     return _reply(body, status)
 
 
-def _authenticate() -> str:
-    """The requester id behind a valid signature, or ``AuthFailure``."""
+def _authenticate() -> Caller:
+    """The caller behind a valid signature, or ``AuthFailure``."""
     match = parse_authorization(request.headers.get("Authorization"))
-    key = find_access_key(market_session(), match["key"])
-    if key is None:
+    caller = find_caller(market_session(), match["key"])
+    if caller is None:
         raise AuthFailure(
             "UnrecognizedClientException", "The security token included in the request is invalid."
         )
     headers = {name.lower(): value for name, value in request.headers.items()}
     signed = SignedRequest(request.method, request.url, headers, request.get_data())
-    verify(signed, key.secret_access_key)
-    return key.requester_id
+    verify(signed, caller.secret_access_key)
+    return caller
 
 
 @bp.post("/")
@@ -74,8 +74,10 @@ def dispatch() -> Response:
     handler = OPERATIONS.get(name)
     if handler is None:
         return _error("UnknownOperationException", f"Operation {name} is not supported.", 400)
+    if name in READ_ONLY_OPERATIONS:
+        read_only_request()
     try:
-        requester_id = _authenticate()
+        caller = _authenticate()
     except AuthFailure as exc:
         return _error(exc.wire_type, exc.message, exc.status)
     try:
@@ -84,12 +86,12 @@ def dispatch() -> Response:
         return _error("SerializationException", "The request body is not valid JSON.", 400)
     if not isinstance(params, dict):
         return _error("SerializationException", "The request body must be a JSON object.", 400)
-    verdict = throttle.verdict(market_session(), requester_id)
+    verdict = throttle.verdict(caller)
     if verdict == "throttle":
         return _error("ThrottlingException", "Rate exceeded", 400, message_key="message")
     if verdict == "fault":
         return _error("ServiceFault", "Injected fault: please retry.", 500, "AWS.MechanicalTurk.ServiceFault")
-    ctx = CallContext(session=market_session(), requester_id=requester_id, settings=runtime().settings)
+    ctx = CallContext(session=market_session(), requester_id=caller.requester_id, settings=runtime().settings)
     try:
         result = handler(ctx, params)
     except MarketError as exc:

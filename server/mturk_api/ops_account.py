@@ -9,7 +9,7 @@ from hits.money import format_amount
 from server.mturk_api.registry import CallContext, operation
 
 
-@operation("GetAccountBalance")
+@operation("GetAccountBalance", read_only=True)
 def get_account_balance(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     available = ledger.balance(ctx.session, ledger.requester_account(ctx.requester_id))
     return {"AvailableBalance": format_amount(available)}

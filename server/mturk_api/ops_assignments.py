@@ -16,7 +16,7 @@ from server.mturk_api.wire import assignment_shape, hit_shape, next_token, page_
 LISTABLE = (SUBMITTED, APPROVED, REJECTED)
 
 
-@operation("ListAssignmentsForHIT")
+@operation("ListAssignmentsForHIT", read_only=True)
 def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
     statuses = params.get("AssignmentStatuses") or list(LISTABLE)
@@ -39,7 +39,7 @@ def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[s
     return out
 
 
-@operation("GetAssignment")
+@operation("GetAssignment", read_only=True)
 def get_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     assignment = assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
     return {"Assignment": assignment_shape(assignment), "HIT": hit_shape(ctx.session, assignment.hit)}

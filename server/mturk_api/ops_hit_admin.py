@@ -68,7 +68,7 @@ def delete_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-@operation("ListHITsForQualificationType")
+@operation("ListHITsForQualificationType", read_only=True)
 def list_hits_for_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     qtype = get_type(ctx.session, params.get("QualificationTypeId"))
     offset, limit = page_request(params)
@@ -76,7 +76,7 @@ def list_hits_for_qualification_type(ctx: CallContext, params: dict[str, Any]) -
     return paged("HITs", [hit_shape(ctx.session, h) for h in hits], offset, limit)
 
 
-@operation("ListReviewPolicyResultsForHIT")
+@operation("ListReviewPolicyResultsForHIT", read_only=True)
 def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     """What the HIT's review policies found (ReviewResults) and did (ReviewActions)."""
     hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)

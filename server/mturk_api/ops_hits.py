@@ -45,7 +45,7 @@ def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     return {"HIT": hit_shape(ctx.session, hit)}
 
 
-@operation("ListHITs")
+@operation("ListHITs", read_only=True)
 def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, offset, limit)
@@ -56,7 +56,7 @@ def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@operation("ListReviewableHITs")
+@operation("ListReviewableHITs", read_only=True)
 def list_reviewable_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     status = params.get("Status", REVIEWABLE)
     if status not in (REVIEWABLE, REVIEWING):

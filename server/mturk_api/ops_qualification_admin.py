@@ -27,7 +27,7 @@ def disassociate_qualification_from_worker(ctx: CallContext, params: dict[str, A
     return {}
 
 
-@operation("GetQualificationScore")
+@operation("GetQualificationScore", read_only=True)
 def get_qualification_score(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     grant = qualification_admin.score(
         ctx.session, ctx.requester_id, params.get("QualificationTypeId"), params.get("WorkerId")
@@ -35,7 +35,7 @@ def get_qualification_score(ctx: CallContext, params: dict[str, Any]) -> dict[st
     return {"Qualification": qualification_shape(grant)}
 
 
-@operation("ListWorkersWithQualificationType")
+@operation("ListWorkersWithQualificationType", read_only=True)
 def list_workers_with_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     rows = qualification_admin.grants(
@@ -56,7 +56,7 @@ def delete_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[
     return {}
 
 
-@operation("ListQualificationTypes")
+@operation("ListQualificationTypes", read_only=True)
 def list_qualification_types(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     rows = qualification_admin.search_types(
@@ -71,7 +71,7 @@ def list_qualification_types(ctx: CallContext, params: dict[str, Any]) -> dict[s
     return paged("QualificationTypes", [qualification_type_shape(q) for q in rows], offset, limit)
 
 
-@operation("ListQualificationRequests")
+@operation("ListQualificationRequests", read_only=True)
 def list_qualification_requests(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     rows = qualification_admin.pending_requests(

@@ -16,7 +16,7 @@ def create_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[
     return {"QualificationType": qualification_type_shape(qtype)}
 
 
-@operation("GetQualificationType")
+@operation("GetQualificationType", read_only=True)
 def get_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     qtype = qualification_ops.get_type(ctx.session, params.get("QualificationTypeId"))
     return {"QualificationType": qualification_type_shape(qtype)}

@@ -23,7 +23,7 @@ def send_bonus(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-@operation("ListBonusPayments")
+@operation("ListBonusPayments", read_only=True)
 def list_bonus_payments(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     bonuses = worker_relations.bonus_payments(
@@ -49,7 +49,7 @@ def delete_worker_block(ctx: CallContext, params: dict[str, Any]) -> dict[str, A
     return {}
 
 
-@operation("ListWorkerBlocks")
+@operation("ListWorkerBlocks", read_only=True)
 def list_worker_blocks(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     rows = worker_relations.blocks(ctx.session, ctx.requester_id, offset, limit)

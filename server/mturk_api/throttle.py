@@ -13,9 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
-
-from hits.market.requester_options import get_options
+from hits.market.accounts import Caller
 
 
 @dataclass
@@ -42,13 +40,11 @@ def _take(requester_id: str, rate: float, now: float) -> bool:
         return False
 
 
-def verdict(session: Session, requester_id: str) -> str | None:
-    """ "throttle", "fault" or None (serve the call) for this requester's next call."""
-    options = get_options(session, requester_id)
-    if options is None:
-        return None
-    if options.throttle_rate is not None and not _take(requester_id, options.throttle_rate, time.monotonic()):
+def verdict(caller: Caller) -> str | None:
+    """ "throttle", "fault" or None (serve the call) for this caller's next call."""
+    rate = caller.throttle_rate
+    if rate is not None and not _take(caller.requester_id, rate, time.monotonic()):
         return "throttle"
-    if options.fault_rate and random.random() < options.fault_rate:
+    if caller.fault_rate and random.random() < caller.fault_rate:
         return "fault"
     return None
