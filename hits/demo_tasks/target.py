@@ -120,6 +120,6 @@ DEMO = DemoTask(
     write_data=write,
     fill_form=fill,
     items_per_hit=4,
-    gold_per_hit=1,
+    gold_per_hit=2,
     quality={"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 3},
 )
