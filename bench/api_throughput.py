@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -132,8 +133,9 @@ def main() -> None:
     settings = load_settings(env)
     upgrade(settings)
     market = make_session_factory(make_engine(settings.market_database_url))
+    run = uuid.uuid4().hex[:8]  # a PostgreSQL database may hold earlier runs' accounts
     with session_scope(market) as session:
-        key = create_requester(session, "api-bench", Decimal("1000000.00"))
+        key = create_requester(session, f"api-bench-{run}", Decimal("1000000.00"))
     shape = (args.server_processes, args.server_threads)
     server = _gunicorn("server:create_app()", port, *shape, env, var_dir / "gunicorn.log")
     noop = _gunicorn("bench.noop_app:app", noop_port, *shape, {}, var_dir / "noop.log")
@@ -147,7 +149,7 @@ def main() -> None:
         hit_id = clients[0].create_hit(**{**HIT, "MaxAssignments": 100})["HIT"]["HITId"]
         with session_scope(market) as session:
             for n in range(100):
-                worker = create_worker(session, f"bench-{n}", "a-long-password")
+                worker = create_worker(session, f"bench-{run}-{n}", "a-long-password")
                 assignment = assignment_ops.accept(session, worker, hit_id)
                 assignment_ops.submit(session, worker, assignment.id, answers_to_xml([("q", str(n))]))
 

@@ -13,6 +13,7 @@ about a millisecond a request); a connection never crosses a ``fork``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -98,38 +99,66 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
 
 class _WriterQueue:
-    """This process's SQLite writers, one at a time, queued on a lock.
+    """SQLite writers to one database file, one at a time, queued on locks.
 
     SQLite lets one writer in and makes the others poll with growing sleeps
     (up to 100 ms each), so under concurrent writes a few unlucky ones wait
-    for hundreds of milliseconds. Threads of one process queue here instead
-    and are woken as soon as the writer before them ends; other processes
-    still meet SQLite's own lock.
+    for hundreds of milliseconds. Here threads of a process queue on a lock,
+    and one thread per process on a ``flock`` of a file beside the database,
+    both woken as soon as the writer before them ends.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lock_path: str | None) -> None:
+        self._lock_path = lock_path
         self._reset()
 
     def _reset(self) -> None:
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._owner: int | None = None
+        self._file: Any = None
 
     def enter(self, dbapi_conn: Any) -> None:
         if self._pid != os.getpid():  # forked while another thread held it: start afresh
             self._reset()
         if not self._lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_SECONDS):
             raise exc.TimeoutError("waited too long for the database's write lock")
+        try:
+            if self._lock_path is not None:
+                if self._file is None:
+                    self._file = open(self._lock_path, "a+b")  # noqa: SIM115 - held for the process's life
+                # Blocks until the other process's writer is done (a dead process's lock is freed).
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_EX)
+        except BaseException:
+            self._lock.release()
+            raise
         self._owner = id(dbapi_conn)
 
     def leave(self, dbapi_conn: Any) -> None:
         if self._owner is not None and self._owner == id(dbapi_conn) and self._pid == os.getpid():
             self._owner = None
+            if self._file is not None:
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
             self._lock.release()
 
 
+#: One queue per database file in this process, whichever engines open it.
+_writer_queues: dict[str, _WriterQueue] = {}
+_writer_queues_lock = threading.Lock()
+
+
+def _writer_queue(database: str | None) -> _WriterQueue:
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return _WriterQueue(None)
+    path = os.path.abspath(database)
+    with _writer_queues_lock:
+        if path not in _writer_queues:
+            _writer_queues[path] = _WriterQueue(path + "-writers.lock")
+        return _writer_queues[path]
+
+
 def _queue_sqlite_writers(engine: Engine) -> None:
-    queue = _WriterQueue()
+    queue = _writer_queue(engine.url.database)
 
     @event.listens_for(engine, "begin")
     def _begin(conn: Any) -> None:

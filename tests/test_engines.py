@@ -124,3 +124,33 @@ def test_a_writer_that_never_commits_still_lets_the_next_one_in(tmp_path: Path, 
     threading.Thread(target=write, daemon=True).start()
     assert done.wait(timeout=10), "the next writer is still queued behind a finished one"
     engine.dispose()
+
+
+def test_sqlite_writers_of_two_processes_take_turns(tmp_path: Path) -> None:
+    engine = _sqlite_engine(tmp_path)
+
+    def add_many(rounds: int) -> None:
+        for _ in range(rounds):
+            with engine.begin() as conn:
+                n = conn.execute(text("select n from counter")).scalar_one()
+                conn.execute(text("update counter set n = :n"), {"n": n + 1})
+
+    pid = os.fork()
+    if pid == 0:  # the child writes through the same engine, as a forked server worker would
+        status = 1
+        try:
+            add_many(100)
+            status = 0
+        finally:
+            os._exit(status)
+    threads = [threading.Thread(target=add_many, args=(50,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with engine.connect() as conn:
+        assert conn.execute(text("select n from counter")).scalar_one() == 200
+    assert (tmp_path / "queue.db-writers.lock").exists()  # the processes met on the file lock
+    engine.dispose()
