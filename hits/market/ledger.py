@@ -2,22 +2,31 @@
 
 Every transaction's legs sum to zero and a transaction id is written once per
 account, so replaying a payment (a retried request, a restarted task) is a
-no-op rather than a second charge.
+no-op rather than a second charge. Each account's balance is kept in its own
+row, updated with every leg in the same transaction: reading it costs one row
+whatever the account's history, and a payment locks the payer's row before it
+checks the funds, so two concurrent payments cannot both spend the same money.
+Only requesters' and workers' balances are kept so; the marketplace's own
+accounts (fees, external) are summed when asked, so that every payment does
+not queue on one shared row.
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from sqlalchemy import func, select
+from sqlalchemy import Insert, func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from hits.market.errors import RequestError
-from hits.market.models import LedgerEntry
+from hits.market.models import AccountBalance, LedgerEntry
 from hits.money import mturk_fee
 
 EXTERNAL = "external"
 FEES = "fees"
+#: Accounts whose balance has its own row (see the module's docstring).
+KEPT_BALANCE_PREFIXES = ("requester:", "worker:")
 
 
 def requester_account(requester_id: str) -> str:
@@ -28,10 +37,32 @@ def worker_account(worker_id: str) -> str:
     return f"worker:{worker_id}"
 
 
-def balance(session: Session, account: str) -> Decimal:
-    """The balance of ``account``: the sum of its legs."""
-    total = session.scalar(select(func.sum(LedgerEntry.amount)).where(LedgerEntry.account == account))
+def _kept(account: str) -> bool:
+    return account.startswith(KEPT_BALANCE_PREFIXES)
+
+
+def balance(session: Session, account: str, *, for_update: bool = False) -> Decimal:
+    """The balance of ``account`` (the sum of its legs); ``for_update`` locks it until commit."""
+    if _kept(account):
+        stmt = select(AccountBalance.balance).where(AccountBalance.account == account)
+        total = session.scalar(stmt.with_for_update() if for_update else stmt)
+    else:
+        total = session.scalar(select(func.sum(LedgerEntry.amount)).where(LedgerEntry.account == account))
     return Decimal(total or 0).quantize(Decimal("0.01"))
+
+
+def _add_to_balance(session: Session, account: str, amount: Decimal) -> None:
+    dialect = session.get_bind().dialect.name
+    insert_for = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt: Insert = insert_for(AccountBalance).values(account=account, balance=amount)
+    # One statement whether or not the account has a row yet: two first
+    # payments to a new worker at once cannot collide on the insert.
+    session.execute(
+        stmt.on_conflict_do_update(  # type: ignore[attr-defined]
+            index_elements=[AccountBalance.account],
+            set_={"balance": AccountBalance.balance + stmt.excluded.balance},  # type: ignore[attr-defined]
+        )
+    )
 
 
 def transaction_exists(session: Session, txn: str) -> bool:
@@ -50,6 +81,9 @@ def post(
         if amount != 0:
             session.add(LedgerEntry(txn=txn, account=account, amount=amount, kind=kind, reference=reference))
     session.flush()
+    for account, amount in legs:
+        if amount != 0 and _kept(account):
+            _add_to_balance(session, account, amount)
     return True
 
 
@@ -78,7 +112,7 @@ def pay(
         return False
     fee = mturk_fee(amount, max_assignments=max_assignments)
     charge = amount + fee
-    available = balance(session, requester_account(requester_id))
+    available = balance(session, requester_account(requester_id), for_update=True)
     if charge > available:
         raise RequestError(
             f"This Requester has insufficient funds in their account to complete this "

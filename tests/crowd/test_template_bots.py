@@ -81,7 +81,8 @@ def test_a_spammer_fails_gold_on_the_target_template(
             select(Submission.id).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
         ).all()
         graded = [grade(session, i) for i in ids]
-        assert sum(s.gold_total for s in graded) == 2 and sum(s.gold_correct for s in graded) == 0
+        assert sum(s.gold_total for s in graded) == 2 * task.gold_per_hit
+        assert sum(s.gold_correct for s in graded) == 0
 
 
 def test_free_text_is_judged_by_spelling_with_confidence(

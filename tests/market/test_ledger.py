@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import threading
+import uuid
 from decimal import Decimal
 
 import pytest
 from sqlalchemy import func, select
 
+from hits.db import session_scope
 from hits.market import ledger
 from hits.market.accounts import create_requester
 from hits.market.errors import RequestError
-from hits.market.models import LedgerEntry
+from hits.market.models import AccountBalance, LedgerEntry
 from hits.money import MoneyError, mturk_fee, parse_amount
 
 
@@ -66,3 +69,67 @@ def test_a_payment_never_overdraws(market_db) -> None:
         )
     assert caught.value.turk_error_code == "AWS.MechanicalTurk.InsufficientFunds"
     assert ledger.balance(market_db, ledger.requester_account(key.requester_id)) == Decimal("0.10")
+
+
+def test_kept_balances_equal_the_sum_of_their_legs(market_db) -> None:
+    key = create_requester(market_db, "kept-balances", Decimal("5.00"))
+    for n in range(4):
+        ledger.pay(
+            market_db,
+            txn=f"reward:K{n}",
+            kind="reward",
+            requester_id=key.requester_id,
+            worker_id=f"AKEPT{n % 2}",
+            amount=Decimal("0.25"),
+            max_assignments=10,
+            reference=f"K{n}",
+        )
+    ledger.deposit(market_db, key.requester_id, Decimal("1.10"), txn="deposit:kept:2")
+    sums = dict(
+        market_db.execute(
+            select(LedgerEntry.account, func.sum(LedgerEntry.amount)).group_by(LedgerEntry.account)
+        ).all()
+    )
+    kept = dict(market_db.execute(select(AccountBalance.account, AccountBalance.balance)).all())
+    assert kept  # the requester's and the workers' rows exist
+    assert set(kept) == {a for a in sums if a.startswith(ledger.KEPT_BALANCE_PREFIXES)}
+    assert all(kept[a] == sums[a] for a in kept)
+    # 5.00 - 4 x (0.25 + 0.10 fee at 10 assignments) + 1.10
+    assert ledger.balance(market_db, ledger.requester_account(key.requester_id)) == Decimal("4.70")
+    assert ledger.balance(market_db, ledger.worker_account("AKEPT0")) == Decimal("0.50")
+
+
+def test_concurrent_payments_never_spend_the_same_money_twice(market_sessions) -> None:
+    with session_scope(market_sessions) as session:
+        key = create_requester(session, f"race-{uuid.uuid4().hex[:8]}", Decimal("1.20"))
+    outcomes: list[str] = []
+    start = threading.Barrier(8)
+
+    def pay(n: int) -> None:
+        start.wait()
+        try:
+            with session_scope(market_sessions) as session:
+                ledger.pay(
+                    session,
+                    txn=f"reward:{key.requester_id}:{n}",
+                    kind="reward",
+                    requester_id=key.requester_id,
+                    worker_id=f"ARACE{n}",
+                    amount=Decimal("0.30"),
+                    max_assignments=1,
+                    reference=str(n),
+                )
+            outcomes.append("paid")
+        except RequestError as exc:
+            outcomes.append(exc.turk_error_code or "?")
+
+    threads = [threading.Thread(target=pay, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Each costs 0.36 with the fee: three fit in 1.20, the others are refused.
+    assert outcomes.count("paid") == 3
+    assert outcomes.count("AWS.MechanicalTurk.InsufficientFunds") == 5
+    with session_scope(market_sessions) as session:
+        assert ledger.balance(session, ledger.requester_account(key.requester_id)) == Decimal("0.12")

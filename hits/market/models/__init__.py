@@ -2,7 +2,7 @@
 
 from hits.market.models.accounts import AccessKey, Requester, Worker
 from hits.market.models.events import MarketEvent
-from hits.market.models.ledger import LedgerEntry
+from hits.market.models.ledger import AccountBalance, LedgerEntry
 from hits.market.models.qualifications import QualificationType, WorkerQualification
 from hits.market.models.relations import BonusPayment, WorkerBlock, WorkerMessage
 from hits.market.models.requests import (
@@ -18,6 +18,7 @@ __all__ = [
     "HIT",
     "AccessKey",
     "Assignment",
+    "AccountBalance",
     "BonusPayment",
     "HITReviewPolicies",
     "HITType",

@@ -29,3 +29,17 @@ class LedgerEntry(MarketBase):
     kind: Mapped[str] = mapped_column(String(16))
     reference: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class AccountBalance(MarketBase):
+    """An account's balance: the sum of its ledger legs, kept as they are written.
+
+    Reading a balance is then one row, not a sum over every leg the account
+    ever had (a requester approving 100,000 assignments has 100,000 of them),
+    and the row is what concurrent payments lock before they check funds.
+    """
+
+    __tablename__ = "market_account_balances"
+
+    account: Mapped[str] = mapped_column(String(64), primary_key=True)
+    balance: Mapped[Decimal] = mapped_column(Numeric(14, 2))
