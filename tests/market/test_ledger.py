@@ -71,19 +71,25 @@ def test_a_payment_never_overdraws(market_db) -> None:
     assert ledger.balance(market_db, ledger.requester_account(key.requester_id)) == Decimal("0.10")
 
 
+def _reward(  # type: ignore[no-untyped-def]
+    session, requester_id: str, reference: str, worker_id: str, amount: str, max_assignments: int
+) -> bool:
+    return ledger.pay(
+        session,
+        txn=f"reward:{requester_id}:{reference}",
+        kind="reward",
+        requester_id=requester_id,
+        worker_id=worker_id,
+        amount=Decimal(amount),
+        max_assignments=max_assignments,
+        reference=reference,
+    )
+
+
 def test_kept_balances_equal_the_sum_of_their_legs(market_db) -> None:
     key = create_requester(market_db, "kept-balances", Decimal("5.00"))
     for n in range(4):
-        ledger.pay(
-            market_db,
-            txn=f"reward:K{n}",
-            kind="reward",
-            requester_id=key.requester_id,
-            worker_id=f"AKEPT{n % 2}",
-            amount=Decimal("0.25"),
-            max_assignments=10,
-            reference=f"K{n}",
-        )
+        _reward(market_db, key.requester_id, f"K{n}", f"AKEPT{n % 2}", "0.25", max_assignments=10)
     ledger.deposit(market_db, key.requester_id, Decimal("1.10"), txn="deposit:kept:2")
     sums = dict(
         market_db.execute(
@@ -109,16 +115,7 @@ def test_concurrent_payments_never_spend_the_same_money_twice(market_sessions) -
         start.wait()
         try:
             with session_scope(market_sessions) as session:
-                ledger.pay(
-                    session,
-                    txn=f"reward:{key.requester_id}:{n}",
-                    kind="reward",
-                    requester_id=key.requester_id,
-                    worker_id=f"ARACE{n}",
-                    amount=Decimal("0.30"),
-                    max_assignments=1,
-                    reference=str(n),
-                )
+                _reward(session, key.requester_id, str(n), f"ARACE{n}", "0.30", max_assignments=1)
             outcomes.append("paid")
         except RequestError as exc:
             outcomes.append(exc.turk_error_code or "?")
