@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -192,12 +193,34 @@ def read_only_engine(engine: Engine) -> Engine:
     return engine.execution_options(**{READ_ONLY: True})
 
 
-def _never_across_fork(engine: Engine) -> None:
-    """Drop a pooled connection in a process other than the one that opened it.
+#: Engines whose idle connections are closed before this process forks.
+_engines_closed_at_fork: weakref.WeakSet[Engine] = weakref.WeakSet()
+_fork_hook_registered = False
 
-    Celery's prefork pool and gunicorn fork after an engine may exist; a
-    SQLite or PostgreSQL connection shared by two processes corrupts both.
+
+def _close_idle_connections_before_fork() -> None:
+    for engine in list(_engines_closed_at_fork):
+        engine.dispose()
+
+
+def _never_across_fork(engine: Engine) -> None:
+    """Keep pooled connections out of forked processes.
+
+    Celery's prefork pool (and gunicorn with ``--preload``) fork after an
+    engine may have connections. A child must neither use a parent's
+    connection nor close one: closing a SQLite file's descriptor in the child
+    drops every POSIX lock the child holds on that file, through its own
+    connections too, and writes from two processes then interleave (this lost
+    work in the embedded review pipeline). So idle connections are closed in
+    the parent just before a fork, and one still checked out by another
+    thread at that moment is refused in the child and kept referenced there,
+    never closed.
     """
+    global _fork_hook_registered
+    _engines_closed_at_fork.add(engine)
+    if not _fork_hook_registered:
+        os.register_at_fork(before=_close_idle_connections_before_fork)
+        _fork_hook_registered = True
 
     @event.listens_for(engine, "connect")
     def _remember_pid(_dbapi_conn: Any, record: Any) -> None:
@@ -206,8 +229,13 @@ def _never_across_fork(engine: Engine) -> None:
     @event.listens_for(engine, "checkout")
     def _check_pid(_dbapi_conn: Any, record: Any, proxy: Any) -> None:
         if record.info.get("pid") != os.getpid():
+            _inherited_connections.append(record.dbapi_connection)
             record.dbapi_connection = proxy.dbapi_connection = None
             raise exc.DisconnectionError("connection opened in another process")
+
+
+#: Connections inherited through a fork: referenced so that they are never closed here.
+_inherited_connections: list[Any] = []
 
 
 def _refuse_writes_when_read_only(engine: Engine) -> None:
