@@ -93,6 +93,11 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
 
     worker_env = {
         **base_env,
+        # The demo runs on the embedded default whatever this shell's settings
+        # say; the worker must not take another database from the environment.
+        "HITFORGE_DATABASE_URL": settings.database_url,
+        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
+        "HITFORGE_BROKER_URL": settings.broker_url,
         "HITFORGE_MTURK_ENDPOINT_URL": settings.public_url,
         "HITFORGE_MTURK_ACCESS_KEY_ID": key.access_key_id,
         "HITFORGE_MTURK_SECRET_ACCESS_KEY": key.secret_access_key,

@@ -17,7 +17,13 @@ def test_the_demo_runs_with_the_target_template(tmp_path) -> None:
     result = subprocess.run(  # noqa: S603 - our own interpreter and module
         [sys.executable, "-m", "server.cli", "demo", "--template", "target"],
         cwd=tmp_path,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "COLUMNS": "120"},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(REPO),
+            "COLUMNS": "120",
+            # A shell set up for another deployment: the demo keeps to its own embedded files.
+            "HITFORGE_DATABASE_URL": f"sqlite:///{tmp_path / 'elsewhere.sqlite'}",
+        },
         capture_output=True,
         text=True,
         timeout=300,
