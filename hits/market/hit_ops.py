@@ -161,13 +161,18 @@ def slot_counts(session: Session, hit_id: str) -> dict[str, int]:
     return {status: count for status, count in rows}
 
 
-def refresh_status(session: Session, hit: HIT, now: datetime | None = None) -> HIT:
-    """Recompute a HIT's status from its assignments and clock (Reviewing/Disposed stick)."""
+def refresh_status(
+    session: Session, hit: HIT, now: datetime | None = None, counts: dict[str, int] | None = None
+) -> HIT:
+    """Recompute a HIT's status from its assignments and clock (Reviewing/Disposed stick).
+
+    ``counts``: the HIT's :func:`slot_counts`, when the caller has them already.
+    """
     if hit.status in (REVIEWING, DISPOSED):
         return hit
     before = hit.status
     now = now or utcnow()
-    counts = slot_counts(session, hit.id)
+    counts = slot_counts(session, hit.id) if counts is None else counts
     taken = sum(counts.get(s, 0) for s in OPEN_ASSIGNMENT_STATUSES)
     in_progress = counts.get(ACCEPTED, 0)
     if now < hit.expires_at and taken < hit.max_assignments:
@@ -182,9 +187,9 @@ def refresh_status(session: Session, hit: HIT, now: datetime | None = None) -> H
     return hit
 
 
-def counts_for_wire(session: Session, hit: HIT) -> dict[str, int]:
+def counts_for_wire(session: Session, hit: HIT, counts: dict[str, int] | None = None) -> dict[str, int]:
     """NumberOfAssignmentsPending / Available / Completed, as GetHIT reports them."""
-    counts = slot_counts(session, hit.id)
+    counts = slot_counts(session, hit.id) if counts is None else counts
     # MTurk counts only accepted, not yet submitted, work as pending.
     pending = counts.get(ACCEPTED, 0)
     completed = counts.get(APPROVED, 0) + counts.get(REJECTED, 0)

@@ -19,7 +19,7 @@ def create_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     spec = hit_ops.hit_type_spec(params)
     hit_type = hit_ops.find_or_create_hit_type(ctx.session, ctx.requester_id, spec)
     hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, params)
-    return {"HIT": hit_shape(ctx.session, hit)}
+    return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
 
 
 @operation("CreateHITType")
@@ -35,14 +35,15 @@ def create_hit_with_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[s
     if hit_type is None or hit_type.requester_id != ctx.requester_id:
         raise invalid(f"HITTypeId {params.get('HITTypeId')} does not exist.")
     hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, params)
-    return {"HIT": hit_shape(ctx.session, hit)}
+    return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
 
 
 @operation("GetHIT")
 def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
-    hit_ops.refresh_status(ctx.session, hit)
-    return {"HIT": hit_shape(ctx.session, hit)}
+    counts = hit_ops.slot_counts(ctx.session, hit.id)
+    hit_ops.refresh_status(ctx.session, hit, counts=counts)
+    return {"HIT": hit_shape(ctx.session, hit, counts)}
 
 
 @operation("ListHITs", read_only=True)

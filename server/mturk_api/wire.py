@@ -35,7 +35,7 @@ def prune(shape: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in shape.items() if v is not None}
 
 
-def hit_shape(session: Session, hit: HIT) -> dict[str, Any]:
+def hit_shape(session: Session, hit: HIT, counts: dict[str, int] | None = None) -> dict[str, Any]:
     hit_type = hit.hit_type
     return prune(
         {
@@ -57,7 +57,7 @@ def hit_shape(session: Session, hit: HIT) -> dict[str, Any]:
             "RequesterAnnotation": hit.requester_annotation,
             "QualificationRequirements": [requirement_shape(r) for r in hit_type.qualification_requirements],
             "HITReviewStatus": hit.review_status,
-            **counts_for_wire(session, hit),
+            **counts_for_wire(session, hit, counts),
         }
     )
 
