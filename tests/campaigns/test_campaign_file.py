@@ -131,3 +131,18 @@ def test_a_template_without_gold_refuses_gold_and_defaults_to_none(tmp_path: Pat
     plain = GOOD.replace("template: rating", "template: write").replace("gold_per_hit: 1\n", "")
     loaded = load_campaign_file(write(tmp_path, plain.replace("gold: gold.jsonl\n", ""), items=items))
     assert loaded.spec.gold_per_hit == 0 and loaded.gold == []
+
+
+def test_a_select_gold_index_must_name_one_of_the_items_sentences(tmp_path: Path) -> None:
+    item = {"image": "g.png", "sentences": ["A dog runs.", "A cat sleeps.", "Nobody is here."]}
+    items = [json.dumps({"id": f"i{i}", "item": item}) for i in range(3)]
+    gold = [
+        json.dumps({"id": "g1", "item": item, "answer": {"correct": [0, 2]}}),
+        json.dumps({"id": "g2", "item": item, "answer": {"correct": [1, 3]}}),
+    ]
+    path = write(tmp_path, GOOD.replace("template: rating", "template: select"), items=items, gold=gold)
+    with pytest.raises(InputFileErrors) as caught:
+        load_campaign_file(path)
+    [error] = caught.value.errors
+    assert (error.line, error.field) == (2, "answer")
+    assert "index 3 names no sentence" in error.message and "numbered 0 to 2" in error.message

@@ -109,6 +109,14 @@ class SelectTemplate(TaskTemplate):
                 )
         return parsed
 
+    def check_answer_key(self, answer: Any, item: Mapping[str, Any]) -> None:
+        count = len(item.get("sentences", []))
+        beyond = [i for i in answer["correct"] if i >= count]
+        if beyond:
+            raise ValueError(
+                f"index {beyond[0]} names no sentence: this item has {count}, numbered 0 to {count - 1}"
+            )
+
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         return jaccard({int(j) for j in answer}, {int(j) for j in key.get("correct", [])})
 
