@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
@@ -67,18 +68,34 @@ def hit_type_spec(params: dict[str, Any]) -> HITTypeSpec:
     )
 
 
+@cache
+def _same_hit_type() -> Select[HITType]:
+    # Built once: composing this seven-column comparison took longer than
+    # running it, on every CreateHIT.
+    return select(HITType).where(
+        HITType.requester_id == bindparam("requester_id"),
+        HITType.title == bindparam("title"),
+        HITType.description == bindparam("description"),
+        HITType.keywords == bindparam("keywords"),
+        HITType.reward == bindparam("reward"),
+        HITType.assignment_duration_seconds == bindparam("assignment_duration_seconds"),
+        HITType.auto_approval_delay_seconds == bindparam("auto_approval_delay_seconds"),
+    )
+
+
 def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSpec) -> HITType:
     """HITs with identical properties share a HIT type, as on MTurk."""
     existing = session.scalars(
-        select(HITType).where(
-            HITType.requester_id == requester_id,
-            HITType.title == spec.title,
-            HITType.description == spec.description,
-            HITType.keywords == spec.keywords,
-            HITType.reward == spec.reward,
-            HITType.assignment_duration_seconds == spec.assignment_duration_seconds,
-            HITType.auto_approval_delay_seconds == spec.auto_approval_delay_seconds,
-        )
+        _same_hit_type(),
+        {
+            "requester_id": requester_id,
+            "title": spec.title,
+            "description": spec.description,
+            "keywords": spec.keywords,
+            "reward": spec.reward,
+            "assignment_duration_seconds": spec.assignment_duration_seconds,
+            "auto_approval_delay_seconds": spec.auto_approval_delay_seconds,
+        },
     ).all()
     for hit_type in existing:
         if hit_type.qualification_requirements == spec.qualification_requirements:
