@@ -73,10 +73,22 @@ def post(
     session: Session, txn: str, kind: str, legs: list[tuple[str, Decimal]], reference: str | None = None
 ) -> bool:
     """Write a balanced transaction once; return False if ``txn`` was already posted."""
-    if sum((amount for _, amount in legs), Decimal(0)) != 0:
-        raise ValueError(f"unbalanced transaction {txn}: {legs}")
+    _check_balanced(txn, legs)
     if transaction_exists(session, txn):
         return False
+    _write(session, txn, kind, legs, reference)
+    return True
+
+
+def _check_balanced(txn: str, legs: list[tuple[str, Decimal]]) -> None:
+    if sum((amount for _, amount in legs), Decimal(0)) != 0:
+        raise ValueError(f"unbalanced transaction {txn}: {legs}")
+
+
+def _write(
+    session: Session, txn: str, kind: str, legs: list[tuple[str, Decimal]], reference: str | None
+) -> None:
+    """Write ``txn``'s legs and move the kept balances; the caller checked it is new and balanced."""
     for account, amount in legs:
         if amount != 0:
             session.add(LedgerEntry(txn=txn, account=account, amount=amount, kind=kind, reference=reference))
@@ -84,7 +96,6 @@ def post(
     for account, amount in legs:
         if amount != 0 and _kept(account):
             _add_to_balance(session, account, amount)
-    return True
 
 
 def deposit(session: Session, requester_id: str, amount: Decimal, txn: str) -> None:
@@ -119,10 +130,7 @@ def pay(
             f"transaction: needs {charge}, has {available}.",
             "AWS.MechanicalTurk.InsufficientFunds",
         )
-    return post(
-        session,
-        txn,
-        kind,
-        [(requester_account(requester_id), -charge), (worker_account(worker_id), amount), (FEES, fee)],
-        reference=reference,
-    )
+    legs = [(requester_account(requester_id), -charge), (worker_account(worker_id), amount), (FEES, fee)]
+    _check_balanced(txn, legs)
+    _write(session, txn, kind, legs, reference)  # new: checked above, before the funds
+    return True
