@@ -95,7 +95,6 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     else:
         engine = create_engine(url, pool_pre_ping=True, **kwargs)
     _never_across_fork(engine)
-    _refuse_writes_when_read_only(engine)
     return engine
 
 
@@ -190,7 +189,10 @@ def _queue_sqlite_writers(engine: Engine) -> None:
 
 def read_only_engine(engine: Engine) -> Engine:
     """``engine`` for units of work that only read: no write lock, writes refused."""
-    return engine.execution_options(**{READ_ONLY: True})
+    reading = engine.execution_options(**{READ_ONLY: True})
+    # Listeners on this derived engine are its own: other units pay nothing for the check.
+    _refuse_writes(reading)
+    return reading
 
 
 #: Engines whose idle connections are closed before this process forks.
@@ -238,11 +240,10 @@ def _never_across_fork(engine: Engine) -> None:
 _inherited_connections: list[Any] = []
 
 
-def _refuse_writes_when_read_only(engine: Engine) -> None:
+def _refuse_writes(engine: Engine) -> None:
     @event.listens_for(engine, "before_cursor_execute")
-    def _check(conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
-        reading = statement.lstrip().upper().startswith(_READING)
-        if not reading and conn.get_execution_options().get(READ_ONLY):
+    def _check(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        if not statement.lstrip()[:9].upper().startswith(_READING):  # "SAVEPOINT" is the longest
             raise WriteInReadOnlyUnit(f"a read-only unit of work tried to write: {statement[:80]!r}")
 
 
