@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import cache
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.util import identity_key
 
 from hits.db import utcnow
 from hits.market import events, ledger, review_policies
 from hits.market.errors import RequestError, not_found
 from hits.market.hit_ops import refresh_status
 from hits.market.ids import new_entity_id
-from hits.market.models import HIT, Assignment, Worker
+from hits.market.models import HIT, Assignment, NotificationSetting, Worker
 from hits.market.models.work import (
     ABANDONED,
     ACCEPTED,
@@ -32,6 +34,27 @@ def get_assignment(session: Session, assignment_id: object, requester_id: str | 
     if assignment is None or (requester_id is not None and assignment.hit.requester_id != requester_id):
         raise not_found("Assignment", str(assignment_id))
     return assignment
+
+
+@cache
+def _with_hit_and_setting() -> Select[Assignment, HIT, NotificationSetting]:
+    # Built once and bound per call. The HIT's type comes along (joined eagerly).
+    return (
+        select(Assignment, HIT, NotificationSetting)
+        .join(HIT, HIT.id == Assignment.hit_id)
+        .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HIT.hit_type_id)
+        .where(Assignment.id == bindparam("assignment_id"))
+    )
+
+
+def _get_for_review(session: Session, assignment_id: object, requester_id: str | None) -> Assignment:
+    """:func:`get_assignment`, reading the assignment, its HIT, the HIT's type and its
+    notification setting in one query (approving or rejecting needs them all)."""
+    if isinstance(assignment_id, str) and identity_key(Assignment, assignment_id) not in session.identity_map:
+        row = session.execute(_with_hit_and_setting(), {"assignment_id": assignment_id}).first()
+        if row is not None and row[2] is None:
+            events.note_no_setting(session, row[1].hit_type_id)
+    return get_assignment(session, assignment_id, requester_id)
 
 
 def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
@@ -150,7 +173,7 @@ def approve(
     override_rejection: bool = False,
 ) -> Assignment:
     """Approve a submitted assignment and pay its reward (plus fee) from the requester."""
-    assignment = get_assignment(session, assignment_id, requester_id)
+    assignment = _get_for_review(session, assignment_id, requester_id)
     if assignment.status == REJECTED and override_rejection:
         pass
     elif assignment.status != SUBMITTED:
@@ -172,7 +195,7 @@ def approve(
 
 def reject(session: Session, requester_id: str, assignment_id: str, feedback: str) -> Assignment:
     """Reject a submitted assignment; nothing is paid."""
-    assignment = get_assignment(session, assignment_id, requester_id)
+    assignment = _get_for_review(session, assignment_id, requester_id)
     if assignment.status != SUBMITTED:
         raise RequestError(
             f"This operation can be called with a status of: Submitted (assignment is {assignment.status})",

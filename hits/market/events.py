@@ -47,9 +47,44 @@ _WAITING: dict[Engine, bool] = {}
 _WAITING_LOCK = threading.Lock()
 
 
+#: ``session.info`` key: (transaction, ids of HIT types found to have no notification setting in it).
+_NO_SETTING = "hitforge_no_notification_setting"
+
+
+def note_no_setting(session: Session, hit_type_id: str) -> None:
+    """Tell :func:`record` that this transaction found no notification setting for ``hit_type_id``.
+
+    A query that reads the HIT type can read its setting in the same round trip
+    (an outer join); a setting found so is in the identity map already, and a
+    missing one is remembered here, so that recording the request's events costs
+    no query of its own. Only for the current transaction: the next one asks again.
+    """
+    transaction = session.get_transaction()
+    if transaction is None:
+        return  # nothing was read in a transaction
+    known = session.info.get(_NO_SETTING)
+    if known is None or known[0] is not transaction:
+        known = session.info[_NO_SETTING] = (transaction, set[str]())
+    known[1].add(hit_type_id)
+
+
+def forget_no_setting(session: Session, hit_type_id: str) -> None:
+    """A setting for ``hit_type_id`` is being created in this session: ask the database again."""
+    known = session.info.get(_NO_SETTING)
+    if known is not None:
+        known[1].discard(hit_type_id)
+
+
+def _setting(session: Session, hit_type_id: str) -> NotificationSetting | None:
+    known = session.info.get(_NO_SETTING)
+    if known is not None and hit_type_id in known[1] and known[0] is session.get_transaction():
+        return None
+    return session.get(NotificationSetting, hit_type_id)
+
+
 def record(session: Session, hit: HIT, event_type: str, assignment: Assignment | None = None) -> None:
     """Write the event if the HIT type's active setting asks for it; deliver it after commit."""
-    setting = session.get(NotificationSetting, hit.hit_type_id)
+    setting = _setting(session, hit.hit_type_id)
     if setting is None or not setting.active or event_type not in setting.event_types:
         return
     if setting.transport in ("SQS", "SNS") or not setting.destination.startswith(("http://", "https://")):

@@ -15,7 +15,7 @@ from hits.market import events, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
-from hits.market.models import HIT, Assignment, HITType
+from hits.market.models import HIT, Assignment, HITType, NotificationSetting
 from hits.market.models.work import (
     ACCEPTED,
     APPROVED,
@@ -69,23 +69,28 @@ def hit_type_spec(params: dict[str, Any]) -> HITTypeSpec:
 
 
 @cache
-def _same_hit_type() -> Select[HITType]:
+def _same_hit_type() -> Select[HITType, NotificationSetting]:
     # Built once: composing this seven-column comparison took longer than
-    # running it, on every CreateHIT.
-    return select(HITType).where(
-        HITType.requester_id == bindparam("requester_id"),
-        HITType.title == bindparam("title"),
-        HITType.description == bindparam("description"),
-        HITType.keywords == bindparam("keywords"),
-        HITType.reward == bindparam("reward"),
-        HITType.assignment_duration_seconds == bindparam("assignment_duration_seconds"),
-        HITType.auto_approval_delay_seconds == bindparam("auto_approval_delay_seconds"),
+    # running it, on every CreateHIT. Each type comes with its notification
+    # setting, if any: recording the HITCreated event then needs no query.
+    return (
+        select(HITType, NotificationSetting)
+        .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HITType.id)
+        .where(
+            HITType.requester_id == bindparam("requester_id"),
+            HITType.title == bindparam("title"),
+            HITType.description == bindparam("description"),
+            HITType.keywords == bindparam("keywords"),
+            HITType.reward == bindparam("reward"),
+            HITType.assignment_duration_seconds == bindparam("assignment_duration_seconds"),
+            HITType.auto_approval_delay_seconds == bindparam("auto_approval_delay_seconds"),
+        )
     )
 
 
 def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSpec) -> HITType:
     """HITs with identical properties share a HIT type, as on MTurk."""
-    existing = session.scalars(
+    existing = session.execute(
         _same_hit_type(),
         {
             "requester_id": requester_id,
@@ -97,8 +102,10 @@ def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSp
             "auto_approval_delay_seconds": spec.auto_approval_delay_seconds,
         },
     ).all()
-    for hit_type in existing:
+    for hit_type, setting in existing:
         if hit_type.qualification_requirements == spec.qualification_requirements:
+            if setting is None:
+                events.note_no_setting(session, hit_type.id)
             return hit_type
     hit_type = HITType(
         id=new_entity_id(),
@@ -113,6 +120,7 @@ def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSp
     )
     session.add(hit_type)
     session.flush()
+    events.note_no_setting(session, hit_type.id)  # a type nobody else knows yet has none
     return hit_type
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import validation as v
 from hits.market.errors import RequestError, invalid, not_found
-from hits.market.events import event_document, post_document
+from hits.market.events import event_document, forget_no_setting, post_document
 from hits.market.models import HITType, NotificationSetting
 
 TRANSPORTS = ("Email", "SQS", "SNS")
@@ -71,6 +71,7 @@ def update_settings(
         if setting is None:
             setting = NotificationSetting(hit_type_id=hit_type.id, **spec)
             session.add(setting)
+            forget_no_setting(session, hit_type.id)
         else:
             for key, value in spec.items():
                 setattr(setting, key, value)

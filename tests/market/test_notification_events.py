@@ -269,3 +269,79 @@ def test_a_failed_event_backs_off_before_it_is_tried_again(mturk, market_session
         assert len(receiver.documents) == 1 and row().delivered_at is not None and row().attempts == 2
     finally:
         receiver.stop()
+
+
+def _stored(market_sessions, hit_id: str) -> list[str]:  # type: ignore[no-untyped-def]
+    with session_scope(market_sessions) as session:
+        rows = session.scalars(select(MarketEvent).where(MarketEvent.hit_type_id.is_not(None))).all()
+        return [r.event_type for r in rows if r.document["Events"][0].get("HITId") == hit_id]
+
+
+def test_create_hit_of_a_type_with_a_setting_records_hit_created(mturk, market_sessions) -> None:
+    # CreateHIT reads the setting with the HIT type it finds (no query of its own).
+    port = free_port()  # nobody listens: the event stays stored
+    title = f"Setting read with the type {port}"
+    params = hit_params(Title=title, MaxAssignments=1)
+    hit_type = mturk.create_hit_type(
+        Title=title,
+        Description=params["Description"],
+        Reward=params["Reward"],
+        AssignmentDurationInSeconds=params["AssignmentDurationInSeconds"],
+    )["HITTypeId"]
+    without = mturk.create_hit(**params)["HIT"]
+    assert without["HITTypeId"] == hit_type
+    mturk.update_notification_settings(
+        HITTypeId=hit_type,
+        Notification={
+            "Destination": f"http://127.0.0.1:{port}/hook",
+            "Transport": "Email",
+            "Version": "2006-05-05",
+            "EventTypes": ["HITCreated", "AssignmentRejected"],
+        },
+        Active=True,
+    )
+    with_setting = mturk.create_hit(**params)["HIT"]
+    assert with_setting["HITTypeId"] == hit_type
+    assert _stored(market_sessions, without["HITId"]) == []
+    assert _stored(market_sessions, with_setting["HITId"]) == ["HITCreated"]
+    assignment_id = _work(market_sessions, with_setting["HITId"], f"rejected-{hit_type[:8]}")
+    mturk.reject_assignment(AssignmentId=assignment_id, RequesterFeedback="no")
+    assert _stored(market_sessions, with_setting["HITId"]) == ["HITCreated", "AssignmentRejected"]
+
+
+def test_a_setting_made_after_its_absence_was_noted_is_used(market_sessions, requester) -> None:
+    from hits.market import hit_ops, notifications
+
+    params = hit_params(Title="Absence noted, then a setting", MaxAssignments=1)
+    spec = {
+        "Destination": "http://127.0.0.1:9/hook",
+        "Transport": "Email",
+        "Version": "2006-05-05",
+        "EventTypes": ["HITCreated"],
+    }
+    with session_scope(market_sessions) as session:
+        hit_type = hit_ops.find_or_create_hit_type(
+            session, requester.requester_id, hit_ops.hit_type_spec(params)
+        )
+        first = hit_ops.create_hit(session, requester.requester_id, hit_type, params)
+        # The same session, the same transaction: the setting made now counts at once.
+        notifications.update_settings(session, requester.requester_id, hit_type.id, spec, True)
+        second = hit_ops.create_hit(session, requester.requester_id, hit_type, params)
+        first_id, second_id = first.id, second.id
+    assert _stored(market_sessions, first_id) == []
+    assert _stored(market_sessions, second_id) == ["HITCreated"]
+    # Absence noted in one transaction is not trusted in the next.
+    later = {**params, "Title": "Absence noted, then a setting elsewhere"}
+    session = market_sessions()
+    try:
+        hit_type = hit_ops.find_or_create_hit_type(
+            session, requester.requester_id, hit_ops.hit_type_spec(later)
+        )
+        session.commit()
+        with session_scope(market_sessions) as other:
+            notifications.update_settings(other, requester.requester_id, hit_type.id, spec, True)
+        third = hit_ops.create_hit(session, requester.requester_id, hit_type, later)
+        session.commit()
+    finally:
+        session.close()
+    assert _stored(market_sessions, third.id) == ["HITCreated"]
