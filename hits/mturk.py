@@ -14,7 +14,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
 from hits.money import format_amount
 from hits.settings import Settings
@@ -98,6 +98,11 @@ def translate(exc: ClientError) -> MarketplaceError:
     return MarketplaceError(turk_code or code, message)
 
 
+#: The marketplace could not be reached, or did not answer in time: worth a retry with backoff.
+#: (A call that timed out may have been carried out: callers' retries must be idempotent.)
+_UNREACHABLE = (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError)
+
+
 class Marketplace:
     """A requester's view of one MTurk-compatible marketplace."""
 
@@ -143,6 +148,8 @@ class Marketplace:
             return result
         except ClientError as exc:
             raise translate(exc) from exc
+        except _UNREACHABLE as exc:
+            raise ServiceUnavailable("Unreachable", str(exc)) from exc
 
     def _paginate(self, name: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
         try:
@@ -150,6 +157,8 @@ class Marketplace:
                 yield from page.get(key, [])
         except ClientError as exc:
             raise translate(exc) from exc
+        except _UNREACHABLE as exc:
+            raise ServiceUnavailable("Unreachable", str(exc)) from exc
 
     # -- HITs ---------------------------------------------------------------
     def create_hit(self, *, unique_request_token: str, reward: Decimal, **params: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from celery import Celery, Task
+from sqlalchemy.exc import OperationalError
 
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
@@ -20,6 +21,8 @@ from hits.quality import followups, pipeline
 log = logging.getLogger(__name__)
 # A decision still pending after this long lost its message (or its worker): send it again.
 _STALE = timedelta(seconds=20)
+#: HITs synced in one task (one transaction): fewer round trips and commits, a worker judged once a batch.
+SYNC_BATCH = 25
 
 
 def runtime(task: Task) -> Any:
@@ -38,8 +41,9 @@ def register(app: Celery) -> None:
         reviewable = {h["HITId"] for t in hit_types for h in rt.market.reviewable_hits(t)}
         with session_scope(rt.sessions) as session:
             targets = pipeline.hits_to_sync(session, rt.market.access_key_id, reviewable)
-            for target in targets:
-                call_after_commit(session, partial(sync_hit.delay, *target))
+            for start in range(0, len(targets), SYNC_BATCH):
+                batch = [list(t) for t in targets[start : start + SYNC_BATCH]]
+                call_after_commit(session, partial(sync_hits.delay, batch))
         counts = {"hits": len(targets)}
         with session_scope(rt.sessions) as session:
             counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
@@ -51,27 +55,38 @@ def register(app: Celery) -> None:
             counts["deadline_approvals"] = len(due)
         return counts
 
-    @app.task(name="hitforge.sync_hit", bind=True, acks_late=True)
-    def sync_hit(self: Task, campaign_id: int, published_id: int, mturk_hit_id: str) -> dict[str, int]:
-        """Pull one HIT's Submitted assignments, grade gold, decide, and queue decisions."""
+    @app.task(
+        name="hitforge.sync_hits",
+        bind=True,
+        acks_late=True,
+        # A deadlock or a dropped connection rolls the whole batch back: run it again.
+        autoretry_for=(OperationalError,),
+        retry_backoff=True,
+        max_retries=5,
+    )
+    def sync_hits(self: Task, targets: list[list[Any]]) -> dict[str, int]:
+        """Pull several HITs' Submitted assignments, grade gold, decide, and queue the decisions.
+
+        ``targets`` are (campaign id, published HIT id, marketplace HIT id). The
+        API calls come first, with no transaction open; then one transaction
+        records, grades and decides the whole batch.
+        """
         rt = runtime(self)
-        # Read the HIT first: if it is Reviewable with nothing pending, no
-        # submission can arrive after the listing below, so closing is safe.
-        hit = rt.market.get_hit(mturk_hit_id)
-        assignments = pipeline.fetch_submitted(rt.market, mturk_hit_id)
+        fetched = pipeline.fetch_hits(rt.market, [(int(c), int(p), str(h)) for c, p, h in targets])
         with session_scope(rt.sessions) as session:
-            new_ids = pipeline.record_submissions(session, published_id, assignments)
-            workers = {pipeline.grade(session, submission_id).worker_id for submission_id in new_ids}
-            outbox: list[int] = []
-            for worker_id in sorted(workers):
-                outbox.extend(pipeline.decide_worker(session, campaign_id, worker_id))
-            if hit["HITStatus"] in ("Reviewable", "Reviewing") and hit["NumberOfAssignmentsPending"] == 0:
-                completed = hit["NumberOfAssignmentsCompleted"] + len(assignments)
-                pipeline.close_finished_hits(session, {published_id: completed})
-            pipeline.sync_done(session, published_id)
+            outbox = pipeline.review_hits(session, fetched)
             if outbox:
                 call_after_commit(session, partial(apply_decisions.delay, outbox))
-        return {"submissions": len(new_ids), "decisions": len(outbox)}
+        return {
+            "hits": len(fetched),
+            "submissions": sum(len(f.assignments) for f in fetched),
+            "decisions": len(outbox),
+        }
+
+    @app.task(name="hitforge.sync_hit", bind=True, acks_late=True)
+    def sync_hit(self: Task, campaign_id: int, published_id: int, mturk_hit_id: str) -> dict[str, int]:
+        """One HIT's sync (messages queued by earlier versions use this name)."""
+        return sync_hits.run([[campaign_id, published_id, mturk_hit_id]])  # type: ignore[no-any-return]
 
     @app.task(
         name="hitforge.apply_decision",
@@ -85,7 +100,6 @@ def register(app: Celery) -> None:
         try:
             return pipeline.apply_entry(rt.sessions, rt.market, entry_id)
         except MarketplaceError as exc:
-            pipeline.record_failure(rt.sessions, entry_id, str(exc))
             if exc.retryable:
                 raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
             raise
@@ -96,26 +110,24 @@ def register(app: Celery) -> None:
         acks_late=True,
         max_retries=8,
     )
-    def apply_decisions(self: Task, entry_ids: list[int]) -> list[str]:
-        """Apply outbox decisions in order, one API call each; back off on throttling and faults.
+    def apply_decisions(self: Task, entry_ids: list[int]) -> dict[str, str]:
+        """Apply outbox decisions, one API call each; back off on throttling and faults.
 
-        One message for a HIT's decisions instead of one each: the broker, not
-        the API, is what limits a task per decision. On a retryable error the
-        task is retried with the entries not yet applied; any other error is
-        recorded on its entry and raised (the resend sweep tries it again later).
+        One message for a batch's decisions instead of one each: the broker,
+        not the API, is what limits a task per decision. Entries that failed
+        on throttling or a fault are retried together later; any other error
+        is recorded on its entry and raised once the rest are applied (the
+        resend sweep tries it again later).
         """
         rt = runtime(self)
-        outcomes = []
-        for position, entry_id in enumerate(entry_ids):
-            try:
-                outcomes.append(pipeline.apply_entry(rt.sessions, rt.market, entry_id))
-            except MarketplaceError as exc:
-                pipeline.record_failure(rt.sessions, entry_id, str(exc))
-                if exc.retryable:
-                    countdown = min(60, 2**self.request.retries)
-                    raise self.retry(args=[entry_ids[position:]], exc=exc, countdown=countdown) from exc
-                raise
-        return outcomes
+        report = pipeline.apply_entries(rt.sessions, rt.market, entry_ids)
+        again = report.retryable()
+        if again:
+            countdown = min(60, 2**self.request.retries)
+            raise self.retry(args=[again], exc=report.failures[again[0]], countdown=countdown)
+        if report.failures:
+            raise next(iter(report.failures.values()))
+        return {str(k): v for k, v in report.outcomes.items()}
 
     @app.task(name="hitforge.resend_pending", bind=True, acks_late=True)
     def resend_pending(self: Task) -> int:

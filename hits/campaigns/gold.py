@@ -110,6 +110,28 @@ def page_slots(session: Session, published: PublishedHIT, assignment_id: str | N
     the HIT's planned gold item stands.
     """
     chosen = _exposures(session, published, assignment_id) if assignment_id else {}
+    return slots_with_gold(published, chosen)
+
+
+def exposures_for(
+    session: Session, campaign_id: int, assignment_ids: list[str]
+) -> dict[str, dict[int, GoldItem]]:
+    """The gold chosen for many assignments of one campaign, in one query: assignment -> position -> item."""
+    found: dict[str, dict[int, GoldItem]] = {}
+    if not assignment_ids:
+        return found
+    rows = session.scalars(
+        select(GoldExposure).where(
+            GoldExposure.campaign_id == campaign_id, GoldExposure.assignment_id.in_(assignment_ids)
+        )
+    )
+    for row in rows:
+        found.setdefault(row.assignment_id, {})[row.position] = row.gold_item
+    return found
+
+
+def slots_with_gold(published: PublishedHIT, chosen: dict[int, GoldItem]) -> list[PageSlot]:
+    """The HIT's page given the gold ``chosen`` per position (the plan's gold where none is)."""
     out = []
     for slot in published.slots:
         gold = chosen.get(slot.position, slot.gold_item) if slot.gold_item_id is not None else None

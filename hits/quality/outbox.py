@@ -7,35 +7,132 @@ then records the outcome. Tokens sent to the marketplace derive from the row.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope, utcnow
-from hits.mturk import InvalidAssignmentState, Marketplace
+from hits.mturk import InvalidAssignmentState, Marketplace, MarketplaceError
 
 
-def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: int) -> str:
-    """Apply one outbox decision through the API, exactly once.
+@dataclass(frozen=True)
+class _Claim:
+    """An entry taken for applying: what to call, read in the claiming transaction."""
 
+    id: int
+    action: str
+    target: str
+    payload: dict[str, Any]
+
+
+@dataclass
+class ApplyReport:
+    """What applying a list of entries did: outcomes by entry id, and the errors of those that failed."""
+
+    outcomes: dict[int, str] = field(default_factory=dict)
+    failures: dict[int, MarketplaceError] = field(default_factory=dict)
+
+    def retryable(self) -> list[int]:
+        """Failed entries worth another try soon (throttling, faults), in id order."""
+        return sorted(i for i, e in self.failures.items() if e.retryable)
+
+
+#: Decisions are independent of one another and wait on the network: this many at once.
+APPLY_THREADS = 4
+
+
+def apply_entries(
+    sessions: Callable[[], Session], market: Marketplace, entry_ids: list[int], threads: int = APPLY_THREADS
+) -> ApplyReport:
+    """Apply outbox entries through the API, each exactly once; record outcomes and failures.
+
+    Three steps, no transaction open during the calls: claim the entries (one
+    transaction), call the API (approvals and rejections several at a time,
+    then follow-ups such as bonuses and blocks one by one in entry order, as
+    they may depend on a decision), record what happened (one transaction).
     If a previous attempt's call succeeded but its bookkeeping was lost (a
     crash), the marketplace reports the assignment already decided; the
     assignment's actual state is then read back and recorded.
     """
+    report = ApplyReport()
+    claims = _claim(sessions, market.access_key_id, entry_ids, report)
+    decisions = [c for c in claims if c.action in ("approve", "reject")]
+    others = [c for c in claims if c.action not in ("approve", "reject")]
+    if len(decisions) > 1 and threads > 1:
+        with ThreadPoolExecutor(max_workers=min(threads, len(decisions))) as pool:
+            results = list(pool.map(lambda c: _call_safely(market, c), decisions))
+    else:
+        results = [_call_safely(market, c) for c in decisions]
+    results += [_call_safely(market, c) for c in others]
+    done: dict[int, tuple[_Claim, str]] = {}
+    for claim, result in zip(decisions + others, results, strict=True):
+        if isinstance(result, MarketplaceError):
+            report.failures[claim.id] = result
+        else:
+            done[claim.id] = (claim, result)
+            report.outcomes[claim.id] = result
     with session_scope(sessions) as session:
-        entry = session.get(OutboxEntry, entry_id)
-        if entry is None or entry.status == "done":
-            return "skipped"
-        campaign = session.get(Campaign, entry.campaign_id)
-        if campaign is None or campaign.access_key_id != market.access_key_id:
-            # Another requester's decision: only its own credentials may apply it.
-            return "skipped (published with another access key)"
-        entry.attempts += 1
-        action, target, payload = entry.action, entry.target, dict(entry.payload)
+        _record_done(session, list(done.values()))
+        for entry_id, error in report.failures.items():
+            entry = session.get(OutboxEntry, entry_id)
+            if entry is not None:
+                entry.last_error = str(error)[:2000]
+    return report
+
+
+def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: int) -> str:
+    """Apply one outbox entry (see :func:`apply_entries`); raise its error if it failed."""
+    report = apply_entries(sessions, market, [entry_id], threads=1)
+    if entry_id in report.failures:
+        raise report.failures[entry_id]
+    return report.outcomes[entry_id]
+
+
+def _claim(
+    sessions: Callable[[], Session], access_key_id: str, entry_ids: list[int], report: ApplyReport
+) -> list[_Claim]:
+    """Count an attempt on each pending entry this access key may apply; the rest are skipped."""
+    with session_scope(sessions) as session:
+        entries = {e.id: e for e in session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(entry_ids)))}
+        keys = dict(
+            session.execute(
+                select(Campaign.id, Campaign.access_key_id).where(
+                    Campaign.id.in_({e.campaign_id for e in entries.values()})
+                )
+            ).all()
+        )
+        claims = []
+        for entry_id in dict.fromkeys(entry_ids):  # in the caller's order, once each
+            entry = entries.get(entry_id)
+            if entry is None or entry.status == "done":
+                report.outcomes[entry_id] = "skipped"
+            elif keys.get(entry.campaign_id) != access_key_id:
+                # Another requester's decision: only its own credentials may apply it.
+                report.outcomes[entry_id] = "skipped (published with another access key)"
+            else:
+                entry.attempts += 1
+                claims.append(_Claim(entry.id, entry.action, entry.target, dict(entry.payload)))
+    return claims
+
+
+def _call_safely(market: Marketplace, claim: _Claim) -> str | MarketplaceError:
+    try:
+        return _call(market, claim)
+    except MarketplaceError as exc:
+        return exc
+
+
+def _call(market: Marketplace, claim: _Claim) -> str:
+    """The API call for one entry; its outcome."""
+    action, target, payload = claim.action, claim.target, claim.payload
     outcome = action
     try:
         if action == "approve":
@@ -53,7 +150,7 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
                 payload["assignment_id"],
                 Decimal(payload["amount"]),
                 payload["reason"],
-                unique_request_token=f"hitforge-bonus-{entry_id}",
+                unique_request_token=f"hitforge-bonus-{claim.id}",
             )
         elif action == "block":
             market.block_worker(payload["worker_id"], payload["reason"])  # blocking again is harmless
@@ -62,7 +159,7 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
             if failures:
                 outcome = f"notify (not delivered: {failures[0].get('NotifyWorkersFailureCode')})"
         elif action == "repost":
-            market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{entry_id}")
+            market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
         else:
             raise ValueError(f"unknown outbox action {action}")
     except InvalidAssignmentState:
@@ -73,23 +170,47 @@ def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: 
         if state != expected:
             raise
         outcome = f"{action} (already applied)"
-    with session_scope(sessions) as session:
-        entry = session.get(OutboxEntry, entry_id)
-        assert entry is not None
-        entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
-        if action == "repost":
-            reopen(session, entry.campaign_id, payload["hit_id"])
-        submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
-        if submission is not None and action in ("approve", "reject"):
-            published = submission.published_hit
-            from hits.quality.pipeline import worker_stats  # the pipeline imports this module
-
-            stats = worker_stats(session, published.campaign_id, submission.worker_id)
-            if action == "approve":
-                stats.approved += 1
-            else:
-                stats.rejected += 1
     return outcome
+
+
+def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
+    """Mark entries done; re-open re-posted HITs; count decisions on the workers' records.
+
+    HIT rows are touched before worker records, the order the sync takes them in.
+    """
+    if not done:
+        return
+    now = utcnow()
+    session.execute(
+        update(OutboxEntry)
+        .where(OutboxEntry.id.in_([c.id for c, _ in done]))
+        .values(status="done", applied_at=now, last_error=None)
+    )
+    campaign_of = dict(
+        session.execute(
+            select(OutboxEntry.id, OutboxEntry.campaign_id).where(OutboxEntry.id.in_([c.id for c, _ in done]))
+        ).all()
+    )
+    for claim, _ in sorted(done, key=lambda d: d[0].id):
+        if claim.action == "repost":
+            reopen(session, campaign_of[claim.id], claim.payload["hit_id"])
+    decided = {c.target: c.action for c, _ in done if c.action in ("approve", "reject")}
+    if not decided:
+        return
+    counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
+    for assignment_id, worker_id, campaign_id in session.execute(
+        select(Submission.assignment_id, Submission.worker_id, PublishedHIT.campaign_id)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(Submission.assignment_id.in_(list(decided)))
+    ):
+        counts[(campaign_id, worker_id)][0 if decided[assignment_id] == "approve" else 1] += 1
+    for (campaign_id, worker_id), (approved, rejected) in sorted(counts.items()):
+        # The record exists (grading made it); a relative UPDATE needs no read first.
+        session.execute(
+            update(WorkerStats)
+            .where(WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id == worker_id)
+            .values(approved=WorkerStats.approved + approved, rejected=WorkerStats.rejected + rejected)
+        )
 
 
 def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:

@@ -7,35 +7,25 @@ its own transaction; API calls never happen inside a database transaction.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from hits.campaigns.gold import page_slots
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
-from hits.campaigns.spec import QualityPolicy
+from hits.campaigns.models import Campaign, PublishedHIT, Submission, WorkerStats
 from hits.db import utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
-from hits.quality import followups
-from hits.quality.live_signals import collect_signals
-from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
-from hits.quality.signals import combined_verdict
+from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 
 log = logging.getLogger(__name__)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
 SYNC_STALE = timedelta(seconds=60)
-
-
-@dataclass
-class SyncReport:
-    new_submissions: list[int] = field(default_factory=list)
-    outbox: list[int] = field(default_factory=list)
 
 
 def open_hits(session: Session, access_key_id: str) -> list[tuple[int, int, str]]:
@@ -126,11 +116,15 @@ def record_submissions(
     assert published is not None
     template = get_template(published_campaign(session, published).template)
     slots = len(published.slots)
-    new_ids = []
-    for assignment in assignments:
-        submission = session.scalar(
-            select(Submission).where(Submission.assignment_id == assignment["AssignmentId"])
+    new_ids: list[Submission] = []
+    stored = {
+        s.assignment_id: s
+        for s in session.scalars(
+            select(Submission).where(Submission.assignment_id.in_([a["AssignmentId"] for a in assignments]))
         )
+    }
+    for assignment in assignments:
+        submission = stored.get(assignment["AssignmentId"])
         if submission is not None and submission.synced:
             continue
         fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
@@ -149,9 +143,9 @@ def record_submissions(
         submission.submitted_at = submit_time
         if submit_time and accept_time:
             submission.work_seconds = (submit_time - accept_time).total_seconds()
-        session.flush()
-        new_ids.append(submission.id)
-    return new_ids
+        new_ids.append(submission)
+    session.flush()  # one INSERT for the HIT's new submissions
+    return [s.id for s in new_ids]
 
 
 def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
@@ -161,175 +155,73 @@ def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
 
 
 def worker_stats(session: Session, campaign_id: int, worker_id: str) -> WorkerStats:
-    """The worker's record, row-locked for this transaction.
-
-    Several tasks update the same record at once (decisions for one worker are
-    applied in parallel); the lock turns their read-modify-write into a queue
-    on PostgreSQL (SQLite already serialises writers).
-    """
-    query = (
-        select(WorkerStats)
-        .where(WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id == worker_id)
-        .with_for_update()
-        .execution_options(populate_existing=True)
-    )
-    stats = session.scalar(query)
-    if stats is None:
-        try:
-            with session.begin_nested():
-                session.add(
-                    WorkerStats(
-                        campaign_id=campaign_id,
-                        worker_id=worker_id,
-                        gold_correct=0,
-                        gold_total=0,
-                        assignments=0,
-                        approved=0,
-                        rejected=0,
-                        flagged=False,
-                    )
-                )
-        except IntegrityError:
-            pass  # another task created it first
-        stats = session.scalar(query)
-    assert stats is not None
-    return stats
+    """The worker's record, created if new, row-locked for this transaction."""
+    return lock_worker_stats(session, campaign_id, [worker_id])[worker_id]
 
 
 def grade(session: Session, submission_id: int) -> Submission:
     """Score a submission's gold slots and add them to the worker's record (once)."""
-    submission = session.get(Submission, submission_id)
-    assert submission is not None
-    if submission.graded:
-        return submission
-    published = submission.published_hit
-    campaign = published_campaign(session, published)
-    template = get_template(campaign.template)
-    options = campaign.spec.get("template_options", {})
-    answers = submission.answers["answers"]
-    correct = total = 0
-    # Score the gold items this assignment's page showed (chosen per worker), not the plan's.
-    for slot in page_slots(session, published, submission.assignment_id):
-        if slot.gold is None:
-            continue
-        total += 1
-        score = template.score_gold_item(answers[slot.position], slot.gold.answer, slot.gold.payload, options)
-        correct += int(template.gold_passed(score, options))
-    submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
-    stats = worker_stats(session, campaign.id, submission.worker_id)
-    stats.gold_correct += correct
-    stats.gold_total += total
-    stats.assignments += 1
-    session.flush()
-    return submission
+    return grade_submissions(session, [submission_id])[0]
 
 
 def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[int]:
     """Judge a worker and enqueue decisions for their undecided submissions; return outbox ids."""
-    campaign = session.get(Campaign, campaign_id)
-    assert campaign is not None
-    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-    stats = worker_stats(session, campaign_id, worker_id)
-    if get_template(campaign.template).has_gold:
-        verdict = judge_worker(
-            GoldRecord(stats.gold_correct, stats.gold_total),
-            threshold=policy.accuracy_threshold,
-            confidence=policy.confidence,
-            min_gold=policy.min_gold,
-        )
-        if verdict.verdict == "undecided" and stats.gold_total >= policy.min_gold:
-            # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
-            signals = collect_signals(session, campaign_id, worker_id)
-            counted = [name for name in signals["suspicious"] if name in policy.signals]
-            sharpened = combined_verdict(
-                verdict, counted, gold_total=stats.gold_total, min_gold=policy.min_gold
-            )
-            verdict = WorkerVerdict(sharpened, verdict.p_below, {**verdict.evidence, "signals": signals})
-    else:
-        verdict = _judge_text(session, campaign_id, worker_id, policy)
-    if verdict.verdict == "undecided":
-        return []
-    created: list[int] = []
-    if verdict.verdict == "flag" and not stats.flagged:
-        created.extend(followups.on_flagged(session, campaign, policy, worker_id))
-        stats.flagged = True
-        suspicious = [
-            name
-            for name in verdict.evidence.get("signals", {}).get("suspicious", [])
-            if name in policy.signals
-        ]
-        stats.flag_reason = (
-            f"gold accuracy {stats.gold_correct}/{stats.gold_total}; "
-            f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
-            + (f"; suspicious signals: {', '.join(suspicious)}" if suspicious else "")
-            if "gold_total" in verdict.evidence
-            else f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "
-            f"P(rate > {policy.max_spelling_error_rate}) = {verdict.p_below:.3f}"
-        )
-    pending = session.scalars(
-        select(Submission)
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(
-            PublishedHIT.campaign_id == campaign_id,
-            Submission.worker_id == worker_id,
-            Submission.graded.is_(True),
-            Submission.decision.is_(None),
-        )
-    ).all()
-    for submission in pending:
-        if verdict.verdict == "approve":
-            action, payload = "approve", {}
-        elif policy.flagged_action == "reject":
-            action, payload = "reject", {"feedback": policy.rejection_feedback}
-        else:
-            submission.decision = "held"
-            submission.evidence = verdict.evidence
-            continue
-        submission.decision = action
-        submission.evidence = verdict.evidence
-        entry = OutboxEntry(
-            campaign_id=campaign_id, action=action, target=submission.assignment_id, payload=payload
-        )
-        session.add(entry)
-        session.flush()
-        created.append(entry.id)
-        if action == "reject":
-            follow = followups.on_rejected(session, campaign, policy, submission)
-        else:
-            follow = followups.on_approved(session, campaign, policy, stats, submission.assignment_id)
-        if follow is not None:
-            created.append(follow)
-    return created
+    return decide_workers(session, campaign_id, [worker_id])
 
 
-def _judge_text(session: Session, campaign_id: int, worker_id: str, policy: QualityPolicy) -> WorkerVerdict:
-    """Free text has no gold: judge the worker's spelling over everything they wrote.
+@dataclass
+class FetchedHIT:
+    """What the marketplace said of one HIT: the HIT, then its Submitted assignments."""
 
-    Duplication across workers is recorded as evidence for the QA reviewer; it
-    does not decide on its own, since short sentences about simple pictures
-    legitimately coincide.
+    campaign_id: int
+    published_id: int
+    hit: dict[str, Any]
+    assignments: list[dict[str, Any]]
+
+
+def fetch_hits(
+    market: Marketplace, targets: list[tuple[int, int, str]], threads: int = 4
+) -> list[FetchedHIT]:
+    """Read each target HIT and its Submitted assignments, several HITs at a time.
+
+    Per HIT the HIT is read first: if it is Reviewable with nothing pending,
+    no submission can arrive after the listing, so closing it is safe. The
+    calls wait on the network, not the CPU: a few threads overlap them.
     """
-    from hits.templates.write import spelling_counts
 
-    texts = [
-        str(answer)
-        for answers in session.scalars(
-            select(Submission.answers)
-            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-            .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
-        )
-        for answer in answers.get("answers", [])
-    ]
-    counts = [spelling_counts(t) for t in texts]
-    verdict = judge_error_rate(
-        sum(c[0] for c in counts),
-        sum(c[1] for c in counts),
-        max_rate=policy.max_spelling_error_rate,
-        confidence=policy.confidence,
-        min_total=policy.min_words,
-    )
-    verdict.evidence["sentences"] = len(texts)
-    return verdict
+    def one(target: tuple[int, int, str]) -> FetchedHIT:
+        campaign_id, published_id, mturk_hit_id = target
+        hit = market.get_hit(mturk_hit_id)
+        return FetchedHIT(campaign_id, published_id, hit, fetch_submitted(market, mturk_hit_id))
+
+    if len(targets) <= 1:
+        return [one(t) for t in targets]
+    with ThreadPoolExecutor(max_workers=min(threads, len(targets))) as pool:
+        return list(pool.map(one, targets))
+
+
+def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
+    """Record, grade and decide several HITs' work in one transaction; return outbox ids in apply order.
+
+    HIT rows are locked in id order, then worker records in worker order, the
+    same order every caller uses.
+    """
+    fetched = sorted(fetched, key=lambda f: f.published_id)
+    new_ids: list[int] = []
+    for f in fetched:
+        new_ids.extend(record_submissions(session, f.published_id, f.assignments))
+    workers: dict[int, set[str]] = defaultdict(set)
+    for submission in grade_submissions(session, new_ids):
+        workers[submission.published_hit.campaign_id].add(submission.worker_id)
+    outbox: list[int] = []
+    for campaign_id in sorted(workers):
+        outbox.extend(decide_workers(session, campaign_id, workers[campaign_id]))
+    for f in fetched:
+        if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0:
+            completed = f.hit["NumberOfAssignmentsCompleted"] + len(f.assignments)
+            close_finished_hits(session, {f.published_id: completed})
+        sync_done(session, f.published_id)
+    return outbox
 
 
 def close_finished_hits(session: Session, market_counts: dict[int, int]) -> None:
@@ -366,9 +258,10 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
             .where(PublishedHIT.campaign_id == campaign.id, Submission.decision.is_(None))
         ).all()
+        stats_of = lock_worker_stats(session, campaign.id, (s.worker_id for s in undecided))
         for submission in undecided:
             submission.decision = "held"
-            stats = worker_stats(session, campaign.id, submission.worker_id)
+            stats = stats_of[submission.worker_id]
             submission.evidence = {
                 "gold_correct": stats.gold_correct,
                 "gold_total": stats.gold_total,
@@ -382,6 +275,8 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
 
 # The outbox lives in its own module; these names stay importable from here.
 from hits.quality.outbox import (  # noqa: E402
+    ApplyReport,
+    apply_entries,
     apply_entry,
     claim_stale_entries,
     record_failure,
@@ -389,11 +284,14 @@ from hits.quality.outbox import (  # noqa: E402
 )
 
 __all__ = [
-    "SyncReport",
+    "ApplyReport",
+    "FetchedHIT",
+    "apply_entries",
     "apply_entry",
     "claim_stale_entries",
     "close_finished_hits",
     "decide_worker",
+    "fetch_hits",
     "fetch_submitted",
     "finish_campaigns",
     "grade",
@@ -402,6 +300,7 @@ __all__ = [
     "record_failure",
     "record_submissions",
     "reopen",
+    "review_hits",
     "running_hit_types",
     "sync_done",
     "worker_stats",

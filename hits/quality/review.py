@@ -1,0 +1,254 @@
+"""Grade and decide many submissions in one unit of work.
+
+The review pipeline syncs HITs in batches; grading and deciding them one
+submission and one worker at a time cost about twenty SQL statements an
+assignment, each a round trip. Here a batch reads what it needs with one
+query per kind (submissions, gold shown, worker records, pending work) and
+writes its outbox entries with one flush.
+
+Worker records are row-locked in one sorted statement before anything is
+changed, so two batches (or a batch and the outbox) touching the same
+workers queue in the same order instead of deadlocking.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from hits.campaigns.gold import exposures_for, slots_with_gold
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.campaigns.spec import QualityPolicy
+from hits.quality import followups
+from hits.quality.live_signals import collect_signals
+from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
+from hits.quality.signals import combined_verdict
+from hits.templates import get_template
+
+
+def lock_worker_stats(
+    session: Session, campaign_id: int, worker_ids: Iterable[str]
+) -> dict[str, WorkerStats]:
+    """The workers' records in the campaign, created if new, row-locked for this transaction.
+
+    Several tasks update the same records at once (a batch's grading, the
+    outbox counting decisions); the lock turns their read-modify-write into a
+    queue on PostgreSQL (SQLite already serialises writers). Rows are locked
+    in worker order: every caller takes them in that order.
+    """
+    wanted = sorted(set(worker_ids))
+    if not wanted:
+        return {}
+    query = (
+        select(WorkerStats)
+        .where(WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id.in_(wanted))
+        .order_by(WorkerStats.worker_id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    found = {s.worker_id: s for s in session.scalars(query)}
+    missing = [w for w in wanted if w not in found]
+    for worker_id in missing:
+        try:
+            with session.begin_nested():
+                session.add(
+                    WorkerStats(
+                        campaign_id=campaign_id,
+                        worker_id=worker_id,
+                        gold_correct=0,
+                        gold_total=0,
+                        assignments=0,
+                        approved=0,
+                        rejected=0,
+                        flagged=False,
+                    )
+                )
+        except IntegrityError:
+            pass  # another task created it first
+    if missing:
+        found.update(
+            (s.worker_id, s) for s in session.scalars(query.where(WorkerStats.worker_id.in_(missing)))
+        )
+    return found
+
+
+def grade_submissions(session: Session, submission_ids: list[int]) -> list[Submission]:
+    """Score the submissions' gold slots and add them to their workers' records (each once).
+
+    Scores the gold items each assignment's page showed (chosen per worker),
+    not the plan's. Returns the submissions, graded, in id order.
+    """
+    if not submission_ids:
+        return []
+    submissions = list(
+        session.scalars(select(Submission).where(Submission.id.in_(submission_ids)).order_by(Submission.id))
+    )
+    by_campaign: dict[int, list[Submission]] = defaultdict(list)
+    for submission in submissions:
+        if not submission.graded:
+            by_campaign[submission.published_hit.campaign_id].append(submission)
+    for campaign_id, todo in sorted(by_campaign.items()):
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        template = get_template(campaign.template)
+        options = campaign.spec.get("template_options", {})
+        stats = lock_worker_stats(session, campaign_id, (s.worker_id for s in todo))
+        shown = exposures_for(session, campaign_id, [s.assignment_id for s in todo])
+        for submission in todo:
+            answers = submission.answers["answers"]
+            correct = total = 0
+            for slot in slots_with_gold(submission.published_hit, shown.get(submission.assignment_id, {})):
+                if slot.gold is None:
+                    continue
+                total += 1
+                score = template.score_gold_item(
+                    answers[slot.position], slot.gold.answer, slot.gold.payload, options
+                )
+                correct += int(template.gold_passed(score, options))
+            submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
+            record = stats[submission.worker_id]
+            record.gold_correct += correct
+            record.gold_total += total
+            record.assignments += 1
+    session.flush()
+    return submissions
+
+
+def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]) -> list[int]:
+    """Judge workers and enqueue decisions for their undecided submissions; return outbox ids in order."""
+    campaign = session.get(Campaign, campaign_id)
+    assert campaign is not None
+    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    has_gold = get_template(campaign.template).has_gold
+    stats = lock_worker_stats(session, campaign_id, worker_ids)
+    pending: dict[str, list[Submission]] = defaultdict(list)
+    for submission in session.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            Submission.worker_id.in_(list(stats)),
+            Submission.graded.is_(True),
+            Submission.decision.is_(None),
+        )
+        .order_by(Submission.id)
+    ):
+        pending[submission.worker_id].append(submission)
+    created: list[OutboxEntry | int] = []
+    for worker_id in sorted(stats):
+        record = stats[worker_id]
+        if has_gold:
+            verdict = _judge_gold(session, campaign_id, record, policy)
+        else:
+            verdict = _judge_text(session, campaign_id, worker_id, policy)
+        if verdict.verdict != "undecided":
+            created.extend(_enqueue_decisions(session, campaign, policy, record, verdict, pending[worker_id]))
+    session.flush()  # one INSERT for the batch's entries; ids are known after it
+    return [c if isinstance(c, int) else c.id for c in created]
+
+
+def _judge_gold(
+    session: Session, campaign_id: int, record: WorkerStats, policy: QualityPolicy
+) -> WorkerVerdict:
+    verdict = judge_worker(
+        GoldRecord(record.gold_correct, record.gold_total),
+        threshold=policy.accuracy_threshold,
+        confidence=policy.confidence,
+        min_gold=policy.min_gold,
+    )
+    if verdict.verdict == "undecided" and record.gold_total >= policy.min_gold:
+        # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
+        signals = collect_signals(session, campaign_id, record.worker_id)
+        counted = [name for name in signals["suspicious"] if name in policy.signals]
+        sharpened = combined_verdict(verdict, counted, gold_total=record.gold_total, min_gold=policy.min_gold)
+        verdict = WorkerVerdict(sharpened, verdict.p_below, {**verdict.evidence, "signals": signals})
+    return verdict
+
+
+def _enqueue_decisions(
+    session: Session,
+    campaign: Campaign,
+    policy: QualityPolicy,
+    record: WorkerStats,
+    verdict: WorkerVerdict,
+    pending: list[Submission],
+) -> list[OutboxEntry | int]:
+    """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order."""
+    created: list[OutboxEntry | int] = []
+    if verdict.verdict == "flag" and not record.flagged:
+        created.extend(followups.on_flagged(session, campaign, policy, record.worker_id))
+        record.flagged = True
+        record.flag_reason = _flag_reason(record, policy, verdict)
+    for submission in pending:
+        if verdict.verdict == "approve":
+            action, payload = "approve", {}
+        elif policy.flagged_action == "reject":
+            action, payload = "reject", {"feedback": policy.rejection_feedback}
+        else:
+            submission.decision = "held"
+            submission.evidence = verdict.evidence
+            continue
+        submission.decision = action
+        submission.evidence = verdict.evidence
+        entry = OutboxEntry(
+            campaign_id=campaign.id, action=action, target=submission.assignment_id, payload=payload
+        )
+        session.add(entry)
+        created.append(entry)
+        if action == "reject":
+            follow = followups.on_rejected(session, campaign, policy, submission)
+        else:
+            follow = followups.on_approved(session, campaign, policy, record, submission.assignment_id)
+        if follow is not None:
+            created.append(follow)
+    return created
+
+
+def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerdict) -> str:
+    if "gold_total" not in verdict.evidence:
+        return (
+            f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "
+            f"P(rate > {policy.max_spelling_error_rate}) = {verdict.p_below:.3f}"
+        )
+    suspicious = [
+        name for name in verdict.evidence.get("signals", {}).get("suspicious", []) if name in policy.signals
+    ]
+    return (
+        f"gold accuracy {record.gold_correct}/{record.gold_total}; "
+        f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
+        + (f"; suspicious signals: {', '.join(suspicious)}" if suspicious else "")
+    )
+
+
+def _judge_text(session: Session, campaign_id: int, worker_id: str, policy: QualityPolicy) -> WorkerVerdict:
+    """Free text has no gold: judge the worker's spelling over everything they wrote.
+
+    Duplication across workers is recorded as evidence for the QA reviewer; it
+    does not decide on its own, since short sentences about simple pictures
+    legitimately coincide.
+    """
+    from hits.templates.write import spelling_counts
+
+    texts = [
+        str(answer)
+        for answers in session.scalars(
+            select(Submission.answers)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
+        )
+        for answer in answers.get("answers", [])
+    ]
+    counts = [spelling_counts(t) for t in texts]
+    verdict = judge_error_rate(
+        sum(c[0] for c in counts),
+        sum(c[1] for c in counts),
+        max_rate=policy.max_spelling_error_rate,
+        confidence=policy.confidence,
+        min_total=policy.min_words,
+    )
+    verdict.evidence["sentences"] = len(texts)
+    return verdict
