@@ -178,11 +178,19 @@ def get_hit(session: Session, hit_id: Any, requester_id: str | None = None) -> H
     return hit
 
 
+@cache
+def _slot_counts() -> Select[str, int]:
+    # Built once and bound per call: approving, rejecting and GetHIT all count.
+    return (
+        select(Assignment.status, func.count())
+        .where(Assignment.hit_id == bindparam("hit_id"))
+        .group_by(Assignment.status)
+    )
+
+
 def slot_counts(session: Session, hit_id: str) -> dict[str, int]:
     """How many of a HIT's assignments are in each status."""
-    rows = session.execute(
-        select(Assignment.status, func.count()).where(Assignment.hit_id == hit_id).group_by(Assignment.status)
-    ).all()
+    rows = session.execute(_slot_counts(), {"hit_id": hit_id}).all()
     return {status: count for status, count in rows}
 
 

@@ -14,8 +14,9 @@ not queue on one shared row.
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import cache
 
-from sqlalchemy import Insert, func, select
+from sqlalchemy import Insert, Select, bindparam, exists, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -51,17 +52,37 @@ def balance(session: Session, account: str, *, for_update: bool = False) -> Deci
     return Decimal(total or 0).quantize(Decimal("0.01"))
 
 
-def _add_to_balance(session: Session, account: str, amount: Decimal) -> None:
-    dialect = session.get_bind().dialect.name
+@cache
+def _add_to_balance(dialect: str) -> Insert:
+    """Add ``balance`` to ``account``'s kept balance (parameters ``account``, ``balance``).
+
+    One statement whether or not the account has a row yet: two first
+    payments to a new worker at once cannot collide on the insert. Built
+    once per dialect and run for all of a transaction's legs at once.
+    """
     insert_for = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt: Insert = insert_for(AccountBalance).values(account=account, balance=amount)
-    # One statement whether or not the account has a row yet: two first
-    # payments to a new worker at once cannot collide on the insert.
-    session.execute(
-        stmt.on_conflict_do_update(  # type: ignore[attr-defined]
-            index_elements=[AccountBalance.account],
-            set_={"balance": AccountBalance.balance + stmt.excluded.balance},  # type: ignore[attr-defined]
-        )
+    stmt = insert_for(AccountBalance)
+    upsert: Insert = stmt.on_conflict_do_update(
+        index_elements=[AccountBalance.account],
+        set_={"balance": AccountBalance.balance + stmt.excluded.balance},
+    )
+    return upsert
+
+
+@cache
+def _insert_legs() -> Insert:
+    return insert(LedgerEntry)
+
+
+@cache
+def _payer_funds() -> Select[Decimal, bool]:
+    # The payer's kept balance, locked, and whether the transaction was already
+    # posted: one round trip for what a payment must know before it writes.
+    posted = exists().where(LedgerEntry.txn == bindparam("txn"))
+    return (
+        select(AccountBalance.balance, posted)
+        .where(AccountBalance.account == bindparam("account"))
+        .with_for_update(of=AccountBalance)
     )
 
 
@@ -88,14 +109,24 @@ def _check_balanced(txn: str, legs: list[tuple[str, Decimal]]) -> None:
 def _write(
     session: Session, txn: str, kind: str, legs: list[tuple[str, Decimal]], reference: str | None
 ) -> None:
-    """Write ``txn``'s legs and move the kept balances; the caller checked it is new and balanced."""
-    for account, amount in legs:
-        if amount != 0:
-            session.add(LedgerEntry(txn=txn, account=account, amount=amount, kind=kind, reference=reference))
-    session.flush()
-    for account, amount in legs:
-        if amount != 0 and _kept(account):
-            _add_to_balance(session, account, amount)
+    """Write ``txn``'s legs and move the kept balances; the caller checked it is new and balanced.
+
+    Plain inserts, not ORM objects: nothing reads the legs back in the unit of work.
+    """
+    moving = [(account, amount) for account, amount in legs if amount != 0]
+    if not moving:
+        return
+    connection = session.connection()
+    connection.execute(
+        _insert_legs(),
+        [
+            {"txn": txn, "account": account, "amount": amount, "kind": kind, "reference": reference}
+            for account, amount in moving
+        ],
+    )
+    kept = [{"account": account, "balance": amount} for account, amount in moving if _kept(account)]
+    if kept:
+        connection.execute(_add_to_balance(connection.dialect.name), kept)
 
 
 def deposit(session: Session, requester_id: str, amount: Decimal, txn: str) -> None:
@@ -119,18 +150,26 @@ def pay(
     Refuses with ``AWS.MechanicalTurk.InsufficientFunds`` rather than let a
     balance go negative.
     """
-    if transaction_exists(session, txn):
-        return False
+    payer = requester_account(requester_id)
+    funds = session.execute(_payer_funds(), {"account": payer, "txn": txn}).first()
+    if funds is None:  # the payer has no balance row: it never had money
+        if transaction_exists(session, txn):
+            return False
+        total = None
+    else:
+        total, posted = funds
+        if posted:
+            return False
+    available = Decimal(total or 0).quantize(Decimal("0.01"))
     fee = mturk_fee(amount, max_assignments=max_assignments)
     charge = amount + fee
-    available = balance(session, requester_account(requester_id), for_update=True)
     if charge > available:
         raise RequestError(
             f"This Requester has insufficient funds in their account to complete this "
             f"transaction: needs {charge}, has {available}.",
             "AWS.MechanicalTurk.InsufficientFunds",
         )
-    legs = [(requester_account(requester_id), -charge), (worker_account(worker_id), amount), (FEES, fee)]
+    legs = [(payer, -charge), (worker_account(worker_id), amount), (FEES, fee)]
     _check_balanced(txn, legs)
-    _write(session, txn, kind, legs, reference)  # new: checked above, before the funds
+    _write(session, txn, kind, legs, reference)  # new: checked above, with the funds
     return True

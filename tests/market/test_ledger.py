@@ -71,6 +71,18 @@ def test_a_payment_never_overdraws(market_db) -> None:
     assert ledger.balance(market_db, ledger.requester_account(key.requester_id)) == Decimal("0.10")
 
 
+def test_a_requester_who_never_paid_in_is_refused(market_db) -> None:
+    key = create_requester(market_db, "never-paid-in")  # no deposit: no balance row at all
+    with pytest.raises(RequestError) as caught:
+        _reward(market_db, key.requester_id, "N1", "ANEVER", "0.05", max_assignments=1)
+    assert caught.value.turk_error_code == "AWS.MechanicalTurk.InsufficientFunds"
+    assert ledger.balance(market_db, ledger.requester_account(key.requester_id)) == Decimal("0.00")
+    assert (
+        market_db.scalar(select(func.count()).where(LedgerEntry.txn.like(f"reward:{key.requester_id}:%")))
+        == 0
+    )
+
+
 def _reward(  # type: ignore[no-untyped-def]
     session, requester_id: str, reference: str, worker_id: str, amount: str, max_assignments: int
 ) -> bool:

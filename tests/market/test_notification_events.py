@@ -273,7 +273,7 @@ def test_a_failed_event_backs_off_before_it_is_tried_again(mturk, market_session
 
 def _stored(market_sessions, hit_id: str) -> list[str]:  # type: ignore[no-untyped-def]
     with session_scope(market_sessions) as session:
-        rows = session.scalars(select(MarketEvent).where(MarketEvent.hit_type_id.is_not(None))).all()
+        rows = session.scalars(select(MarketEvent).order_by(MarketEvent.id)).all()
         return [r.event_type for r in rows if r.document["Events"][0].get("HITId") == hit_id]
 
 
