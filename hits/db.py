@@ -8,13 +8,15 @@ Units of work that only read (see :func:`read_only_engine`) begin without
 taking the write lock, so they never queue behind writers.
 
 Connections are pooled (opening a SQLite file and setting its pragmas costs
-about a millisecond a request); a connection never crosses a ``fork``.
+about a millisecond a request); a connection never crosses a ``fork``, and a
+PostgreSQL connection that its server dropped is replaced at checkout.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import select
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -93,9 +95,48 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
         _queue_sqlite_writers(engine)
     else:
-        engine = create_engine(url, pool_pre_ping=True, **kwargs)
+        engine = create_engine(url, **kwargs)
     _never_across_fork(engine)
+    if not url.startswith("sqlite"):
+        _ping_when_in_doubt(engine)
     return engine
+
+
+def _server_may_have_left(dbapi_conn: Any) -> bool:
+    """Whether a pooled, idle connection's socket has something to read (or cannot be asked).
+
+    An idle connection has nothing to read unless its server spoke first, and a
+    server that drops a connection (restart, ``pg_terminate_backend``, an idle
+    timeout) says so or closes the socket, either of which makes it readable.
+    """
+    try:
+        fd = dbapi_conn.fileno()
+    except Exception:  # closed already, or a driver that does not tell
+        return True
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(0))
+
+
+def _ping_when_in_doubt(engine: Engine) -> None:
+    """A pre-ping at checkout, sent only when the connection's socket says the server may have left.
+
+    ``pool_pre_ping`` costs a round trip to the server on every checkout, that
+    is on every request; asking the socket costs a system call. A connection
+    found dead is replaced before the request uses it, as with ``pool_pre_ping``.
+    """
+    dialect = engine.dialect
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+        if dbapi_conn is None or not _server_may_have_left(dbapi_conn):
+            return
+        try:
+            alive = dialect.do_ping(dbapi_conn)
+        except Exception as err:
+            raise exc.DisconnectionError("the server closed the connection") from err
+        if not alive:
+            raise exc.DisconnectionError("the server closed the connection")
 
 
 class _WriterQueue:
