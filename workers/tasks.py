@@ -38,11 +38,14 @@ def register(app: Celery) -> None:
         rt = runtime(self)
         with session_scope(rt.sessions) as session:
             hit_types = pipeline.running_hit_types(session, rt.market.access_key_id)
-        reviewable = {h["HITId"] for t in hit_types for h in rt.market.reviewable_hits(t)}
+        # What ListReviewableHITs says of a HIT travels with its sync: no GetHIT for it then.
+        reviewable = {
+            h["HITId"]: pipeline.hit_snapshot(h) for t in hit_types for h in rt.market.reviewable_hits(t)
+        }
         with session_scope(rt.sessions) as session:
-            targets = pipeline.hits_to_sync(session, rt.market.access_key_id, reviewable)
+            targets = pipeline.hits_to_sync(session, rt.market.access_key_id, set(reviewable))
             for start in range(0, len(targets), SYNC_BATCH):
-                batch = [list(t) for t in targets[start : start + SYNC_BATCH]]
+                batch = [[*t, reviewable.get(t[2])] for t in targets[start : start + SYNC_BATCH]]
                 call_after_commit(session, partial(sync_hits.delay, batch))
         counts = {"hits": len(targets)}
         with session_scope(rt.sessions) as session:
@@ -67,12 +70,16 @@ def register(app: Celery) -> None:
     def sync_hits(self: Task, targets: list[list[Any]]) -> dict[str, int]:
         """Pull several HITs' Submitted assignments, grade gold, decide, and queue the decisions.
 
-        ``targets`` are (campaign id, published HIT id, marketplace HIT id). The
+        ``targets`` are (campaign id, published HIT id, marketplace HIT id),
+        optionally followed by what ListReviewableHITs said of the HIT. The
         API calls come first, with no transaction open; then one transaction
         records, grades and decides the whole batch.
         """
         rt = runtime(self)
-        fetched = pipeline.fetch_hits(rt.market, [(int(c), int(p), str(h)) for c, p, h in targets])
+        known = {str(t[2]): t[3] for t in targets if len(t) > 3 and t[3]}
+        fetched = pipeline.fetch_hits(
+            rt.market, [(int(t[0]), int(t[1]), str(t[2])) for t in targets], known=known
+        )
         with session_scope(rt.sessions) as session:
             outbox = pipeline.review_hits(session, fetched)
             if outbox:

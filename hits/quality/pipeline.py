@@ -179,19 +179,34 @@ class FetchedHIT:
     assignments: list[dict[str, Any]]
 
 
+#: The fields of a HIT the review reads (ListReviewableHITs returns them as GetHIT does).
+HIT_FIELDS = ("HITId", "HITStatus", "NumberOfAssignmentsPending", "NumberOfAssignmentsCompleted")
+
+
+def hit_snapshot(hit: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`review_hits` needs of a HIT, small enough to travel in a task message."""
+    return {name: hit[name] for name in HIT_FIELDS}
+
+
 def fetch_hits(
-    market: Marketplace, targets: list[tuple[int, int, str]], threads: int = 4
+    market: Marketplace,
+    targets: list[tuple[int, int, str]],
+    threads: int = 4,
+    known: dict[str, dict[str, Any]] | None = None,
 ) -> list[FetchedHIT]:
     """Read each target HIT and its Submitted assignments, several HITs at a time.
 
     Per HIT the HIT is read first: if it is Reviewable with nothing pending,
-    no submission can arrive after the listing, so closing it is safe. The
-    calls wait on the network, not the CPU: a few threads overlap them.
+    no submission can arrive after the listing, so closing it is safe. A HIT
+    in ``known`` (from a ListReviewableHITs made before now, which is just as
+    safe) is not read again. The calls wait on the network, not the CPU: a
+    few threads overlap them.
     """
+    known = known or {}
 
     def one(target: tuple[int, int, str]) -> FetchedHIT:
         campaign_id, published_id, mturk_hit_id = target
-        hit = market.get_hit(mturk_hit_id)
+        hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id))
         return FetchedHIT(campaign_id, published_id, hit, fetch_submitted(market, mturk_hit_id))
 
     if len(targets) <= 1:
@@ -292,6 +307,7 @@ __all__ = [
     "close_finished_hits",
     "decide_worker",
     "fetch_hits",
+    "hit_snapshot",
     "fetch_submitted",
     "finish_campaigns",
     "grade",

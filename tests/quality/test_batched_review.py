@@ -57,8 +57,14 @@ def test_a_batch_of_hits_is_graded_and_decided_in_one_transaction(
     with session_scope(requester_sessions) as session:
         targets = pipeline.open_hits(session, market.access_key_id)
     assert len(targets) == 3
-    fetched = pipeline.fetch_hits(market, targets)
+    # What ListReviewableHITs said of a HIT stands in for GetHIT; the others are read.
+    listed = {h["HITId"]: pipeline.hit_snapshot(h) for h in mturk.list_hits()["HITs"]}
+    known = {targets[0][2]: listed[targets[0][2]]}
+    fetched = pipeline.fetch_hits(market, targets, known=known)
     assert sorted(len(f.assignments) for f in fetched) == [2, 2, 2]
+    by_id = {f.hit["HITId"]: f.hit for f in fetched}
+    assert by_id[targets[0][2]] is known[targets[0][2]]
+    assert all(by_id[h] == listed[h] for h in by_id)
     with session_scope(requester_sessions) as session:
         entries = pipeline.review_hits(session, fetched)
     # Syncing the same HITs again records, grades and decides nothing more.
