@@ -32,6 +32,7 @@ from typing import Any
 import yaml
 from sqlalchemy import func, insert, select
 
+from bench.cpu import named_cpu, tree_cpu
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission
 from hits.campaigns.service import create_campaign
 from hits.campaigns.spec import load_campaign_file
@@ -231,6 +232,9 @@ def main() -> None:
         for i in range(args.celery_workers)
     ]
     marks: dict[str, float] = {}
+    cpu_before = {"database": named_cpu(_is_database), "broker": named_cpu(_is_broker)}
+    bench_before = os.times()
+    cpu: dict[str, float] = {}
     try:
         while time.monotonic() - began < args.timeout:
             synced, decided, applied = _counts(requester, campaign_id)
@@ -243,6 +247,14 @@ def main() -> None:
                 marks["applied"] = now
                 break
             time.sleep(1.0)
+        cpu = {
+            "Celery workers": tree_cpu(w.pid for w in workers),
+            "API server": tree_cpu([server.process.pid]) if isinstance(server, _Gunicorn) else 0.0,
+            "database": named_cpu(_is_database) - cpu_before["database"],
+            "broker": named_cpu(_is_broker) - cpu_before["broker"],
+            # This process: setup excluded; with no gunicorn it also serves the API.
+            "bench process": sum(os.times()[:2]) - sum(bench_before[:2]),
+        }
     finally:
         for w in workers:
             stop_process(w)
@@ -261,6 +273,21 @@ def main() -> None:
         if name in marks:
             print(f"all {name:8s} after {marks[name]:8.1f} s")
     print(f"review throughput: {total / elapsed:,.0f} assignments/s ({total:,} in {elapsed:.1f} s)")
+    if cpu:
+        spent = sum(cpu.values())
+        print(
+            f"CPU seconds ({spent:.0f} of the {elapsed * (os.cpu_count() or 1):.0f} the machine had; "
+            f"{1000 * spent / total:.1f} ms an assignment): "
+            + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
+        )
+
+
+def _is_database(name: str) -> bool:
+    return name.startswith("postgres")
+
+
+def _is_broker(name: str) -> bool:
+    return name.startswith("redis")
 
 
 class _Gunicorn:
