@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
-from hits.quality.signals import agreement_signals, speed_signal, straightline_signal
+from hits.quality.signals import Signal, agreement_signals, speed_signal, straightline_signal
 
 #: Labels a worker needs before their agreement with the crowd is measured (the signal's default).
 AGREEMENT_MIN_LABELS = 30
@@ -31,37 +31,60 @@ def _hashable(answer: Any) -> Any:
 
 def collect_signals(session: Session, campaign_id: int, worker_id: str) -> dict[str, Any]:
     """Speed, straight-lining and agreement evidence for one worker; ``suspicious`` names the bad ones."""
-    own = session.scalars(
+    return collect_signals_many(session, campaign_id, [worker_id])[worker_id]
+
+
+def collect_signals_many(
+    session: Session, campaign_id: int, worker_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """:func:`collect_signals` for several workers, with one Dawid-Skene fit for all of them.
+
+    The fit covers every item any of them labelled, with everyone's labels
+    for those items: each worker's estimate rests on at least the data a fit
+    of their own items would have, and the review pays for one fit a batch
+    rather than one a worker.
+    """
+    wanted = sorted(set(worker_ids))
+    own: dict[str, list[Submission]] = {w: [] for w in wanted}
+    for submission in session.scalars(
         select(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
-    ).all()
-    found = []
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id.in_(wanted))
+        .order_by(Submission.id)
+    ):
+        own[submission.worker_id].append(submission)
     # Speed: seconds per page slot against the campaign's typical pace (its mean, one SQL aggregate).
     crowd = session.scalar(
         select(func.avg(Submission.work_seconds))
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
         .where(PublishedHIT.campaign_id == campaign_id, Submission.work_seconds.is_not(None))
     )
-    times = [s.work_seconds / max(1, len(s.published_hit.slots)) for s in own if s.work_seconds is not None]
-    typical = None
-    if crowd is not None and own:
-        typical = float(crowd) / max(1, len(own[0].published_hit.slots))
-    found.append(speed_signal(times, typical))
-    answers = [_hashable(a) for s in own for a in s.answers.get("answers", [])]
-    found.append(straightline_signal(answers))
-    # Dawid-Skene needs enough of the worker's own labels to say anything (the
+    found: dict[str, list[Signal]] = {}
+    answers: dict[str, list[Any]] = {}
+    for worker_id, subs in own.items():
+        times = [
+            s.work_seconds / max(1, len(s.published_hit.slots)) for s in subs if s.work_seconds is not None
+        ]
+        typical = (
+            float(crowd) / max(1, len(subs[0].published_hit.slots)) if crowd is not None and subs else None
+        )
+        answers[worker_id] = [_hashable(a) for s in subs for a in s.answers.get("answers", [])]
+        found[worker_id] = [speed_signal(times, typical), straightline_signal(answers[worker_id])]
+    # Dawid-Skene needs enough of a worker's own labels to say anything (the
     # signal's minimum); below that, fitting it would only cost time.
-    labels = (
-        _labels_on_shared_items(session, campaign_id, own) if len(answers) >= AGREEMENT_MIN_LABELS else None
-    )
-    if labels is not None and not labels.empty:
-        agreement = agreement_signals(labels)
-        if worker_id in agreement:
-            found.append(agreement[worker_id])
-    evidence: dict[str, Any] = {s.name: {"value": s.value, **s.evidence} for s in found}
-    evidence["suspicious"] = sorted(s.name for s in found if s.suspicious)
-    return evidence
+    enough = [w for w in wanted if len(answers[w]) >= AGREEMENT_MIN_LABELS]
+    if enough:
+        labels = _labels_on_shared_items(session, campaign_id, [s for w in enough for s in own[w]])
+        agreement = agreement_signals(labels) if not labels.empty else {}
+        for worker_id in enough:
+            if worker_id in agreement:
+                found[worker_id].append(agreement[worker_id])
+    out = {}
+    for worker_id, signals in found.items():
+        evidence: dict[str, Any] = {s.name: {"value": s.value, **s.evidence} for s in signals}
+        evidence["suspicious"] = sorted(s.name for s in signals if s.suspicious)
+        out[worker_id] = evidence
+    return out
 
 
 def _labels_on_shared_items(session: Session, campaign_id: int, own: Sequence[Submission]) -> pd.DataFrame:

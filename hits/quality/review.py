@@ -24,7 +24,7 @@ from hits.campaigns.gold import exposures_for, slots_with_gold
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
-from hits.quality.live_signals import collect_signals
+from hits.quality.live_signals import collect_signals_many
 from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
 from hits.quality.signals import combined_verdict
 from hits.templates import get_template
@@ -138,35 +138,50 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
         .order_by(Submission.id)
     ):
         pending[submission.worker_id].append(submission)
+    if has_gold:
+        verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy)
+    else:
+        verdicts = {w: _judge_text(session, campaign_id, w, policy) for w in sorted(stats)}
     created: list[OutboxEntry | int] = []
     for worker_id in sorted(stats):
-        record = stats[worker_id]
-        if has_gold:
-            verdict = _judge_gold(session, campaign_id, record, policy)
-        else:
-            verdict = _judge_text(session, campaign_id, worker_id, policy)
+        verdict = verdicts[worker_id]
         if verdict.verdict != "undecided":
-            created.extend(_enqueue_decisions(session, campaign, policy, record, verdict, pending[worker_id]))
+            created.extend(
+                _enqueue_decisions(session, campaign, policy, stats[worker_id], verdict, pending[worker_id])
+            )
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
 
 
 def _judge_gold(
-    session: Session, campaign_id: int, record: WorkerStats, policy: QualityPolicy
-) -> WorkerVerdict:
-    verdict = judge_worker(
-        GoldRecord(record.gold_correct, record.gold_total),
-        threshold=policy.accuracy_threshold,
-        confidence=policy.confidence,
-        min_gold=policy.min_gold,
-    )
-    if verdict.verdict == "undecided" and record.gold_total >= policy.min_gold:
-        # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
-        signals = collect_signals(session, campaign_id, record.worker_id)
-        counted = [name for name in signals["suspicious"] if name in policy.signals]
-        sharpened = combined_verdict(verdict, counted, gold_total=record.gold_total, min_gold=policy.min_gold)
-        verdict = WorkerVerdict(sharpened, verdict.p_below, {**verdict.evidence, "signals": signals})
-    return verdict
+    session: Session, campaign_id: int, records: list[WorkerStats], policy: QualityPolicy
+) -> dict[str, WorkerVerdict]:
+    """Each worker's gold verdict, sharpened by the signals where gold cannot tell yet."""
+    verdicts = {
+        r.worker_id: judge_worker(
+            GoldRecord(r.gold_correct, r.gold_total),
+            threshold=policy.accuracy_threshold,
+            confidence=policy.confidence,
+            min_gold=policy.min_gold,
+        )
+        for r in records
+    }
+    # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
+    unsure = [
+        r for r in records if verdicts[r.worker_id].verdict == "undecided" and r.gold_total >= policy.min_gold
+    ]
+    if unsure:
+        evidence = collect_signals_many(session, campaign_id, [r.worker_id for r in unsure])
+        for record in unsure:
+            verdict, signals = verdicts[record.worker_id], evidence[record.worker_id]
+            counted = [name for name in signals["suspicious"] if name in policy.signals]
+            sharpened = combined_verdict(
+                verdict, counted, gold_total=record.gold_total, min_gold=policy.min_gold
+            )
+            verdicts[record.worker_id] = WorkerVerdict(
+                sharpened, verdict.p_below, {**verdict.evidence, "signals": signals}
+            )
+    return verdicts
 
 
 def _enqueue_decisions(
