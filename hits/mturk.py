@@ -47,6 +47,10 @@ class InvalidAssignmentState(MarketplaceError):
     """The assignment is not in a state that allows the call (e.g. already approved)."""
 
 
+class InvalidHITState(MarketplaceError):
+    """The HIT is not in a state that allows the call (e.g. it is being worked on again)."""
+
+
 class NotFound(MarketplaceError):
     """The HIT, assignment or qualification does not exist."""
 
@@ -71,6 +75,7 @@ _BY_TURK_CODE: dict[str, type[MarketplaceError]] = {
     "AWS.MechanicalTurk.HitAlreadyExists": HITAlreadyExists,
     "AWS.MechanicalTurk.InvalidAssignmentState": InvalidAssignmentState,
     "AWS.MechanicalTurk.QualificationTypeAlreadyExists": QualificationTypeAlreadyExists,
+    "AWS.MechanicalTurk.InvalidHITState": InvalidHITState,
     "AWS.MechanicalTurk.AssignmentDoesNotExist": NotFound,
     "AWS.MechanicalTurk.HITDoesNotExist": NotFound,
     "AWS.MechanicalTurk.QualificationTypeDoesNotExist": NotFound,
@@ -267,6 +272,10 @@ class Marketplace:
         """NotifyWorkers; returns MTurk's per-worker failure statuses (empty: all delivered)."""
         result = self._call("notify_workers", Subject=subject, MessageText=message, WorkerIds=worker_ids)
         return list(result.get("NotifyWorkersFailureStatuses", []))
+
+    def set_reviewing(self, hit_id: str) -> None:
+        """UpdateHITReviewStatus to Reviewing: ListReviewableHITs(Status=Reviewable) stops returning it."""
+        self._call("update_hit_review_status", HITId=hit_id, Revert=False)
 
     def add_assignments(self, hit_id: str, count: int, unique_request_token: str) -> None:
         """CreateAdditionalAssignmentsForHIT; the token makes a retried call add them once."""

@@ -164,6 +164,20 @@ def on_approved(
     return _enqueue(session, campaign.id, "bonus", f"c{campaign.id}:{stats.worker_id}", payload)
 
 
+def on_hit_complete(session: Session, published: PublishedHIT, synced: int) -> int | None:
+    """Set a HIT whose work is all taken in to Reviewing on the marketplace.
+
+    ListReviewableHITs would otherwise return every finished HIT of the
+    campaign on every sync, ever more pages as the campaign grows. The target
+    carries the number of submissions: a HIT re-opened by a re-post and
+    finished again is marked again.
+    """
+    hit_id = published.mturk_hit_id
+    if not hit_id:
+        return None
+    return _enqueue(session, published.campaign_id, "reviewing", f"{hit_id}@{synced}", {"hit_id": hit_id})
+
+
 def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> list[int]:
     """Approve work the marketplace would otherwise auto-approve: nothing is decided by default.
 

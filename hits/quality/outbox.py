@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope, utcnow
-from hits.mturk import InvalidAssignmentState, Marketplace, MarketplaceError
+from hits.mturk import InvalidAssignmentState, InvalidHITState, Marketplace, MarketplaceError
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,8 @@ class ApplyReport:
 
 #: Decisions are independent of one another and wait on the network: this many at once.
 APPLY_THREADS = 4
+#: Actions applied several at a time; the others (bonuses, blocks, re-posts...) follow, in order.
+_INDEPENDENT = ("approve", "reject", "reviewing")
 
 
 def apply_entries(
@@ -64,8 +66,8 @@ def apply_entries(
     """
     report = ApplyReport()
     claims = _claim(sessions, market.access_key_id, entry_ids, report)
-    decisions = [c for c in claims if c.action in ("approve", "reject")]
-    others = [c for c in claims if c.action not in ("approve", "reject")]
+    decisions = [c for c in claims if c.action in _INDEPENDENT]
+    others = [c for c in claims if c.action not in _INDEPENDENT]
     if len(decisions) > 1 and threads > 1:
         with ThreadPoolExecutor(max_workers=min(threads, len(decisions))) as pool:
             results = list(pool.map(lambda c: _call_safely(market, c), decisions))
@@ -158,6 +160,12 @@ def _call(market: Marketplace, claim: _Claim) -> str:
             failures = market.notify([payload["worker_id"]], payload["subject"], payload["message"])
             if failures:
                 outcome = f"notify (not delivered: {failures[0].get('NotifyWorkersFailureCode')})"
+        elif action == "reviewing":
+            try:
+                market.set_reviewing(payload["hit_id"])
+            except InvalidHITState:
+                # A re-post opened it again since: it is not finished, leave it listed.
+                outcome = "reviewing (not set: the HIT is open again)"
         elif action == "repost":
             market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
         else:

@@ -20,6 +20,7 @@ from hits.campaigns.models import Campaign, PublishedHIT, Submission, WorkerStat
 from hits.db import utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
+from hits.quality import followups
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 
@@ -234,13 +235,18 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
     for f in fetched:
         if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0:
             completed = f.hit["NumberOfAssignmentsCompleted"] + len(f.assignments)
-            close_finished_hits(session, {f.published_id: completed})
+            outbox.extend(close_finished_hits(session, {f.published_id: completed}))
         sync_done(session, f.published_id)
     return outbox
 
 
-def close_finished_hits(session: Session, market_counts: dict[int, int]) -> None:
-    """Mark published HITs whose assignments have all been synced as complete."""
+def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list[int]:
+    """Mark published HITs whose assignments have all been synced as complete.
+
+    Each HIT closed is also queued to be set to Reviewing on the marketplace
+    (:func:`followups.on_hit_complete`); returns those outbox ids.
+    """
+    queued = []
     for published_id, expected in market_counts.items():
         published = session.get(PublishedHIT, published_id)
         if published is None:
@@ -248,8 +254,12 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> None
         synced = len(
             session.scalars(select(Submission.id).where(Submission.published_hit_id == published_id)).all()
         )
-        if synced >= expected:
+        if synced >= expected and published.status != "complete":
             published.status = "complete"
+            entry = followups.on_hit_complete(session, published, synced)
+            if entry is not None:
+                queued.append(entry)
+    return queued
 
 
 def finish_campaigns(session: Session, access_key_id: str) -> list[int]:

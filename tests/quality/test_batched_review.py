@@ -71,9 +71,9 @@ def test_a_batch_of_hits_is_graded_and_decided_in_one_transaction(
     with session_scope(requester_sessions) as session:
         assert pipeline.review_hits(session, pipeline.fetch_hits(market, targets)) == []
     with session_scope(requester_sessions) as session:
-        submissions = session.scalars(select(Submission)).all()
+        submissions = _own_submissions(session, campaign_id)
         assert len(submissions) == 6 and all(s.graded and s.synced for s in submissions)
-        stats = {s.worker_id: s for s in session.scalars(select(WorkerStats))}
+        stats = _own_stats(session, campaign_id)
         for worker, record in stats.items():
             own = [s for s in submissions if s.worker_id == worker]
             assert record.assignments == len(own) == 3

@@ -71,10 +71,13 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
                 entries = session.scalars(
                     select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)
                 ).all()
+            # 12 decisions, the good worker's bonus, and each finished HIT set to Reviewing.
+            actions = sorted(e.action for e in entries)
+            wanted = ["approve"] * 6 + ["bonus"] + ["reject"] * 6 + ["reviewing"] * 6
             return (
                 campaign is not None
                 and campaign.status == "review"
-                and len(entries) == 13  # 12 decisions and the good worker's bonus
+                and actions == wanted
                 and all(e.status == "done" for e in entries)
             )
 
@@ -83,7 +86,11 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
         stop_process(second)
     with session_scope(requester_sessions) as session:
         entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
-    statuses = {e.target: market.get_assignment(e.target) for e in entries if e.action != "bonus"}
+    statuses = {
+        e.target: market.get_assignment(e.target) for e in entries if e.action in ("approve", "reject")
+    }
+    marked = {e.payload["hit_id"] for e in entries if e.action == "reviewing"}
+    assert {market.get_hit(h)["HITStatus"] for h in marked} == {"Reviewing"} and len(marked) == 6
     (bonus,) = [e for e in entries if e.action == "bonus"]
     by_worker: dict[str, list[str]] = {}
     for a in statuses.values():

@@ -68,10 +68,12 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
                     select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)
                 ).all()
                 campaign = session.get(Campaign, campaign_id)
+                # Four decisions, and each of the two finished HITs set to Reviewing.
                 return (
                     campaign is not None
                     and campaign.status == "review"
-                    and len(entries) == 4
+                    and sorted(e.action for e in entries)
+                    == ["approve"] * 2 + ["reject"] * 2 + ["reviewing"] * 2
                     and all(e.status == "done" for e in entries)
                 )
 
@@ -87,7 +89,16 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
             h for (h,) in session.execute(select(Campaign.hit_type_id).where(Campaign.id == campaign_id))
         ]
         assert hit_ids
-        entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
+        entries = session.scalars(
+            select(OutboxEntry).where(
+                OutboxEntry.campaign_id == campaign_id, OutboxEntry.action.in_(("approve", "reject"))
+            )
+        ).all()
+        marks = session.scalars(
+            select(OutboxEntry).where(
+                OutboxEntry.campaign_id == campaign_id, OutboxEntry.action == "reviewing"
+            )
+        ).all()
         stats = {
             s.worker_id: s
             for s in session.scalars(select(WorkerStats).where(WorkerStats.campaign_id == campaign_id))
@@ -98,6 +109,9 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
     assert statuses[good.result.worker_id] == ["Approved", "Approved"]
     assert statuses[bad.result.worker_id] == ["Rejected", "Rejected"]
     assert len({e.target for e in entries}) == 4  # one decision per assignment
+    # Finished HITs no longer come back from ListReviewableHITs: nothing left to page through.
+    assert {market.get_hit(m.payload["hit_id"])["HITStatus"] for m in marks} == {"Reviewing"}
+    assert not list(market.reviewable_hits(hit_ids[0]))
     assert stats[bad.result.worker_id].flagged and not stats[good.result.worker_id].flagged
     assert (stats[good.result.worker_id].approved, stats[bad.result.worker_id].rejected) == (2, 2)
     # Two approvals at $0.10 plus a 20% fee each; rejections cost nothing.
