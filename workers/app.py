@@ -40,12 +40,21 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
         task_serializer="json",
         accept_content=["json"],
         broker_connection_retry_on_startup=True,
+        # A periodic task not started within its period is dropped (``expires``):
+        # behind a long queue of syncs and decisions, beats would otherwise pile
+        # up and each page through ListReviewableHITs, or re-send work that is
+        # merely waiting its turn, once the queue reaches them.
         beat_schedule={
             "sync-submissions": {
                 "task": "hitforge.sync_submissions",
                 "schedule": settings.sync_interval_seconds,
+                "options": {"expires": settings.sync_interval_seconds},
             },
-            "resend-stuck-decisions": {"task": "hitforge.resend_pending", "schedule": 30.0},
+            "resend-stuck-decisions": {
+                "task": "hitforge.resend_pending",
+                "schedule": 30.0,
+                "options": {"expires": 30.0},
+            },
         },
     )
     if settings.embedded_broker:
