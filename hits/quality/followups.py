@@ -164,18 +164,35 @@ def on_approved(
     return _enqueue(session, campaign.id, "bonus", f"c{campaign.id}:{stats.worker_id}", payload)
 
 
-def on_hit_complete(session: Session, published: PublishedHIT, synced: int) -> int | None:
-    """Set a HIT whose work is all taken in to Reviewing on the marketplace.
+def on_hits_complete(session: Session, closed: list[tuple[PublishedHIT, int]]) -> list[OutboxEntry]:
+    """Set HITs whose work is all taken in to Reviewing on the marketplace.
 
-    ListReviewableHITs would otherwise return every finished HIT of the
-    campaign on every sync, ever more pages as the campaign grows. The target
-    carries the number of submissions: a HIT re-opened by a re-post and
-    finished again is marked again.
+    ``closed``: (HIT, number of submissions) of HITs just closed, whose rows
+    the caller holds locked. ListReviewableHITs would otherwise return every
+    finished HIT of the campaign on every sync, ever more pages as the
+    campaign grows. The target carries the number of submissions: a HIT
+    re-opened by a re-post and finished again is marked again.
     """
-    hit_id = published.mturk_hit_id
-    if not hit_id:
-        return None
-    return _enqueue(session, published.campaign_id, "reviewing", f"{hit_id}@{synced}", {"hit_id": hit_id})
+    wanted = {f"{p.mturk_hit_id}@{n}": p for p, n in closed if p.mturk_hit_id}
+    if not wanted:
+        return []
+    # The HITs' rows are locked by the caller: no concurrent sync queues these targets.
+    queued = set(
+        session.scalars(
+            select(OutboxEntry.target).where(
+                OutboxEntry.action == "reviewing", OutboxEntry.target.in_(list(wanted))
+            )
+        )
+    )
+    entries = [
+        OutboxEntry(
+            campaign_id=p.campaign_id, action="reviewing", target=target, payload={"hit_id": p.mturk_hit_id}
+        )
+        for target, p in wanted.items()
+        if target not in queued
+    ]
+    session.add_all(entries)
+    return entries
 
 
 def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> list[int]:

@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
@@ -212,13 +212,15 @@ def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
         .where(Submission.assignment_id.in_(list(decided)))
     ):
         counts[(campaign_id, worker_id)][0 if decided[assignment_id] == "approve" else 1] += 1
-    for (campaign_id, worker_id), (approved, rejected) in sorted(counts.items()):
-        # The record exists (grading made it); a relative UPDATE needs no read first.
-        session.execute(
-            update(WorkerStats)
-            .where(WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id == worker_id)
-            .values(approved=WorkerStats.approved + approved, rejected=WorkerStats.rejected + rejected)
-        )
+    # The records exist (grading made them): one relative UPDATE statement, run
+    # for every worker in worker order (executemany), needs no read first.
+    stats = cast(Table, WorkerStats.__table__)
+    session.execute(
+        update(stats)
+        .where(stats.c.campaign_id == bindparam("c"), stats.c.worker_id == bindparam("w"))
+        .values(approved=stats.c.approved + bindparam("a"), rejected=stats.c.rejected + bindparam("r")),
+        [{"c": c, "w": w, "a": a, "r": r} for (c, w), (a, r) in sorted(counts.items())],
+    )
 
 
 def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, PublishedHIT, Submission, WorkerStats
@@ -105,48 +105,58 @@ def fetch_submitted(market: Marketplace, mturk_hit_id: str) -> list[dict[str, An
 def record_submissions(
     session: Session, published_hit_id: int, assignments: list[dict[str, Any]]
 ) -> list[int]:
-    """Reconcile marketplace assignments with what the HIT page stored; return new ids.
+    """Reconcile one HIT's marketplace assignments with what its page stored; return new ids."""
+    return record_batch(session, {published_hit_id: assignments})
+
+
+def record_batch(session: Session, assignments_by_hit: dict[int, list[dict[str, Any]]]) -> list[int]:
+    """Reconcile several HITs' marketplace assignments with what their pages stored; return new ids.
 
     The marketplace's answer wins: a page-stored submission is overwritten by
     the answer the marketplace holds, and one the page never saw is created.
+    The HITs' rows are locked (in id order) so two overlapping syncs cannot
+    both record an assignment.
     """
-    # Lock the HIT's row so two overlapping syncs cannot both record an assignment.
-    published = session.scalar(
-        select(PublishedHIT).where(PublishedHIT.id == published_hit_id).with_for_update()
-    )
-    assert published is not None
-    template = get_template(published_campaign(session, published).template)
-    slots = len(published.slots)
-    new_ids: list[Submission] = []
-    stored = {
-        s.assignment_id: s
-        for s in session.scalars(
-            select(Submission).where(Submission.assignment_id.in_([a["AssignmentId"] for a in assignments]))
+    ids = sorted(assignments_by_hit)
+    published_rows = {
+        p.id: p
+        for p in session.scalars(
+            select(PublishedHIT).where(PublishedHIT.id.in_(ids)).order_by(PublishedHIT.id).with_for_update()
         )
     }
-    for assignment in assignments:
-        submission = stored.get(assignment["AssignmentId"])
-        if submission is not None and submission.synced:
-            continue
-        fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
-        answers = template.answers_from_fields(fields, slots)
-        if submission is None:
-            submission = Submission(
-                assignment_id=assignment["AssignmentId"],
-                published_hit_id=published_hit_id,
-                worker_id=assignment["WorkerId"],
-                source="sync",
-            )
-            session.add(submission)
-        submission.answers = {"answers": answers}
-        submission.synced = True
-        submit_time, accept_time = assignment.get("SubmitTime"), assignment.get("AcceptTime")
-        submission.submitted_at = submit_time
-        if submit_time and accept_time:
-            submission.work_seconds = (submit_time - accept_time).total_seconds()
-        new_ids.append(submission)
-    session.flush()  # one INSERT for the HIT's new submissions
-    return [s.id for s in new_ids]
+    wanted = [a["AssignmentId"] for batch in assignments_by_hit.values() for a in batch]
+    stored = {
+        s.assignment_id: s
+        for s in session.scalars(select(Submission).where(Submission.assignment_id.in_(wanted)))
+    }
+    recorded: list[Submission] = []
+    for published_hit_id in ids:
+        published = published_rows[published_hit_id]
+        template = get_template(published_campaign(session, published).template)
+        slots = len(published.slots)
+        for assignment in assignments_by_hit[published_hit_id]:
+            submission = stored.get(assignment["AssignmentId"])
+            if submission is not None and submission.synced:
+                continue
+            fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
+            answers = template.answers_from_fields(fields, slots)
+            if submission is None:
+                submission = Submission(
+                    assignment_id=assignment["AssignmentId"],
+                    published_hit_id=published_hit_id,
+                    worker_id=assignment["WorkerId"],
+                    source="sync",
+                )
+                session.add(submission)
+            submission.answers = {"answers": answers}
+            submission.synced = True
+            submit_time, accept_time = assignment.get("SubmitTime"), assignment.get("AcceptTime")
+            submission.submitted_at = submit_time
+            if submit_time and accept_time:
+                submission.work_seconds = (submit_time - accept_time).total_seconds()
+            recorded.append(submission)
+    session.flush()  # one INSERT for the batch's new submissions
+    return [s.id for s in recorded]
 
 
 def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
@@ -223,19 +233,20 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
     same order every caller uses.
     """
     fetched = sorted(fetched, key=lambda f: f.published_id)
-    new_ids: list[int] = []
-    for f in fetched:
-        new_ids.extend(record_submissions(session, f.published_id, f.assignments))
+    new_ids = record_batch(session, {f.published_id: f.assignments for f in fetched})
     workers: dict[int, set[str]] = defaultdict(set)
     for submission in grade_submissions(session, new_ids):
         workers[submission.published_hit.campaign_id].add(submission.worker_id)
     outbox: list[int] = []
     for campaign_id in sorted(workers):
         outbox.extend(decide_workers(session, campaign_id, workers[campaign_id]))
+    finished = {
+        f.published_id: f.hit["NumberOfAssignmentsCompleted"] + len(f.assignments)
+        for f in fetched
+        if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0
+    }
+    outbox.extend(close_finished_hits(session, finished))
     for f in fetched:
-        if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0:
-            completed = f.hit["NumberOfAssignmentsCompleted"] + len(f.assignments)
-            outbox.extend(close_finished_hits(session, {f.published_id: completed}))
         sync_done(session, f.published_id)
     return outbox
 
@@ -243,23 +254,30 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
 def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list[int]:
     """Mark published HITs whose assignments have all been synced as complete.
 
-    Each HIT closed is also queued to be set to Reviewing on the marketplace
-    (:func:`followups.on_hit_complete`); returns those outbox ids.
+    ``market_counts``: the number of assignments the marketplace holds for
+    each HIT. Each HIT closed is also queued to be set to Reviewing on the
+    marketplace (:func:`followups.on_hits_complete`); returns those outbox ids.
     """
-    queued = []
-    for published_id, expected in market_counts.items():
+    if not market_counts:
+        return []
+    synced = dict(
+        session.execute(
+            select(Submission.published_hit_id, func.count())
+            .where(Submission.published_hit_id.in_(list(market_counts)))
+            .group_by(Submission.published_hit_id)
+        ).all()
+    )
+    closed = []
+    for published_id in sorted(market_counts):
         published = session.get(PublishedHIT, published_id)
-        if published is None:
+        if published is None or published.status == "complete":
             continue
-        synced = len(
-            session.scalars(select(Submission.id).where(Submission.published_hit_id == published_id)).all()
-        )
-        if synced >= expected and published.status != "complete":
+        if synced.get(published_id, 0) >= market_counts[published_id]:
             published.status = "complete"
-            entry = followups.on_hit_complete(session, published, synced)
-            if entry is not None:
-                queued.append(entry)
-    return queued
+            closed.append((published, synced[published_id]))
+    entries = followups.on_hits_complete(session, closed)
+    session.flush()
+    return [e.id for e in entries]
 
 
 def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
@@ -324,6 +342,7 @@ __all__ = [
     "hits_to_sync",
     "open_hits",
     "record_failure",
+    "record_batch",
     "record_submissions",
     "reopen",
     "review_hits",

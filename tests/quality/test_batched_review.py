@@ -86,10 +86,12 @@ def test_a_batch_of_hits_is_graded_and_decided_in_one_transaction(
         assert sorted(e.target for e in queued if e.action in ("approve", "reject")) == sorted(
             s.assignment_id for s in submissions if s.decision in ("approve", "reject")
         )
-        assert all(
-            p.sync_queued_at is None
-            for p in session.scalars(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id))
-        )
+        # Every HIT's work is in: each is closed, and queued once to be set to Reviewing.
+        marks = sorted(e.payload["hit_id"] for e in queued if e.action == "reviewing")
+        assert marks == sorted(t[2] for t in targets)
+        hit_rows = session.scalars(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)).all()
+        assert {p.status for p in hit_rows} == {"complete"}
+        assert all(p.sync_queued_at is None for p in hit_rows)
 
 
 def test_decisions_are_applied_several_at_a_time_and_throttled_ones_on_the_retry(
