@@ -139,6 +139,10 @@ def _ping_when_in_doubt(engine: Engine) -> None:
             raise exc.DisconnectionError("the server closed the connection")
 
 
+class NestedWriteTransaction(RuntimeError):
+    """A thread began a second write transaction on a SQLite database while its first is open."""
+
+
 class _WriterQueue:
     """SQLite writers to one database file, one at a time, queued on locks.
 
@@ -157,11 +161,19 @@ class _WriterQueue:
         self._pid = os.getpid()
         self._lock = threading.Lock()
         self._owner: int | None = None
+        self._owner_thread: int | None = None
         self._file: Any = None
 
     def enter(self, dbapi_conn: Any) -> None:
         if self._pid != os.getpid():  # forked while another thread held it: start afresh
             self._reset()
+        if self._owner_thread == threading.get_ident():
+            # Only this thread sets its own id here, and only while holding the lock:
+            # the write it is starting would wait for the one it has not finished.
+            raise NestedWriteTransaction(
+                "this thread already has a write transaction open on this SQLite database; a second "
+                "one would wait for it forever (a session_scope opened inside another?)"
+            )
         if not self._lock.acquire(timeout=SQLITE_BUSY_TIMEOUT_SECONDS):
             raise exc.TimeoutError("waited too long for the database's write lock")
         try:
@@ -174,10 +186,12 @@ class _WriterQueue:
             self._lock.release()
             raise
         self._owner = id(dbapi_conn)
+        self._owner_thread = threading.get_ident()
 
     def leave(self, dbapi_conn: Any) -> None:
         if self._owner is not None and self._owner == id(dbapi_conn) and self._pid == os.getpid():
             self._owner = None
+            self._owner_thread = None
             if self._file is not None:
                 fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
             self._lock.release()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from hits.db import WriteInReadOnlyUnit, make_engine, read_only_engine
+from hits.db import NestedWriteTransaction, WriteInReadOnlyUnit, make_engine, read_only_engine
 from hits.settings import Settings
 
 
@@ -124,6 +124,30 @@ def test_a_writer_that_never_commits_still_lets_the_next_one_in(tmp_path: Path, 
 
     threading.Thread(target=write, daemon=True).start()
     assert done.wait(timeout=10), "the next writer is still queued behind a finished one"
+    engine.dispose()
+
+
+def test_a_write_begun_inside_another_on_the_same_thread_fails_at_once(tmp_path: Path) -> None:
+    engine = _sqlite_engine(tmp_path)
+    with engine.begin() as outer:
+        outer.execute(text("update counter set n = 1"))
+        # It would wait for ``outer`` forever (before: a TimeoutError after 60 s).
+        with pytest.raises(NestedWriteTransaction), engine.begin() as inner:
+            inner.execute(text("update counter set n = 2"))
+    # The outer write committed, and the queue is free again for this thread and others.
+    with engine.begin() as conn:
+        assert conn.execute(text("select n from counter")).scalar_one() == 1
+    result: list[int] = []
+
+    def read_after_write() -> None:
+        with engine.begin() as conn:
+            conn.execute(text("update counter set n = 3"))
+            result.append(conn.execute(text("select n from counter")).scalar_one())
+
+    worker = threading.Thread(target=read_after_write)
+    worker.start()
+    worker.join(10)
+    assert result == [3]
     engine.dispose()
 
 
