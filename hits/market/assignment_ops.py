@@ -188,7 +188,8 @@ def approve(
     if feedback is not None:
         assignment.requester_feedback = feedback
     session.flush()
-    refresh_status(session, assignment.hit)
+    # No refresh_status: Submitted and Approved both hold a slot and neither is
+    # in progress, so a decision cannot change the HIT's status (only the clock can).
     events.record(session, assignment.hit, "AssignmentApproved", assignment)
     return assignment
 
@@ -205,7 +206,7 @@ def reject(session: Session, requester_id: str, assignment_id: str, feedback: st
     assignment.rejection_time = utcnow()
     assignment.requester_feedback = feedback
     session.flush()
-    refresh_status(session, assignment.hit)
+    # No refresh_status, as in approve: a rejected assignment keeps its slot.
     events.record(session, assignment.hit, "AssignmentRejected", assignment)
     return assignment
 
