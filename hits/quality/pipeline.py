@@ -109,21 +109,38 @@ def record_submissions(
     return record_batch(session, {published_hit_id: assignments})
 
 
-def record_batch(session: Session, assignments_by_hit: dict[int, list[dict[str, Any]]]) -> list[int]:
+def lock_hits(session: Session, published_ids: list[int]) -> dict[int, PublishedHIT]:
+    """The published HITs, row-locked in id order (the order every caller takes them in).
+
+    Keep the returned mapping while working on them: the session holds
+    unchanged objects weakly, and a HIT dropped from it is loaded again, with
+    its slots and their items, on the next ``session.get``.
+    """
+    return {
+        p.id: p
+        for p in session.scalars(
+            select(PublishedHIT)
+            .where(PublishedHIT.id.in_(sorted(published_ids)))
+            .order_by(PublishedHIT.id)
+            .with_for_update()
+        )
+    }
+
+
+def record_batch(
+    session: Session,
+    assignments_by_hit: dict[int, list[dict[str, Any]]],
+    locked: dict[int, PublishedHIT] | None = None,
+) -> list[int]:
     """Reconcile several HITs' marketplace assignments with what their pages stored; return new ids.
 
     The marketplace's answer wins: a page-stored submission is overwritten by
     the answer the marketplace holds, and one the page never saw is created.
-    The HITs' rows are locked (in id order) so two overlapping syncs cannot
-    both record an assignment.
+    The HITs' rows are locked (in id order; ``locked``: already, by the
+    caller) so two overlapping syncs cannot both record an assignment.
     """
     ids = sorted(assignments_by_hit)
-    published_rows = {
-        p.id: p
-        for p in session.scalars(
-            select(PublishedHIT).where(PublishedHIT.id.in_(ids)).order_by(PublishedHIT.id).with_for_update()
-        )
-    }
+    published_rows = locked if locked is not None else lock_hits(session, ids)
     wanted = [a["AssignmentId"] for batch in assignments_by_hit.values() for a in batch]
     stored = {
         s.assignment_id: s
@@ -233,7 +250,11 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
     same order every caller uses.
     """
     fetched = sorted(fetched, key=lambda f: f.published_id)
-    new_ids = record_batch(session, {f.published_id: f.assignments for f in fetched})
+    # Held for the whole batch (see lock_hits), with their campaigns.
+    locked = lock_hits(session, [f.published_id for f in fetched])
+    campaigns = {c: session.get(Campaign, c) for c in {p.campaign_id for p in locked.values()}}
+    assert all(campaigns.values())
+    new_ids = record_batch(session, {f.published_id: f.assignments for f in fetched}, locked)
     workers: dict[int, set[str]] = defaultdict(set)
     for submission in grade_submissions(session, new_ids):
         workers[submission.published_hit.campaign_id].add(submission.worker_id)
