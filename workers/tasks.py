@@ -25,6 +25,11 @@ _STALE = timedelta(seconds=20)
 SYNC_BATCH = 25
 
 
+def _backoff(task: Task) -> int:
+    """Seconds before the next try: doubling from 1, at most a minute."""
+    return int(min(60, 2**task.request.retries))
+
+
 def runtime(task: Task) -> Any:
     return task.app.hitforge  # type: ignore[attr-defined]
 
@@ -108,7 +113,7 @@ def register(app: Celery) -> None:
             return pipeline.apply_entry(rt.sessions, rt.market, entry_id)
         except MarketplaceError as exc:
             if exc.retryable:
-                raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
+                raise self.retry(exc=exc, countdown=_backoff(self)) from exc
             raise
 
     @app.task(
@@ -130,8 +135,7 @@ def register(app: Celery) -> None:
         report = pipeline.apply_entries(rt.sessions, rt.market, entry_ids)
         again = report.retryable()
         if again:
-            countdown = min(60, 2**self.request.retries)
-            raise self.retry(args=[again], exc=report.failures[again[0]], countdown=countdown)
+            raise self.retry(args=[again], exc=report.failures[again[0]], countdown=_backoff(self))
         if report.failures:
             raise next(iter(report.failures.values()))
         return {str(k): v for k, v in report.outcomes.items()}

@@ -51,12 +51,7 @@ class PageSlot:
 
 def _exposures(session: Session, published: PublishedHIT, assignment_id: str) -> dict[int, GoldItem]:
     # The campaign is part of the key: an assignment id is only unique on its own marketplace.
-    rows = session.scalars(
-        select(GoldExposure).where(
-            GoldExposure.assignment_id == assignment_id, GoldExposure.campaign_id == published.campaign_id
-        )
-    )
-    return {row.position: row.gold_item for row in rows}
+    return exposures_for(session, published.campaign_id, [assignment_id]).get(assignment_id, {})
 
 
 def choose_gold(

@@ -38,6 +38,11 @@ def worker_account(worker_id: str) -> str:
     return f"worker:{worker_id}"
 
 
+def _money(total: Decimal | None) -> Decimal:
+    """A summed or stored amount as dollars and cents (no row: nothing)."""
+    return Decimal(total or 0).quantize(Decimal("0.01"))
+
+
 def _kept(account: str) -> bool:
     return account.startswith(KEPT_BALANCE_PREFIXES)
 
@@ -49,7 +54,7 @@ def balance(session: Session, account: str, *, for_update: bool = False) -> Deci
         total = session.scalar(stmt.with_for_update() if for_update else stmt)
     else:
         total = session.scalar(select(func.sum(LedgerEntry.amount)).where(LedgerEntry.account == account))
-    return Decimal(total or 0).quantize(Decimal("0.01"))
+    return _money(total)
 
 
 @cache
@@ -160,7 +165,7 @@ def pay(
         total, posted = funds
         if posted:
             return False
-    available = Decimal(total or 0).quantize(Decimal("0.01"))
+    available = _money(total)
     fee = mturk_fee(amount, max_assignments=max_assignments)
     charge = amount + fee
     if charge > available:

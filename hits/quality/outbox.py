@@ -28,6 +28,7 @@ class _Claim:
     """An entry taken for applying: what to call, read in the claiming transaction."""
 
     id: int
+    campaign_id: int
     action: str
     target: str
     payload: dict[str, Any]
@@ -121,7 +122,9 @@ def _claim(
                 report.outcomes[entry_id] = "skipped (published with another access key)"
             else:
                 entry.attempts += 1
-                claims.append(_Claim(entry.id, entry.action, entry.target, dict(entry.payload)))
+                claims.append(
+                    _Claim(entry.id, entry.campaign_id, entry.action, entry.target, dict(entry.payload))
+                )
     return claims
 
 
@@ -194,14 +197,9 @@ def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
         .where(OutboxEntry.id.in_([c.id for c, _ in done]))
         .values(status="done", applied_at=now, last_error=None)
     )
-    campaign_of = dict(
-        session.execute(
-            select(OutboxEntry.id, OutboxEntry.campaign_id).where(OutboxEntry.id.in_([c.id for c, _ in done]))
-        ).all()
-    )
     for claim, _ in sorted(done, key=lambda d: d[0].id):
         if claim.action == "repost":
-            reopen(session, campaign_of[claim.id], claim.payload["hit_id"])
+            reopen(session, claim.campaign_id, claim.payload["hit_id"])
     decided = {c.target: c.action for c, _ in done if c.action in ("approve", "reject")}
     if not decided:
         return
@@ -254,10 +252,3 @@ def claim_stale_entries(session: Session, access_key_id: str, sent_before: datet
     for entry in rows:
         entry.queued_at = now
     return [entry.id for entry in rows]
-
-
-def record_failure(sessions: Callable[[], Session], entry_id: int, error: str) -> None:
-    with session_scope(sessions) as session:
-        entry = session.get(OutboxEntry, entry_id)
-        if entry is not None:
-            entry.last_error = error[:2000]

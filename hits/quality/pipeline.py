@@ -343,7 +343,6 @@ from hits.quality.outbox import (  # noqa: E402
     apply_entries,
     apply_entry,
     claim_stale_entries,
-    record_failure,
     reopen,
 )
 
@@ -362,7 +361,6 @@ __all__ = [
     "grade",
     "hits_to_sync",
     "open_hits",
-    "record_failure",
     "record_batch",
     "record_submissions",
     "reopen",
