@@ -63,15 +63,8 @@ def wait_until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-unt
     raise AssertionError("events did not arrive")
 
 
-def _setup(mturk, port: int, events: list[str], max_assignments: int = 1, **extra: Any) -> str:  # type: ignore[no-untyped-def]
-    params = hit_params(MaxAssignments=max_assignments)
-    hit_type = mturk.create_hit_type(
-        Title=params["Title"],
-        Description=params["Description"],
-        Reward=params["Reward"],
-        AssignmentDurationInSeconds=600,
-        AutoApprovalDelayInSeconds=3600,
-    )["HITTypeId"]
+def _subscribe(mturk, hit_type: str, port: int, events: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """An active notification setting for ``hit_type``: ``events`` posted to a hook on ``port``."""
     mturk.update_notification_settings(
         HITTypeId=hit_type,
         Notification={
@@ -82,6 +75,18 @@ def _setup(mturk, port: int, events: list[str], max_assignments: int = 1, **extr
         },
         Active=True,
     )
+
+
+def _setup(mturk, port: int, events: list[str], max_assignments: int = 1, **extra: Any) -> str:  # type: ignore[no-untyped-def]
+    params = hit_params(MaxAssignments=max_assignments)
+    hit_type = mturk.create_hit_type(
+        Title=params["Title"],
+        Description=params["Description"],
+        Reward=params["Reward"],
+        AssignmentDurationInSeconds=600,
+        AutoApprovalDelayInSeconds=3600,
+    )["HITTypeId"]
+    _subscribe(mturk, hit_type, port, events)
     return str(
         mturk.create_hit_with_hit_type(
             HITTypeId=hit_type,
@@ -290,16 +295,7 @@ def test_create_hit_of_a_type_with_a_setting_records_hit_created(mturk, market_s
     )["HITTypeId"]
     without = mturk.create_hit(**params)["HIT"]
     assert without["HITTypeId"] == hit_type
-    mturk.update_notification_settings(
-        HITTypeId=hit_type,
-        Notification={
-            "Destination": f"http://127.0.0.1:{port}/hook",
-            "Transport": "Email",
-            "Version": "2006-05-05",
-            "EventTypes": ["HITCreated", "AssignmentRejected"],
-        },
-        Active=True,
-    )
+    _subscribe(mturk, hit_type, port, ["HITCreated", "AssignmentRejected"])
     with_setting = mturk.create_hit(**params)["HIT"]
     assert with_setting["HITTypeId"] == hit_type
     assert _stored(market_sessions, without["HITId"]) == []
