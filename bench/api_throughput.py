@@ -32,6 +32,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from bench.cpu import named_cpu, tree_cpu
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_requester, create_worker
@@ -107,11 +108,45 @@ def _hammer(make_call: Callable[[Any], int], clients: list[Any], seconds: float)
     return sum(counts), [x for part in latencies for x in part]
 
 
-def _report(name: str, calls: int, latencies: list[float], seconds: float) -> str:
+def _is_database(name: str) -> bool:
+    return name.startswith("postgres")
+
+
+class _CpuMeter:
+    """CPU seconds spent by the client (this process), the server tree and the database during a workload."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server_pid = server_pid
+
+    def _read(self) -> tuple[float, float, float]:
+        mine = os.times()
+        return mine.user + mine.system, tree_cpu([self.server_pid]), named_cpu(_is_database)
+
+    def __enter__(self) -> _CpuMeter:
+        self.start = self._read()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.spent = tuple(after - before for after, before in zip(self._read(), self.start, strict=True))
+
+
+def _report(name: str, calls: int, latencies: list[float], seconds: float, cpu: _CpuMeter) -> str:
     ordered = sorted(latencies)
     p50 = statistics.median(ordered) * 1000
     p99 = ordered[int(len(ordered) * 0.99) - 1] * 1000 if ordered else 0.0
-    return f"{name:38s} {calls / seconds:8,.0f}/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   ({calls:,} calls)"
+    per_call = " / ".join(f"{spent / max(calls, 1) * 1e6:,.0f}" for spent in cpu.spent)
+    return (
+        f"{name:38s} {calls / seconds:8,.0f}/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   ({calls:,} calls; "
+        f"CPU us a call, client / server / database: {per_call})"
+    )
+
+
+def _measure(
+    name: str, make_call: Callable[[Any], int], clients: list[Any], seconds: float, server_pid: int
+) -> str:
+    with _CpuMeter(server_pid) as cpu:
+        calls, latencies = _hammer(make_call, clients, seconds)
+    return _report(name, calls, latencies, seconds, cpu)
 
 
 def main() -> None:
@@ -167,9 +202,9 @@ def main() -> None:
 
         seconds = args.seconds
         lines = [
-            _report("no-op floor (do-nothing server)", *_hammer(nothing, noop_clients, seconds), seconds),
-            _report("CreateHIT", *_hammer(create, clients, seconds), seconds),
-            _report("ListAssignmentsForHIT pages (10 each)", *_hammer(page, clients, seconds), seconds),
+            _measure("no-op floor (do-nothing server)", nothing, noop_clients, seconds, noop.pid),
+            _measure("CreateHIT", create, clients, seconds, server.pid),
+            _measure("ListAssignmentsForHIT pages (10 each)", page, clients, seconds, server.pid),
         ]
     finally:
         for process in (server, noop):

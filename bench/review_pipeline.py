@@ -39,7 +39,7 @@ from hits.campaigns.spec import load_campaign_file
 from hits.db import make_engine, make_session_factory, session_scope, utcnow
 from hits.demo_data import write_rating_demo
 from hits.market.accounts import create_requester
-from hits.market.hit_ops import create_hit, find_or_create_hit_type, hit_type_spec
+from hits.market.hit_ops import create_hit, find_or_create_hit_type, hit_spec, hit_type_spec
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, Worker
 from hits.market.questions import answers_to_xml
@@ -123,13 +123,9 @@ def _publish_and_submit(
         )
         mapping = {}
         rows = []
+        spec = hit_spec({"Question": question, "LifetimeInSeconds": 86400, "MaxAssignments": ASSIGNMENTS})
         for p in published:
-            hit = create_hit(
-                session,
-                key.requester_id,
-                hit_type,
-                {"Question": question, "LifetimeInSeconds": 86400, "MaxAssignments": ASSIGNMENTS},
-            )
+            hit = create_hit(session, key.requester_id, hit_type, spec)
             hit.status = "Reviewable"
             mapping[p.id] = hit.id
             for worker in rng.sample(workers, ASSIGNMENTS):

@@ -27,6 +27,8 @@ class Runtime:
 
     settings: Settings
     market_engine: Engine
+    #: Where an API call looks up who signed it, if not in its own unit of work (see build_runtime).
+    caller_lookups: Engine | None
     requester_engine: Engine
     market_sessions: sessionmaker[Session]
     market_read_sessions: sessionmaker[Session]
@@ -41,6 +43,11 @@ def build_runtime(settings: Settings) -> Runtime:
     return Runtime(
         settings=settings,
         market_engine=market_engine,
+        # SQLite's writers take turns: looked up inside a call's unit of work,
+        # the write lock would be held through the signature check and the
+        # request's parsing too. PostgreSQL has no such lock, and a separate
+        # lookup would cost a second connection checkout a call.
+        caller_lookups=read_only_engine(market_engine) if market_engine.dialect.name == "sqlite" else None,
         requester_engine=requester_engine,
         market_sessions=make_session_factory(market_engine),
         market_read_sessions=make_session_factory(read_only_engine(market_engine)),

@@ -17,6 +17,7 @@ from pathlib import Path
 import boto3
 import psycopg
 import pytest
+from botocore.config import Config
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -111,13 +112,14 @@ def requester(market_sessions) -> IssuedKey:  # type: ignore[no-untyped-def]
     return new_requester(market_sessions)
 
 
-def boto3_client(url: str, key: IssuedKey):  # type: ignore[no-untyped-def]
+def boto3_client(url: str, key: IssuedKey, config: Config | None = None):  # type: ignore[no-untyped-def]
     return boto3.client(
         "mturk",
         endpoint_url=url,
         region_name="us-east-1",
         aws_access_key_id=key.access_key_id,
         aws_secret_access_key=key.secret_access_key,
+        config=config,
     )
 
 

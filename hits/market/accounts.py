@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Connection, Select, bindparam, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -70,13 +70,13 @@ def _caller_query() -> Select[str, str, float | None, float | None]:
     )
 
 
-def find_caller(session: Session, access_key_id: str) -> Caller | None:
+def find_caller(connection: Connection, access_key_id: str) -> Caller | None:
     """The active key ``access_key_id`` with its requester's test options, or None.
 
-    One plain row, not ORM objects: every API call starts here, so it is kept
-    to a single indexed join.
+    One plain row through Core, not the ORM: every API call starts here, so it
+    is kept to a single indexed join.
     """
-    row = session.execute(_caller_query(), {"access_key_id": access_key_id}).one_or_none()
+    row = connection.execute(_caller_query(), {"access_key_id": access_key_id}).one_or_none()
     return Caller(*row) if row is not None else None
 
 

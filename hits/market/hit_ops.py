@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Insert, Select, bindparam, func, insert, select
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from hits.db import utcnow
 from hits.market import events, review_policies
@@ -124,8 +124,30 @@ def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSp
     return hit_type
 
 
-def create_hit(session: Session, requester_id: str, hit_type: HITType, params: dict[str, Any]) -> HIT:
-    """Create a HIT of ``hit_type`` from the HIT members of a CreateHIT request."""
+@dataclass(frozen=True)
+class HITSpec:
+    """The validated members of a CreateHIT request that belong to the HIT itself."""
+
+    question: str
+    lifetime_seconds: int
+    max_assignments: int
+    annotation: str | None
+    unique_request_token: str | None
+    assignment_policy: dict[str, Any] | None
+    hit_policy: dict[str, Any] | None
+
+
+@cache
+def _insert_hit() -> Insert:
+    return insert(HIT.__table__)  # type: ignore[arg-type]
+
+
+def hit_spec(params: dict[str, Any]) -> HITSpec:
+    """Validate the HIT members of a CreateHIT / CreateHITWithHITType request (no database needed).
+
+    Done before the call's first query: on SQLite, whose writers take turns,
+    parsing the question inside the unit of work would hold the others up.
+    """
     question = params.get("Question")
     if not isinstance(question, str) or not question.strip():
         raise RequestError("Question is required.", "AWS.MechanicalTurk.InvalidParameterValue")
@@ -138,6 +160,14 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, params: d
     token = params.get("UniqueRequestToken")
     if token is not None:
         v.text(token, "UniqueRequestToken", 64, required=True)
+    assignment_policy, hit_policy = review_policies.validate_policies(params)
+    return HITSpec(question, lifetime, max_assignments, annotation, token, assignment_policy, hit_policy)
+
+
+def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HITSpec) -> HIT:
+    """Create a HIT of ``hit_type`` from a validated :class:`HITSpec`."""
+    token = spec.unique_request_token
+    if token is not None:
         previous = session.scalar(
             select(HIT).where(HIT.requester_id == requester_id, HIT.unique_request_token == token)
         )
@@ -151,21 +181,29 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, params: d
             previous.unique_request_token = None
             session.flush()
     now = utcnow()
-    hit = HIT(
-        id=new_entity_id(),
-        hit_type_id=hit_type.id,
-        requester_id=requester_id,
-        question=question,
-        max_assignments=max_assignments,
-        requester_annotation=annotation,
-        unique_request_token=token,
-        created_at=now,
-        expires_at=now + timedelta(seconds=lifetime),
-        status=ASSIGNABLE,
-    )
+    row = {
+        "id": new_entity_id(),
+        "hit_type_id": hit_type.id,
+        "requester_id": requester_id,
+        "question": spec.question,
+        "max_assignments": spec.max_assignments,
+        "status": ASSIGNABLE,
+        "review_status": "NotReviewed",
+        "requester_annotation": spec.annotation,
+        "unique_request_token": token,
+        "hit_layout_id": None,
+        "created_at": now,
+        "expires_at": now + timedelta(seconds=spec.lifetime_seconds),
+    }
+    # A plain INSERT, then the object joins the session as if loaded: the
+    # unit of work's flush of one new object cost more than the statement.
+    # Every column is set above, so no attribute is left to load.
+    session.connection().execute(_insert_hit(), row)
+    hit = HIT(**row)
+    hit.hit_type = hit_type
+    make_transient_to_detached(hit)
     session.add(hit)
-    session.flush()
-    review_policies.attach(session, hit, params)
+    review_policies.attach(session, hit, spec.assignment_policy, spec.hit_policy)
     events.record(session, hit, "HITCreated")
     return hit
 

@@ -100,23 +100,25 @@ def validate_policy(policy: Any, member: str, expected: str) -> dict[str, Any]:
     return {"name": expected, "params": params, "wire": policy}
 
 
-def attach(session: Session, hit: HIT, params: dict[str, Any]) -> None:
-    """Store the policies given to CreateHIT (validated)."""
+def validate_policies(params: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The AssignmentReviewPolicy and HITReviewPolicy of a CreateHIT request, validated (or None)."""
     assignment_policy = params.get("AssignmentReviewPolicy")
     hit_policy = params.get("HITReviewPolicy")
+    return (
+        validate_policy(assignment_policy, "AssignmentReviewPolicy", SCORE_KNOWN)
+        if assignment_policy is not None
+        else None,
+        validate_policy(hit_policy, "HITReviewPolicy", PLURALITY) if hit_policy is not None else None,
+    )
+
+
+def attach(
+    session: Session, hit: HIT, assignment_policy: dict[str, Any] | None, hit_policy: dict[str, Any] | None
+) -> None:
+    """Store the validated policies given to CreateHIT (see :func:`validate_policies`)."""
     if assignment_policy is None and hit_policy is None:
         return
-    session.add(
-        HITReviewPolicies(
-            hit_id=hit.id,
-            assignment_policy=validate_policy(assignment_policy, "AssignmentReviewPolicy", SCORE_KNOWN)
-            if assignment_policy is not None
-            else None,
-            hit_policy=validate_policy(hit_policy, "HITReviewPolicy", PLURALITY)
-            if hit_policy is not None
-            else None,
-        )
-    )
+    session.add(HITReviewPolicies(hit_id=hit.id, assignment_policy=assignment_policy, hit_policy=hit_policy))
     session.flush()
 
 

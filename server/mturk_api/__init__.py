@@ -54,7 +54,12 @@ def _error(
 def _authenticate() -> Caller:
     """The caller behind a valid signature, or ``AuthFailure``."""
     match = parse_authorization(request.headers.get("Authorization"))
-    caller = find_caller(market_session(), match["key"])
+    lookups = runtime().caller_lookups
+    if lookups is None:
+        caller = find_caller(market_session().connection(), match["key"])
+    else:
+        with lookups.connect() as connection:
+            caller = find_caller(connection, match["key"])
     if caller is None:
         raise AuthFailure(
             "UnrecognizedClientException", "The security token included in the request is invalid."

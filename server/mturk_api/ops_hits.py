@@ -16,9 +16,9 @@ from server.mturk_api.wire import hit_shape, next_token, page_request
 
 @operation("CreateHIT")
 def create_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    spec = hit_ops.hit_type_spec(params)
+    spec, checked = hit_ops.hit_type_spec(params), hit_ops.hit_spec(params)  # both before any query
     hit_type = hit_ops.find_or_create_hit_type(ctx.session, ctx.requester_id, spec)
-    hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, params)
+    hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, checked)
     return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
 
 
@@ -31,10 +31,11 @@ def create_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 
 @operation("CreateHITWithHITType")
 def create_hit_with_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
+    checked = hit_ops.hit_spec(params)
     hit_type = ctx.session.get(HITType, params.get("HITTypeId"))
     if hit_type is None or hit_type.requester_id != ctx.requester_id:
         raise invalid(f"HITTypeId {params.get('HITTypeId')} does not exist.")
-    hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, params)
+    hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, checked)
     return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
 
 

@@ -319,10 +319,10 @@ def test_a_setting_made_after_its_absence_was_noted_is_used(market_sessions, req
         hit_type = hit_ops.find_or_create_hit_type(
             session, requester.requester_id, hit_ops.hit_type_spec(params)
         )
-        first = hit_ops.create_hit(session, requester.requester_id, hit_type, params)
+        first = hit_ops.create_hit(session, requester.requester_id, hit_type, hit_ops.hit_spec(params))
         # The same session, the same transaction: the setting made now counts at once.
         notifications.update_settings(session, requester.requester_id, hit_type.id, spec, True)
-        second = hit_ops.create_hit(session, requester.requester_id, hit_type, params)
+        second = hit_ops.create_hit(session, requester.requester_id, hit_type, hit_ops.hit_spec(params))
         first_id, second_id = first.id, second.id
     assert _stored(market_sessions, first_id) == []
     assert _stored(market_sessions, second_id) == ["HITCreated"]
@@ -336,7 +336,7 @@ def test_a_setting_made_after_its_absence_was_noted_is_used(market_sessions, req
         session.commit()
         with session_scope(market_sessions) as other:
             notifications.update_settings(other, requester.requester_id, hit_type.id, spec, True)
-        third = hit_ops.create_hit(session, requester.requester_id, hit_type, later)
+        third = hit_ops.create_hit(session, requester.requester_id, hit_type, hit_ops.hit_spec(later))
         session.commit()
     finally:
         session.close()
