@@ -217,6 +217,23 @@ def get_hit(session: Session, hit_id: Any, requester_id: str | None = None) -> H
 
 
 @cache
+def _hit_owner() -> Select[str]:
+    return select(HIT.requester_id).where(HIT.id == bindparam("hit_id"))
+
+
+def check_own_hit(session: Session, hit_id: Any, requester_id: str) -> str:
+    """``hit_id`` if it names one of ``requester_id``'s HITs, else HITDoesNotExist.
+
+    For calls that need only the id: one indexed column, where loading the
+    HIT would bring its question and HIT type along.
+    """
+    owner = session.connection().scalar(_hit_owner(), {"hit_id": hit_id}) if isinstance(hit_id, str) else None
+    if owner is None or owner != requester_id:
+        raise not_found("HIT", str(hit_id))
+    return str(hit_id)
+
+
+@cache
 def _slot_counts() -> Select[str, int]:
     # Built once and bound per call: approving, rejecting and GetHIT all count.
     return (

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, bindparam, select
 
 from hits.market import assignment_ops, hit_ops
 from hits.market.errors import invalid
@@ -16,21 +17,35 @@ from server.mturk_api.wire import assignment_shape, hit_shape, next_token, page_
 LISTABLE = (SUBMITTED, APPROVED, REJECTED)
 
 
+@cache
+def _page_of_assignments() -> Select[Any]:
+    # Plain rows through Core, built once: a page is read, shaped and sent,
+    # never changed, and ORM objects for it cost more than the query.
+    table = Assignment.__table__
+    return (
+        select(table)
+        .where(
+            table.c.hit_id == bindparam("hit_id"), table.c.status.in_(bindparam("statuses", expanding=True))
+        )
+        .order_by(table.c.accept_time, table.c.id)
+        .offset(bindparam("offset"))
+        .limit(bindparam("limit"))
+    )
+
+
 @operation("ListAssignmentsForHIT", read_only=True)
 def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
     statuses = params.get("AssignmentStatuses") or list(LISTABLE)
     if not isinstance(statuses, list) or any(s not in LISTABLE for s in statuses):
         raise invalid("AssignmentStatuses may hold Submitted, Approved and Rejected.")
     offset, limit = page_request(params)
-    rows = list(
-        ctx.session.scalars(
-            select(Assignment)
-            .where(Assignment.hit_id == hit.id, Assignment.status.in_(statuses))
-            .order_by(Assignment.accept_time, Assignment.id)
-            .offset(offset)
-            .limit(limit)
+    hit_id = hit_ops.check_own_hit(ctx.session, params.get("HITId"), ctx.requester_id)
+    rows = (
+        ctx.session.connection()
+        .execute(
+            _page_of_assignments(), {"hit_id": hit_id, "statuses": statuses, "offset": offset, "limit": limit}
         )
+        .all()
     )
     out: dict[str, Any] = {"NumResults": len(rows), "Assignments": [assignment_shape(a) for a in rows]}
     token = next_token(offset, limit, len(rows))

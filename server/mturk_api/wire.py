@@ -8,6 +8,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from hits.market.errors import invalid
@@ -77,7 +78,8 @@ def requirement_shape(req: dict[str, Any]) -> dict[str, Any]:
     return shape
 
 
-def assignment_shape(assignment: Assignment) -> dict[str, Any]:
+def assignment_shape(assignment: Assignment | Row[Any]) -> dict[str, Any]:
+    """An Assignment as the API returns it, from the object or a row of its table."""
     return prune(
         {
             "AssignmentId": assignment.id,

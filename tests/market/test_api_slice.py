@@ -71,6 +71,10 @@ def test_requesters_see_only_their_own_hits(mturk, live_server, market_sessions)
     with pytest.raises(other.exceptions.RequestError):
         other.get_hit(HITId=hit_id)
     assert hit_id not in {h["HITId"] for h in other.list_hits()["HITs"]}
+    with pytest.raises(other.exceptions.RequestError) as listing:
+        other.list_assignments_for_hit(HITId=hit_id)
+    assert listing.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.HITDoesNotExist"
+    assert mturk.list_assignments_for_hit(HITId=hit_id)["NumResults"] == 0
 
 
 def test_account_balance_is_the_prepaid_amount(mturk) -> None:
