@@ -8,9 +8,9 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import Insert, Select, bindparam, func, insert, select
-from sqlalchemy.orm import Session, make_transient_to_detached
+from sqlalchemy.orm import Session
 
-from hits.db import utcnow
+from hits.db import as_loaded, utcnow
 from hits.market import events, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
@@ -197,12 +197,8 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HIT
     }
     # A plain INSERT, then the object joins the session as if loaded: the
     # unit of work's flush of one new object cost more than the statement.
-    # Every column is set above, so no attribute is left to load.
     session.connection().execute(_insert_hit(), row)
-    hit = HIT(**row)
-    hit.hit_type = hit_type
-    make_transient_to_detached(hit)
-    session.add(hit)
+    hit = as_loaded(session, HIT, {**row, "hit_type": hit_type})
     review_policies.attach(session, hit, spec.assignment_policy, spec.hit_policy)
     events.record(session, hit, "HITCreated")
     return hit
