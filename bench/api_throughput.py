@@ -5,15 +5,19 @@
 Runs the marketplace under gunicorn (``--server-processes`` processes,
 ``--server-threads`` threads each) and hammers it from ``--threads`` client threads, each with its own boto3
 client, for ``--seconds`` per workload. Prints calls per second and latency
-percentiles, and the no-op floor: the same client against a server that
-answers every call at once without doing anything, which bounds what any
-server could reach from this client on this machine. Embedded SQLite unless
+percentiles, and two floors: the same client against a server that answers
+every call at once without doing anything, with an empty result (the no-op
+floor) and with a copy of a real 10-assignment page (the page floor, which
+includes the client's parsing of the page). They bound what any server could
+reach from this client on this machine. CPU per call is shown for the client
+(this process), the server's processes and the database. Embedded SQLite unless
 HITFORGE_DATABASE_URL names PostgreSQL.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -55,6 +59,15 @@ HIT = {
     "Description": "A HIT made by the API benchmark.",
     "Question": QUESTION,
 }
+
+
+TARGET = "MTurkRequesterServiceV20170117."
+
+
+def _as_wire(response: dict[str, Any]) -> str:
+    """A parsed boto3 response as the JSON the server sent (timestamps as epoch seconds)."""
+    body = {k: v for k, v in response.items() if k != "ResponseMetadata"}
+    return json.dumps(body, default=lambda value: value.timestamp())
 
 
 def _gunicorn(
@@ -173,20 +186,32 @@ def main() -> None:
         key = create_requester(session, f"api-bench-{run}", Decimal("1000000.00"))
     shape = (args.server_processes, args.server_threads)
     server = _gunicorn("server:create_app()", port, *shape, env, var_dir / "gunicorn.log")
-    noop = _gunicorn("bench.noop_app:app", noop_port, *shape, {}, var_dir / "noop.log")
+    noop = None
     try:
         url = f"http://127.0.0.1:{port}"
         clients = [_client(url, key.access_key_id, key.secret_access_key) for _ in range(args.threads)]
-        noop_clients = [
-            _client(f"http://127.0.0.1:{noop_port}", key.access_key_id, key.secret_access_key)
-            for _ in range(args.threads)
-        ]
         hit_id = clients[0].create_hit(**{**HIT, "MaxAssignments": 100})["HIT"]["HITId"]
         with session_scope(market) as session:
             for n in range(100):
                 worker = create_worker(session, f"bench-{run}-{n}", "a-long-password")
                 assignment = assignment_ops.accept(session, worker, hit_id)
                 assignment_ops.submit(session, worker, assignment.id, answers_to_xml([("q", str(n))]))
+        # The do-nothing server answers a page with a copy of a real one, so
+        # that the page floor includes the client's parsing of it.
+        canned = var_dir / "canned.json"
+        page_body = _as_wire(clients[0].list_assignments_for_hit(HITId=hit_id, MaxResults=10))
+        canned.write_text(json.dumps({f"{TARGET}ListAssignmentsForHIT": page_body}))
+        noop = _gunicorn(
+            "bench.noop_app:app",
+            noop_port,
+            *shape,
+            {"HITFORGE_BENCH_CANNED": str(canned)},
+            var_dir / "noop.log",
+        )
+        noop_clients = [
+            _client(f"http://127.0.0.1:{noop_port}", key.access_key_id, key.secret_access_key)
+            for _ in range(args.threads)
+        ]
 
         def create(client: Any) -> int:
             client.create_hit(**HIT)
@@ -196,6 +221,10 @@ def main() -> None:
             client.list_assignments_for_hit(HITId=hit_id, MaxResults=10)
             return 1
 
+        def page_of_nothing(client: Any) -> int:
+            client.list_assignments_for_hit(HITId=hit_id, MaxResults=10)  # answered with the canned page
+            return 1
+
         def nothing(client: Any) -> int:
             client.get_account_balance()
             return 1
@@ -203,13 +232,15 @@ def main() -> None:
         seconds = args.seconds
         lines = [
             _measure("no-op floor (do-nothing server)", nothing, noop_clients, seconds, noop.pid),
+            _measure("page floor (do-nothing server)", page_of_nothing, noop_clients, seconds, noop.pid),
             _measure("CreateHIT", create, clients, seconds, server.pid),
             _measure("ListAssignmentsForHIT pages (10 each)", page, clients, seconds, server.pid),
         ]
     finally:
         for process in (server, noop):
-            process.terminate()
-            process.wait(timeout=30)
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
     database = settings.market_database_url.split(":", 1)[0]
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
     print(f"database: {database}; server: gunicorn, {args.server_processes} processes x "
