@@ -40,6 +40,7 @@ def build_runtime(settings: Settings) -> Runtime:
     requester_engine = (
         market_engine if settings.requester_database_url_is_market else make_engine(settings.database_url)
     )
+    market_reads = read_only_engine(market_engine)
     return Runtime(
         settings=settings,
         market_engine=market_engine,
@@ -47,10 +48,10 @@ def build_runtime(settings: Settings) -> Runtime:
         # the write lock would be held through the signature check and the
         # request's parsing too. PostgreSQL has no such lock, and a separate
         # lookup would cost a second connection checkout a call.
-        caller_lookups=read_only_engine(market_engine) if market_engine.dialect.name == "sqlite" else None,
+        caller_lookups=market_reads if market_engine.dialect.name == "sqlite" else None,
         requester_engine=requester_engine,
         market_sessions=make_session_factory(market_engine),
-        market_read_sessions=make_session_factory(read_only_engine(market_engine)),
+        market_read_sessions=make_session_factory(market_reads),
         requester_sessions=make_session_factory(requester_engine),
     )
 

@@ -245,6 +245,20 @@ def slot_counts(session: Session, hit_id: str) -> dict[str, int]:
     return {status: count for status, count in rows}
 
 
+def slot_counts_of(session: Session, hit_ids: list[str]) -> dict[str, dict[str, int]]:
+    """:func:`slot_counts` of several HITs in one query (a HIT without assignments maps to ``{}``)."""
+    counts: dict[str, dict[str, int]] = {hit_id: {} for hit_id in hit_ids}
+    if hit_ids:
+        rows = session.execute(
+            select(Assignment.hit_id, Assignment.status, func.count())
+            .where(Assignment.hit_id.in_(hit_ids))
+            .group_by(Assignment.hit_id, Assignment.status)
+        )
+        for hit_id, status, count in rows:
+            counts[hit_id][status] = count
+    return counts
+
+
 def refresh_status(
     session: Session, hit: HIT, now: datetime | None = None, counts: dict[str, int] | None = None
 ) -> HIT:

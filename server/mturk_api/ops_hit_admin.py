@@ -9,7 +9,7 @@ from hits.market import assignment_ops, hit_admin, hit_ops, review_policies
 from hits.market.errors import RequestError, invalid
 from hits.market.qualification_ops import get_type
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shape, next_token, page_request, paged
+from server.mturk_api.wire import hit_shapes, next_token, page_request, paged
 
 POLICY_LEVELS = ("Assignment", "HIT")
 
@@ -73,7 +73,7 @@ def list_hits_for_qualification_type(ctx: CallContext, params: dict[str, Any]) -
     qtype = get_type(ctx.session, params.get("QualificationTypeId"))
     offset, limit = page_request(params)
     hits = hit_admin.hits_with_qualification(ctx.session, ctx.requester_id, qtype.id, offset, limit)
-    return paged("HITs", [hit_shape(ctx.session, h) for h in hits], offset, limit)
+    return paged("HITs", hit_shapes(ctx.session, hits), offset, limit)
 
 
 @operation("ListReviewPolicyResultsForHIT", read_only=True)

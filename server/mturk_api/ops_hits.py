@@ -11,7 +11,7 @@ from hits.market.errors import invalid
 from hits.market.models import HIT, HITType
 from hits.market.models.work import REVIEWABLE, REVIEWING
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shape, next_token, page_request
+from server.mturk_api.wire import hit_shape, hit_shapes, next_token, page_request
 
 
 @operation("CreateHIT")
@@ -51,7 +51,7 @@ def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     offset, limit = page_request(params)
     hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, offset, limit)
-    out: dict[str, Any] = {"NumResults": len(hits), "HITs": [hit_shape(ctx.session, h) for h in hits]}
+    out: dict[str, Any] = {"NumResults": len(hits), "HITs": hit_shapes(ctx.session, hits)}
     token = next_token(offset, limit, len(hits))
     if token:
         out["NextToken"] = token
@@ -68,7 +68,7 @@ def list_reviewable_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, 
     if params.get("HITTypeId"):
         stmt = stmt.where(HIT.hit_type_id == params["HITTypeId"])
     hits = list(ctx.session.scalars(stmt.order_by(HIT.created_at, HIT.id).offset(offset).limit(limit)))
-    out: dict[str, Any] = {"NumResults": len(hits), "HITs": [hit_shape(ctx.session, h) for h in hits]}
+    out: dict[str, Any] = {"NumResults": len(hits), "HITs": hit_shapes(ctx.session, hits)}
     token = next_token(offset, limit, len(hits))
     if token:
         out["NextToken"] = token

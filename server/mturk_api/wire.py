@@ -12,7 +12,7 @@ from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from hits.market.errors import invalid
-from hits.market.hit_ops import counts_for_wire
+from hits.market.hit_ops import counts_for_wire, slot_counts_of
 from hits.market.models import (
     HIT,
     Assignment,
@@ -61,6 +61,12 @@ def hit_shape(session: Session, hit: HIT, counts: dict[str, int] | None = None) 
             **counts_for_wire(session, hit, counts),
         }
     )
+
+
+def hit_shapes(session: Session, hits: list[HIT]) -> list[dict[str, Any]]:
+    """:func:`hit_shape` of a page of HITs, their assignments counted in one query, not one a HIT."""
+    counts = slot_counts_of(session, [h.id for h in hits])
+    return [hit_shape(session, h, counts[h.id]) for h in hits]
 
 
 def requirement_shape(req: dict[str, Any]) -> dict[str, Any]:

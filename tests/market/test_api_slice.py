@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from hits.db import session_scope
+from hits.market import assignment_ops
+from hits.market.accounts import create_worker
+from hits.market.questions import answers_to_xml
 from tests.conftest import boto3_client, new_requester
 from tests.helpers import hit_params
 
@@ -122,3 +127,22 @@ def test_unknown_access_key_is_refused(live_server) -> None:
     with pytest.raises(ClientError) as caught:
         client.list_hits()
     assert caught.value.response["Error"]["Code"] == "UnrecognizedClientException"
+
+
+def test_listed_hits_carry_their_own_assignment_counts(mturk, requester, market_sessions) -> None:
+    """A page of HITs is counted in one query for all of them: each HIT must still get its own counts."""
+    busy = mturk.create_hit(**hit_params(MaxAssignments=3))["HIT"]["HITId"]
+    idle = mturk.create_hit(**hit_params(MaxAssignments=2))["HIT"]["HITId"]
+    with session_scope(market_sessions) as session:
+        working = create_worker(session, f"w-{uuid.uuid4().hex[:8]}", "a-long-password")
+        done = create_worker(session, f"w-{uuid.uuid4().hex[:8]}", "a-long-password")
+        assignment_ops.accept(session, working, busy)
+        finished = assignment_ops.accept(session, done, busy)
+        assignment_ops.submit(session, done, finished.id, answers_to_xml([("q", "yes")]))
+        assignment_ops.approve(session, requester.requester_id, finished.id)
+    listed = {h["HITId"]: h for h in mturk.list_hits()["HITs"]}
+    counts = ("NumberOfAssignmentsPending", "NumberOfAssignmentsAvailable", "NumberOfAssignmentsCompleted")
+    assert [listed[busy][c] for c in counts] == [1, 1, 1]
+    assert [listed[idle][c] for c in counts] == [0, 2, 0]
+    # The same figures as GetHIT gives for one HIT.
+    assert [mturk.get_hit(HITId=busy)["HIT"][c] for c in counts] == [1, 1, 1]
