@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Insert, Select, bindparam, func, insert, select
+from sqlalchemy import Insert, Select, bindparam, func, insert, literal, select, tuple_
 from sqlalchemy.orm import Session
 
-from hits.db import as_loaded, utcnow
+from hits.db import UTCDateTime, as_loaded, utcnow
 from hits.market import events, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
@@ -302,10 +302,21 @@ def counts_for_wire(session: Session, hit: HIT, counts: dict[str, int] | None = 
 
 
 def page_of_hits(
-    session: Session, requester_id: str, offset: int, limit: int, status: str | None = None
+    session: Session,
+    requester_id: str,
+    after: tuple[datetime, str] | None,
+    limit: int,
+    status: str | None = None,
+    hit_type_id: str | None = None,
 ) -> list[HIT]:
-    """One page of a requester's HITs, oldest first."""
-    stmt = select(HIT).where(HIT.requester_id == requester_id, HIT.status != DISPOSED)
-    if status is not None:
-        stmt = stmt.where(HIT.status == status)
-    return list(session.scalars(stmt.order_by(HIT.created_at, HIT.id).offset(offset).limit(limit)))
+    """One page of a requester's HITs (not disposed), oldest first, starting after the key ``after``.
+
+    ``after`` is the (creation time, id) of the last HIT of the page before.
+    """
+    stmt = select(HIT).where(HIT.requester_id == requester_id)
+    stmt = stmt.where(HIT.status == status) if status is not None else stmt.where(HIT.status != DISPOSED)
+    if hit_type_id is not None:
+        stmt = stmt.where(HIT.hit_type_id == hit_type_id)
+    if after is not None:
+        stmt = stmt.where(tuple_(HIT.created_at, HIT.id) > tuple_(literal(after[0], UTCDateTime()), after[1]))
+    return list(session.scalars(stmt.order_by(HIT.created_at, HIT.id).limit(limit)))

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-
 from hits.market import hit_ops
 from hits.market.errors import invalid
 from hits.market.models import HIT, HITType
 from hits.market.models.work import REVIEWABLE, REVIEWING
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shape, hit_shapes, next_token, page_request
+from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token
 
 
 @operation("CreateHIT")
@@ -49,10 +47,14 @@ def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 
 @operation("ListHITs", read_only=True)
 def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = page_request(params)
-    hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, offset, limit)
+    after, limit = keyset_request(params)
+    hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, after, limit)
+    return _page_of_hits(ctx, hits, limit)
+
+
+def _page_of_hits(ctx: CallContext, hits: list[HIT], limit: int) -> dict[str, Any]:
     out: dict[str, Any] = {"NumResults": len(hits), "HITs": hit_shapes(ctx.session, hits)}
-    token = next_token(offset, limit, len(hits))
+    token = keyset_token((hits[-1].created_at, hits[-1].id) if hits else None, len(hits), limit)
     if token:
         out["NextToken"] = token
     return out
@@ -63,13 +65,7 @@ def list_reviewable_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, 
     status = params.get("Status", REVIEWABLE)
     if status not in (REVIEWABLE, REVIEWING):
         raise invalid("Status must be Reviewable or Reviewing.")
-    offset, limit = page_request(params)
-    stmt = select(HIT).where(HIT.requester_id == ctx.requester_id, HIT.status == status)
-    if params.get("HITTypeId"):
-        stmt = stmt.where(HIT.hit_type_id == params["HITTypeId"])
-    hits = list(ctx.session.scalars(stmt.order_by(HIT.created_at, HIT.id).offset(offset).limit(limit)))
-    out: dict[str, Any] = {"NumResults": len(hits), "HITs": hit_shapes(ctx.session, hits)}
-    token = next_token(offset, limit, len(hits))
-    if token:
-        out["NextToken"] = token
-    return out
+    after, limit = keyset_request(params)
+    hit_type_id = params.get("HITTypeId") or None
+    hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, after, limit, status, hit_type_id)
+    return _page_of_hits(ctx, hits, limit)

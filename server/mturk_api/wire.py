@@ -137,27 +137,79 @@ def qualification_shape(grant: WorkerQualification) -> dict[str, Any]:
     )
 
 
-def page_request(params: dict[str, Any]) -> tuple[int, int]:
-    """(offset, limit) from NextToken and MaxResults (1 to 100, default 100)."""
+def _max_results(params: dict[str, Any]) -> int:
     limit = params.get("MaxResults", 100)
     if not isinstance(limit, int) or not 1 <= limit <= 100:
         raise invalid("MaxResults must be between 1 and 100.")
+    return limit
+
+
+def _token_data(params: dict[str, Any]) -> dict[str, Any] | None:
     token = params.get("NextToken")
     if token is None:
+        return None
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise invalid("NextToken is not valid.") from exc
+    if not isinstance(data, dict):
+        raise invalid("NextToken is not valid.")
+    return data
+
+
+def _token(data: dict[str, Any]) -> str:
+    raw = json.dumps({**data, "n": secrets.token_hex(6)}).encode()  # a nonce: a token is never returned twice
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def page_request(params: dict[str, Any]) -> tuple[int, int]:
+    """(offset, limit) from NextToken and MaxResults (1 to 100, default 100)."""
+    limit = _max_results(params)
+    data = _token_data(params)
+    if data is None:
         return 0, limit
     try:
-        offset = int(json.loads(base64.urlsafe_b64decode(token.encode()))["o"])
+        offset = int(data["o"])
     except (ValueError, KeyError, TypeError) as exc:
         raise invalid("NextToken is not valid.") from exc
     return max(0, offset), limit
+
+
+#: Where a keyset page starts: after this (creation time, id), or at the first row.
+PageKey = tuple[datetime, str] | None
+
+
+def keyset_request(params: dict[str, Any]) -> tuple[PageKey, int]:
+    """(key, limit) for a list ordered by (creation time, id): the page starts after ``key``.
+
+    Unlike an offset, a key does not shift when rows before it leave the list
+    (a HIT turning Reviewing while the pipeline pages through the
+    Reviewable ones), so no row is skipped, and a deep page costs no more
+    than the first.
+    """
+    limit = _max_results(params)
+    data = _token_data(params)
+    if data is None:
+        return None, limit
+    try:
+        created, row_id = data["k"]
+        return (datetime.fromisoformat(created), str(row_id)), limit
+    except (ValueError, KeyError, TypeError) as exc:
+        raise invalid("NextToken is not valid.") from exc
+
+
+def keyset_token(last: tuple[datetime, str] | None, returned: int, limit: int) -> str | None:
+    """A token for the page after the row keyed ``last``, or None at the end."""
+    if returned < limit or last is None:
+        return None
+    return _token({"k": [last[0].isoformat(), last[1]]})
 
 
 def next_token(offset: int, limit: int, returned: int) -> str | None:
     """A token for the next page, or None at the end. Tokens carry a nonce: never reused."""
     if returned < limit:
         return None
-    raw = json.dumps({"o": offset + returned, "n": secrets.token_hex(6)}).encode()
-    return base64.urlsafe_b64encode(raw).decode()
+    return _token({"o": offset + returned})
 
 
 def paged(key: str, items: list[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:

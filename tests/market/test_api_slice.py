@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import boto3
@@ -146,3 +147,28 @@ def test_listed_hits_carry_their_own_assignment_counts(mturk, requester, market_
     assert [listed[idle][c] for c in counts] == [0, 2, 0]
     # The same figures as GetHIT gives for one HIT.
     assert [mturk.get_hit(HITId=busy)["HIT"][c] for c in counts] == [1, 1, 1]
+
+
+def test_reviewable_pages_skip_nothing_when_hits_leave_the_list(mturk) -> None:
+    """Pages start after the last HIT seen, not at an offset that shifts when HITs turn Reviewing."""
+    ids = [mturk.create_hit(**hit_params(Title=f"Keyset {i}"))["HIT"]["HITId"] for i in range(5)]
+    for hit_id in ids:
+        mturk.update_expiration_for_hit(HITId=hit_id, ExpireAt=datetime(2015, 1, 1, tzinfo=UTC))
+    first = mturk.list_reviewable_hits(MaxResults=2)
+    assert [h["HITId"] for h in first["HITs"]] == ids[:2]
+    for hit_id in ids[:2]:  # reviewed meanwhile: they leave the Reviewable list
+        mturk.update_hit_review_status(HITId=hit_id, Revert=False)
+    second = mturk.list_reviewable_hits(MaxResults=2, NextToken=first["NextToken"])
+    assert [h["HITId"] for h in second["HITs"]] == ids[2:4]
+    third = mturk.list_reviewable_hits(MaxResults=2, NextToken=second["NextToken"])
+    assert [h["HITId"] for h in third["HITs"]] == ids[4:]
+    assert "NextToken" not in third
+    # ListHITs pages the same way, over every status but Disposed.
+    listed = [
+        h["HITId"]
+        for p in mturk.get_paginator("list_hits").paginate(PaginationConfig={"PageSize": 2})
+        for h in p["HITs"]
+    ]
+    assert listed == ids
+    with pytest.raises(mturk.exceptions.RequestError):
+        mturk.list_hits(NextToken="not-a-token")

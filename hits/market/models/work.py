@@ -6,7 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Index, Integer, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from hits.db import MarketBase, UTCDateTime, utcnow
@@ -50,7 +50,11 @@ class HIT(MarketBase):
     """One HIT: a question that up to ``max_assignments`` workers may answer."""
 
     __tablename__ = "market_hits"
-    __table_args__ = (UniqueConstraint("requester_id", "unique_request_token"),)
+    __table_args__ = (
+        UniqueConstraint("requester_id", "unique_request_token"),
+        # Keyset pages of one status, oldest first (migration mar0007).
+        Index("ix_market_hits_listing", "requester_id", "status", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     hit_type_id: Mapped[str] = mapped_column(ForeignKey("market_hit_types.id"), index=True)
