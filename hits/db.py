@@ -84,8 +84,16 @@ class WriteInReadOnlyUnit(RuntimeError):
     """A statement that writes, sent from a unit of work declared read-only (a bug)."""
 
 
+#: Connections a process keeps open for reuse. At least as many as the threads
+#: that use them at once (a gunicorn worker's threads, a Celery worker's calls
+#: in flight): SQLAlchemy's default of 5 closes every connection beyond that on
+#: its return, so 8 threads would open and close a connection a request.
+POOL_SIZE = 10
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """An engine for ``url``, with SQLite tuned for several processes."""
+    kwargs.setdefault("pool_size", POOL_SIZE)
     if url.startswith("sqlite"):
         engine = create_engine(
             url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False}, **kwargs

@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, event, text
 
 from hits.db import NestedWriteTransaction, WriteInReadOnlyUnit, make_engine, read_only_engine
 from hits.settings import Settings
@@ -43,6 +43,37 @@ def test_a_reader_does_not_wait_for_a_writer(settings: Settings) -> None:
             assert not thread.is_alive(), "the reader waited for the writer"
             assert len(counted) == 1
             writer.rollback()
+    finally:
+        engine.dispose()
+
+
+def test_eight_threads_at_once_keep_their_connections_pooled(settings: Settings) -> None:
+    """A gunicorn worker's 8 threads must not open and close a connection a request."""
+    engine = make_engine(settings.market_database_url)
+    reading = read_only_engine(engine)  # shares the pool; readers need no turn at SQLite's write lock
+    opened: list[object] = []
+    failed: list[BaseException] = []
+    event.listen(engine, "connect", lambda dbapi_conn, _record: opened.append(dbapi_conn))
+    all_in = threading.Barrier(8)
+
+    def use() -> None:
+        try:
+            with reading.connect() as conn:
+                conn.execute(text("select 1"))
+                all_in.wait(timeout=30)  # all eight hold a connection at the same time
+        except BaseException as exc:
+            failed.append(exc)
+
+    try:
+        for _ in range(3):
+            threads = [threading.Thread(target=use) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=60)
+        assert not failed
+        assert len(opened) == 8  # the first round opened them; the next two reused them
+        assert engine.pool.checkedin() == 8  # type: ignore[attr-defined]
     finally:
         engine.dispose()
 
