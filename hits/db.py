@@ -345,7 +345,9 @@ def as_loaded(session: Session, cls: type[_Model], values: Mapping[str, Any]) ->
     cost more than the statement itself. ``values`` must hold every column
     (one left out would be loaded by a query of its own when first read), and
     may hold related objects too. An object already in the session for that
-    row is returned unchanged.
+    row is returned unchanged. Unlike an object the ORM inserted, it is not
+    removed from the session if the transaction rolls back: only for units of
+    work that end with theirs (an API call, a task).
     """
     existing = session.identity_map.get(identity_key(cls, values["id"]))
     if existing is not None:

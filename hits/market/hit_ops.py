@@ -221,7 +221,9 @@ def check_own_hit(session: Session, hit_id: Any, requester_id: str) -> str:
     """``hit_id`` if it names one of ``requester_id``'s HITs, else HITDoesNotExist.
 
     For calls that need only the id: one indexed column, where loading the
-    HIT would bring its question and HIT type along.
+    HIT would bring its question and HIT type along. Read through Core, so
+    changes still pending in the session are not flushed first (the HIT's
+    owner never changes).
     """
     owner = session.connection().scalar(_hit_owner(), {"hit_id": hit_id}) if isinstance(hit_id, str) else None
     if owner is None or owner != requester_id:

@@ -67,5 +67,7 @@ def list_reviewable_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, 
         raise invalid("Status must be Reviewable or Reviewing.")
     after, limit = keyset_request(params)
     hit_type_id = params.get("HITTypeId") or None
+    if hit_type_id is not None and not isinstance(hit_type_id, str):
+        raise invalid("HITTypeId must be a string.")
     hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, after, limit, status, hit_type_id)
     return _page_of_hits(ctx, hits, limit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Row
@@ -193,8 +193,13 @@ def keyset_request(params: dict[str, Any]) -> tuple[PageKey, int]:
         return None, limit
     try:
         created, row_id = data["k"]
-        return (datetime.fromisoformat(created), str(row_id)), limit
-    except (ValueError, KeyError, TypeError) as exc:
+        if not isinstance(created, str) or not isinstance(row_id, str) or len(row_id) > 64:
+            raise TypeError("not a key of ours")
+        after = datetime.fromisoformat(created)
+        if after.tzinfo is None:
+            raise ValueError("a key's time is always in UTC")
+        return (after.astimezone(UTC), row_id), limit
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise invalid("NextToken is not valid.") from exc
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -149,6 +151,10 @@ def test_listed_hits_carry_their_own_assignment_counts(mturk, requester, market_
     assert [mturk.get_hit(HITId=busy)["HIT"][c] for c in counts] == [1, 1, 1]
 
 
+def _token(data: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode()
+
+
 def test_reviewable_pages_skip_nothing_when_hits_leave_the_list(mturk) -> None:
     """Pages start after the last HIT seen, not at an offset that shifts when HITs turn Reviewing."""
     ids = [mturk.create_hit(**hit_params(Title=f"Keyset {i}"))["HIT"]["HITId"] for i in range(5)]
@@ -170,5 +176,6 @@ def test_reviewable_pages_skip_nothing_when_hits_leave_the_list(mturk) -> None:
         for h in p["HITs"]
     ]
     assert listed == ids
-    with pytest.raises(mturk.exceptions.RequestError):
-        mturk.list_hits(NextToken="not-a-token")
+    for token in ("not-a-token", _token({"k": ["2024-01-01T00:00:00", ids[0]]}), _token({"k": [1, 2]})):
+        with pytest.raises(mturk.exceptions.RequestError):  # not a token of ours: refused, never a 500
+            mturk.list_reviewable_hits(NextToken=token)
