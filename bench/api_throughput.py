@@ -36,13 +36,14 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from bench.cpu import named_cpu, tree_cpu
+from bench.cpu import is_database, named_cpu, tree_cpu
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_requester, create_worker
 from hits.market.questions import answers_to_xml
 from hits.schema import upgrade
 from hits.settings import load_settings
+from server.mturk_api import TARGET_PREFIX
 from server.runner import free_port
 
 QUESTION = (
@@ -59,9 +60,6 @@ HIT = {
     "Description": "A HIT made by the API benchmark.",
     "Question": QUESTION,
 }
-
-
-TARGET = "MTurkRequesterServiceV20170117."
 
 
 def _as_wire(response: dict[str, Any]) -> str:
@@ -121,10 +119,6 @@ def _hammer(make_call: Callable[[Any], int], clients: list[Any], seconds: float)
     return sum(counts), [x for part in latencies for x in part]
 
 
-def _is_database(name: str) -> bool:
-    return name.startswith("postgres")
-
-
 class _CpuMeter:
     """CPU seconds spent by the client (this process), the server tree and the database during a workload."""
 
@@ -133,7 +127,7 @@ class _CpuMeter:
 
     def _read(self) -> tuple[float, float, float]:
         mine = os.times()
-        return mine.user + mine.system, tree_cpu([self.server_pid]), named_cpu(_is_database)
+        return mine.user + mine.system, tree_cpu([self.server_pid]), named_cpu(is_database)
 
     def __enter__(self) -> _CpuMeter:
         self.start = self._read()
@@ -200,7 +194,7 @@ def main() -> None:
         # that the page floor includes the client's parsing of it.
         canned = var_dir / "canned.json"
         page_body = _as_wire(clients[0].list_assignments_for_hit(HITId=hit_id, MaxResults=10))
-        canned.write_text(json.dumps({f"{TARGET}ListAssignmentsForHIT": page_body}))
+        canned.write_text(json.dumps({f"{TARGET_PREFIX}ListAssignmentsForHIT": page_body}))
         noop = _gunicorn(
             "bench.noop_app:app",
             noop_port,
@@ -221,10 +215,6 @@ def main() -> None:
             client.list_assignments_for_hit(HITId=hit_id, MaxResults=10)
             return 1
 
-        def page_of_nothing(client: Any) -> int:
-            client.list_assignments_for_hit(HITId=hit_id, MaxResults=10)  # answered with the canned page
-            return 1
-
         def nothing(client: Any) -> int:
             client.get_account_balance()
             return 1
@@ -232,7 +222,7 @@ def main() -> None:
         seconds = args.seconds
         lines = [
             _measure("no-op floor (do-nothing server)", nothing, noop_clients, seconds, noop.pid),
-            _measure("page floor (do-nothing server)", page_of_nothing, noop_clients, seconds, noop.pid),
+            _measure("page floor (do-nothing server)", page, noop_clients, seconds, noop.pid),
             _measure("CreateHIT", create, clients, seconds, server.pid),
             _measure("ListAssignmentsForHIT pages (10 each)", page, clients, seconds, server.pid),
         ]

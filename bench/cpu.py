@@ -44,3 +44,8 @@ def tree_cpu(roots: Iterable[int]) -> float:
 def named_cpu(match: Callable[[str], bool]) -> float:
     """CPU seconds of every live process whose command name ``match`` accepts (e.g. the database)."""
     return sum(cpu for _, name, cpu in _processes().values() if match(name))
+
+
+def is_database(name: str) -> bool:
+    """Whether a process of this command name is PostgreSQL's (the server or a backend)."""
+    return name.startswith("postgres")

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 from sqlalchemy import func, insert, select
 
-from bench.cpu import named_cpu, tree_cpu
+from bench.cpu import is_database, named_cpu, tree_cpu
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission
 from hits.campaigns.service import create_campaign
 from hits.campaigns.spec import load_campaign_file
@@ -228,7 +228,7 @@ def main() -> None:
         for i in range(args.celery_workers)
     ]
     marks: dict[str, float] = {}
-    cpu_before = {"database": named_cpu(_is_database), "broker": named_cpu(_is_broker)}
+    cpu_before = {"database": named_cpu(is_database), "broker": named_cpu(_is_broker)}
     bench_before = os.times()
     cpu: dict[str, float] = {}
     try:
@@ -246,7 +246,7 @@ def main() -> None:
         cpu = {
             "Celery workers": tree_cpu(w.pid for w in workers),
             "API server": tree_cpu([server.process.pid]) if isinstance(server, _Gunicorn) else 0.0,
-            "database": named_cpu(_is_database) - cpu_before["database"],
+            "database": named_cpu(is_database) - cpu_before["database"],
             "broker": named_cpu(_is_broker) - cpu_before["broker"],
             # This process: setup excluded; with no gunicorn it also serves the API.
             "bench process": sum(os.times()[:2]) - sum(bench_before[:2]),
@@ -276,10 +276,6 @@ def main() -> None:
             f"{1000 * spent / total:.1f} ms an assignment): "
             + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
         )
-
-
-def _is_database(name: str) -> bool:
-    return name.startswith("postgres")
 
 
 def _is_broker(name: str) -> bool:

@@ -12,7 +12,7 @@ from hits.market.errors import invalid
 from hits.market.models import Assignment
 from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import assignment_shape, hit_shape, next_token, page_request
+from server.mturk_api.wire import assignment_shape, hit_shape, page_request, paged
 
 LISTABLE = (SUBMITTED, APPROVED, REJECTED)
 
@@ -47,11 +47,7 @@ def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[s
         )
         .all()
     )
-    out: dict[str, Any] = {"NumResults": len(rows), "Assignments": [assignment_shape(a) for a in rows]}
-    token = next_token(offset, limit, len(rows))
-    if token:
-        out["NextToken"] = token
-    return out
+    return paged("Assignments", [assignment_shape(a) for a in rows], offset, limit)
 
 
 @operation("GetAssignment", read_only=True)

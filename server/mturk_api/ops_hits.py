@@ -9,7 +9,7 @@ from hits.market.errors import invalid
 from hits.market.models import HIT, HITType
 from hits.market.models.work import REVIEWABLE, REVIEWING
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token
+from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token, page_reply
 
 
 @operation("CreateHIT")
@@ -53,11 +53,8 @@ def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _page_of_hits(ctx: CallContext, hits: list[HIT], limit: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"NumResults": len(hits), "HITs": hit_shapes(ctx.session, hits)}
     token = keyset_token((hits[-1].created_at, hits[-1].id) if hits else None, len(hits), limit)
-    if token:
-        out["NextToken"] = token
-    return out
+    return page_reply("HITs", hit_shapes(ctx.session, hits), token)
 
 
 @operation("ListReviewableHITs", read_only=True)

@@ -203,7 +203,7 @@ def keyset_request(params: dict[str, Any]) -> tuple[PageKey, int]:
         raise invalid("NextToken is not valid.") from exc
 
 
-def keyset_token(last: tuple[datetime, str] | None, returned: int, limit: int) -> str | None:
+def keyset_token(last: PageKey, returned: int, limit: int) -> str | None:
     """A token for the page after the row keyed ``last``, or None at the end."""
     if returned < limit or last is None:
         return None
@@ -217,13 +217,17 @@ def next_token(offset: int, limit: int, returned: int) -> str | None:
     return _token({"o": offset + returned})
 
 
-def paged(key: str, items: list[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:
+def page_reply(key: str, items: list[dict[str, Any]], token: str | None) -> dict[str, Any]:
     """A page of a list operation: NumResults, the items under ``key``, and NextToken if more may follow."""
     out: dict[str, Any] = {"NumResults": len(items), key: items}
-    token = next_token(offset, limit, len(items))
     if token:
         out["NextToken"] = token
     return out
+
+
+def paged(key: str, items: list[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:
+    """:func:`page_reply` for a list paged by position."""
+    return page_reply(key, items, next_token(offset, limit, len(items)))
 
 
 def bonus_shape(bonus: BonusPayment) -> dict[str, Any]:
