@@ -1,8 +1,10 @@
 """API throughput through the real boto3 client: CreateHIT and ListAssignmentsForHIT pages.
 
-    python -m bench.api_throughput --threads 8 --seconds 10 [--server-processes 2] [--server-threads 4]
+    python -m bench.api_throughput --threads 8 --seconds 10 [--server granian|gunicorn]
+        [--server-processes 2] [--server-threads 4]
 
-Runs the marketplace under gunicorn (``--server-processes`` processes,
+Runs the marketplace under ``--server`` (granian, as the README recommends
+for production, or gunicorn; ``--server-processes`` processes,
 ``--server-threads`` threads each) and hammers it from ``--threads`` client threads, each with its own boto3
 client, for ``--seconds`` per workload. Prints calls per second and latency
 percentiles, and two floors: the same client against a server that answers
@@ -21,10 +23,7 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -37,6 +36,7 @@ import boto3
 from botocore.config import Config
 
 from bench.cpu import is_database, named_cpu, tree_cpu
+from bench.serving import SERVERS, serve, stop
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_requester, create_worker
@@ -66,26 +66,6 @@ def _as_wire(response: dict[str, Any]) -> str:
     """A parsed boto3 response as the JSON the server sent (timestamps as epoch seconds)."""
     body = {k: v for k, v in response.items() if k != "ResponseMetadata"}
     return json.dumps(body, default=lambda value: value.timestamp())
-
-
-def _gunicorn(
-    app: str, port: int, processes: int, threads: int, env: dict[str, str], log: Path
-) -> subprocess.Popen[bytes]:
-    argv = [
-        sys.executable, "-m", "gunicorn", "-w", str(processes), "-k", "gthread", "--threads", str(threads),
-        "-b", f"127.0.0.1:{port}", "--log-level", "warning", app,
-    ]  # fmt: skip
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter
-        argv, env={**os.environ, **env}, stdout=log.open("ab"), stderr=subprocess.STDOUT
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return process
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not start; see {log}")
 
 
 def _client(url: str, key_id: str, secret: str) -> Any:
@@ -164,6 +144,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--server-processes", type=int, default=2)
     parser.add_argument("--server-threads", type=int, default=4)
+    parser.add_argument("--server", choices=SERVERS, default="granian")
     args = parser.parse_args()
     var_dir = Path("var/bench-api").resolve()
     shutil.rmtree(var_dir, ignore_errors=True)
@@ -179,7 +160,7 @@ def main() -> None:
     with session_scope(market) as session:
         key = create_requester(session, f"api-bench-{run}", Decimal("1000000.00"))
     shape = (args.server_processes, args.server_threads)
-    server = _gunicorn("server:create_app()", port, *shape, env, var_dir / "gunicorn.log")
+    server = serve(args.server, "server:create_app()", port, *shape, env, var_dir / "server.log")
     noop = None
     try:
         url = f"http://127.0.0.1:{port}"
@@ -195,7 +176,8 @@ def main() -> None:
         canned = var_dir / "canned.json"
         page_body = _as_wire(clients[0].list_assignments_for_hit(HITId=hit_id, MaxResults=10))
         canned.write_text(json.dumps({f"{TARGET_PREFIX}ListAssignmentsForHIT": page_body}))
-        noop = _gunicorn(
+        noop = serve(
+            args.server,
             "bench.noop_app:app",
             noop_port,
             *shape,
@@ -229,11 +211,10 @@ def main() -> None:
     finally:
         for process in (server, noop):
             if process is not None:
-                process.terminate()
-                process.wait(timeout=30)
+                stop(process)
     database = settings.market_database_url.split(":", 1)[0]
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}")
-    print(f"database: {database}; server: gunicorn, {args.server_processes} processes x "
+    print(f"database: {database}; server: {args.server}, {args.server_processes} processes x "
           f"{args.server_threads} threads; "
           f"clients: {args.threads} threads, {args.seconds:g} s each")  # fmt: skip
     for line in lines:

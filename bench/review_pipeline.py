@@ -20,9 +20,7 @@ import os
 import platform
 import random
 import shutil
-import socket
 import subprocess
-import sys
 import time
 from datetime import timedelta
 from decimal import Decimal
@@ -33,6 +31,7 @@ import yaml
 from sqlalchemy import func, insert, select
 
 from bench.cpu import is_database, named_cpu, tree_cpu
+from bench.serving import SERVERS, serve, stop
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission
 from hits.campaigns.service import create_campaign
 from hits.campaigns.spec import load_campaign_file
@@ -195,8 +194,9 @@ def main() -> None:
         "--server-processes",
         type=int,
         default=0,
-        help="serve the API with gunicorn and this many processes (0: one thread in this process)",
+        help="serve the API with --server, this many processes of 4 threads (0: a thread of this process)",
     )
+    parser.add_argument("--server", choices=SERVERS, default="granian")
     args = parser.parse_args()
     hits = max(1, args.assignments // ASSIGNMENTS)
     total = hits * ASSIGNMENTS
@@ -215,7 +215,7 @@ def main() -> None:
     started = time.monotonic()
     settings, key, requester, campaign_id = _setup(var_dir, hits, env)
     print(f"setup: {hits:,} HITs, {total:,} submitted assignments in {time.monotonic() - started:.1f} s")
-    server = _start_server(settings, env, port, args.server_processes, var_dir)
+    server = _start_server(settings, env, port, args.server_processes, args.server, var_dir)
     worker_env = {
         **env,
         "HITFORGE_MTURK_ENDPOINT_URL": settings.public_url,
@@ -245,10 +245,10 @@ def main() -> None:
             time.sleep(1.0)
         cpu = {
             "Celery workers": tree_cpu(w.pid for w in workers),
-            "API server": tree_cpu([server.process.pid]) if isinstance(server, _Gunicorn) else 0.0,
+            "API server": tree_cpu([server.process.pid]) if isinstance(server, _Served) else 0.0,
             "database": named_cpu(is_database) - cpu_before["database"],
             "broker": named_cpu(_is_broker) - cpu_before["broker"],
-            # This process: setup excluded; with no gunicorn it also serves the API.
+            # This process: setup excluded; with no server processes it also serves the API.
             "bench process": sum(os.times()[:2]) - sum(bench_before[:2]),
         }
     finally:
@@ -261,10 +261,12 @@ def main() -> None:
     print(
         f"database: {settings.database_url.split(':', 1)[0]}, broker: {settings.broker_url.split(':', 1)[0]}"
     )
-    print(
-        f"celery worker processes: {args.celery_workers}; "
-        f"API server processes: {args.server_processes or 'one thread of the bench'}"
+    served = (
+        f"{args.server}, {args.server_processes} processes x 4 threads"
+        if args.server_processes
+        else "one thread of the bench"
     )
+    print(f"celery worker processes: {args.celery_workers}; API server: {served}")
     for name in ("synced", "decided", "applied"):
         if name in marks:
             print(f"all {name:8s} after {marks[name]:8.1f} s")
@@ -282,47 +284,22 @@ def _is_broker(name: str) -> bool:
     return name.startswith("redis")
 
 
-class _Gunicorn:
+class _Served:
     def __init__(self, process: subprocess.Popen[bytes]):
         self.process = process
 
     def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=30)
+        stop(self.process)
 
 
-def _start_server(settings: Any, env: dict[str, str], port: int, processes: int, var_dir: Path) -> Any:
-    """The API: in a thread of this process, or gunicorn workers as in production."""
+def _start_server(
+    settings: Any, env: dict[str, str], port: int, processes: int, kind: str, var_dir: Path
+) -> Any:
+    """The API: in a thread of this process, or ``kind``'s worker processes as in production."""
     if not processes:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         return serve_in_thread(create_app(settings=settings), port=port)
-    argv = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "-w",
-        str(processes),
-        # Threads keep connections alive (sync workers close each after one request).
-        "-k",
-        "gthread",
-        "--threads",
-        "4",
-        "-b",
-        f"127.0.0.1:{port}",
-        "--log-level",
-        "warning",
-        "server:create_app()",
-    ]
-    log = (var_dir / "gunicorn.log").open("ab")
-    process = subprocess.Popen(argv, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return _Gunicorn(process)
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not start; see gunicorn.log")
+    return _Served(serve(kind, "server:create_app()", port, processes, 4, env, var_dir / "server.log"))
 
 
 def _decisions_to_apply(requester: Any, campaign_id: int) -> int:

@@ -36,8 +36,21 @@ def db_upgrade() -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True, type=int)
-def serve(host: str, port: int) -> None:
-    """Run the server (development: use gunicorn 'server:create_app()' in production)."""
+@click.option(
+    "--production",
+    is_flag=True,
+    help="Serve with granian, --workers processes of --threads threads, instead of the development server.",
+)
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(min=1), help="--production")
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(min=1), help="--production")
+def serve(host: str, port: int, production: bool, workers: int, threads: int) -> None:
+    """Run the server: the development server, or with --production as in production."""
+    if production:
+        from server.runner import production_argv
+
+        argv = production_argv(host=host, port=port, workers=workers, threads=threads)
+        # Replace this process: signals (a supervisor's SIGTERM) go straight to granian.
+        os.execv(argv[0], argv)  # noqa: S606 - our own interpreter
     from werkzeug.serving import run_simple
 
     from server import create_app

@@ -41,6 +41,29 @@ def serve_in_thread(app: Flask, host: str = "127.0.0.1", port: int = 0) -> Runni
     return RunningServer(server, thread)
 
 
+def production_argv(
+    app: str = "server:create_app()",
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 2,
+    threads: int = 4,
+) -> list[str]:
+    """The command that serves ``app`` in production: granian, ``workers`` processes of ``threads`` threads.
+
+    ``app`` is "module:attr", or "module:factory()" for an app factory.
+    granian parses HTTP and keeps connections in Rust, outside the interpreter
+    lock: measured against gunicorn's gthread worker with the same shape, it
+    spends about 0.3 ms less CPU a request (docs/benchmarks.md).
+    """
+    factory = app.endswith("()")
+    return [
+        sys.executable, "-m", "granian", "--interface", "wsgi", *(["--factory"] if factory else []),
+        "--workers", str(workers), "--blocking-threads", str(threads),
+        "--host", host, "--port", str(port), "--log-level", "warning", app.removesuffix("()"),
+    ]  # fmt: skip
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     import socket
 

@@ -1,0 +1,110 @@
+"""`hitforge serve --production`: the documented production command serves the API and the site.
+
+A real granian process with two workers, on this test session's database,
+driven by the real boto3 client.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from hits.settings import Settings
+from server.runner import free_port
+from tests.conftest import boto3_client, new_requester
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"the server did not listen:\n{log.read_text()}")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            raw = stat.read_text()
+        except OSError:
+            continue
+        if int(raw[raw.rindex(")") + 2 :].split()[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_production_server_answers_boto3_and_the_worker_site(
+    settings: Settings, market_sessions, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "HITFORGE_VAR_DIR": str(settings.var_dir),
+        "HITFORGE_DATABASE_URL": settings.database_url,
+        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
+        "HITFORGE_BROKER_URL": settings.broker_url,
+        "HITFORGE_SECRET_KEY": settings.secret_key,
+        "HITFORGE_PUBLIC_URL": url,
+    }
+    argv = [sys.executable, "-m", "server.cli", "serve", "--production", "--port", str(port)]
+    argv += ["--workers", "2", "--threads", "2"]
+    log = tmp_path / "server.log"
+    process = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)  # noqa: S603
+    try:
+        _wait_for_port(port, process, log)
+        # The command became granian (exec, not a child), which runs the two workers asked for.
+        assert b"granian" in Path(f"/proc/{process.pid}/cmdline").read_bytes()
+        deadline = time.monotonic() + 20
+        while len(_children(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(_children(process.pid)) >= 2
+        key = new_requester(market_sessions, "12.50")
+        mturk = boto3_client(url, key)
+        assert mturk.get_account_balance()["AvailableBalance"] == "12.50"
+        hit_ids = set()
+        for n in range(6):  # several connections' worth, so both workers answer
+            hit = mturk.create_hit(
+                MaxAssignments=1,
+                LifetimeInSeconds=600,
+                AssignmentDurationInSeconds=300,
+                Reward="0.10",
+                Title=f"Production server check {n}",
+                Description="A HIT created through the production server.",
+                Question=(
+                    '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
+                    '2006-07-14/ExternalQuestion.xsd"><ExternalURL>https://example.invalid/task</ExternalURL>'
+                    "<FrameHeight>400</FrameHeight></ExternalQuestion>"
+                ),
+            )["HIT"]
+            hit_ids.add(hit["HITId"])
+        listed = {h["HITId"] for page in mturk.get_paginator("list_hits").paginate() for h in page["HITs"]}
+        assert hit_ids <= listed
+        with pytest.raises(mturk.exceptions.RequestError):
+            mturk.get_hit(HITId="NO-SUCH-HIT")
+        page = requests.get(url + "/", timeout=10)
+        assert page.status_code == 200
+        assert "text/html" in page.headers["Content-Type"]
+    finally:
+        process.send_signal(signal.SIGTERM)  # exec'd: the signal reaches granian itself
+        try:
+            assert process.wait(timeout=30) is not None
+        finally:
+            if process.poll() is None:
+                process.kill()
