@@ -358,7 +358,7 @@ def as_loaded(session: Session, cls: type[_Model], values: Mapping[str, Any]) ->
     return obj
 
 
-def call_after_commit(session: Session, callback: Callable[[], None]) -> None:
+def call_after_commit(session: Session, callback: Callable[[], object]) -> None:
     """Run ``callback`` once the session's current transaction commits.
 
     This is how Celery tasks are sent: never before the rows they name exist
@@ -366,7 +366,7 @@ def call_after_commit(session: Session, callback: Callable[[], None]) -> None:
     (``begin_nested``) released does not run it, and one rolled back drops
     only the callbacks registered inside it.
     """
-    callbacks: list[tuple[Callable[[], None], SessionTransaction | None]] = session.info.setdefault(
+    callbacks: list[tuple[Callable[[], object], SessionTransaction | None]] = session.info.setdefault(
         "after_commit", []
     )
     callbacks.append((callback, session.get_nested_transaction()))

@@ -156,14 +156,19 @@ class Marketplace:
         except _UNREACHABLE as exc:
             raise ServiceUnavailable("Unreachable", str(exc)) from exc
 
-    def _paginate(self, name: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+    def _pages(self, name: str, key: str, **params: Any) -> Iterator[list[dict[str, Any]]]:
+        """The ``key`` list of each page of ``name``, following NextToken."""
         try:
             for page in self.client.get_paginator(name).paginate(**params):
-                yield from page.get(key, [])
+                yield list(page.get(key, []))
         except ClientError as exc:
             raise translate(exc) from exc
         except _UNREACHABLE as exc:
             raise ServiceUnavailable("Unreachable", str(exc)) from exc
+
+    def _paginate(self, name: str, key: str, **params: Any) -> Iterator[dict[str, Any]]:
+        for page in self._pages(name, key, **params):
+            yield from page
 
     # -- HITs ---------------------------------------------------------------
     def create_hit(self, *, unique_request_token: str, reward: Decimal, **params: Any) -> dict[str, Any]:
@@ -182,7 +187,14 @@ class Marketplace:
 
     def reviewable_hits(self, hit_type_id: str) -> Iterator[dict[str, Any]]:
         """ListReviewableHITs of one HIT type (all paged in)."""
-        return self._paginate("list_reviewable_hits", "HITs", HITTypeId=hit_type_id, Status="Reviewable")
+        for page in self.reviewable_hit_pages(hit_type_id):
+            yield from page
+
+    def reviewable_hit_pages(self, hit_type_id: str, page_size: int = 100) -> Iterator[list[dict[str, Any]]]:
+        """ListReviewableHITs of one HIT type, a page (``page_size`` HITs at most) at a time."""
+        return self._pages(
+            "list_reviewable_hits", "HITs", HITTypeId=hit_type_id, Status="Reviewable", MaxResults=page_size
+        )
 
     def get_hit(self, hit_id: str) -> dict[str, Any]:
         return dict(self._call("get_hit", HITId=hit_id)["HIT"])

@@ -41,18 +41,7 @@ def register(app: Celery) -> None:
     def sync_submissions(self: Task) -> dict[str, int]:
         """Find HITs with new work and sync each in its own task; finish campaigns; mind deadlines."""
         rt = runtime(self)
-        with session_scope(rt.sessions) as session:
-            hit_types = pipeline.running_hit_types(session, rt.market.access_key_id)
-        # What ListReviewableHITs says of a HIT travels with its sync: no GetHIT for it then.
-        reviewable = {
-            h["HITId"]: pipeline.hit_snapshot(h) for t in hit_types for h in rt.market.reviewable_hits(t)
-        }
-        with session_scope(rt.sessions) as session:
-            targets = pipeline.hits_to_sync(session, rt.market.access_key_id, set(reviewable))
-            for start in range(0, len(targets), SYNC_BATCH):
-                batch = [[*t, reviewable.get(t[2])] for t in targets[start : start + SYNC_BATCH]]
-                call_after_commit(session, partial(sync_hits.delay, batch))
-        counts = {"hits": len(targets)}
+        counts = {"hits": pipeline.queue_syncs(rt.sessions, rt.market, sync_hits.delay, SYNC_BATCH)}
         with session_scope(rt.sessions) as session:
             counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
         with session_scope(rt.sessions) as session:

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from hits.campaigns.models import Campaign, PublishedHIT, Submission, WorkerStats
-from hits.db import utcnow
+from hits.db import call_after_commit, session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
 from hits.quality import followups
@@ -29,13 +31,15 @@ log = logging.getLogger(__name__)
 SYNC_STALE = timedelta(seconds=60)
 
 
-def open_hits(session: Session, access_key_id: str) -> list[tuple[int, int, str]]:
+def open_hits(
+    session: Session, access_key_id: str, mturk_hit_ids: Collection[str] | None = None
+) -> list[tuple[int, int, str]]:
     """(campaign id, published HIT id, marketplace HIT id) of HITs still being worked on.
 
     Only campaigns published with ``access_key_id``: a worker can read only
-    what its own credentials may see.
+    what its own credentials may see. With ``mturk_hit_ids``, only those HITs.
     """
-    rows = session.execute(
+    query = (
         select(PublishedHIT.campaign_id, PublishedHIT.id, PublishedHIT.mturk_hit_id)
         .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
         .where(
@@ -44,8 +48,10 @@ def open_hits(session: Session, access_key_id: str) -> list[tuple[int, int, str]
             Campaign.access_key_id == access_key_id,
         )
         .order_by(PublishedHIT.id)
-    ).all()
-    return [(c, p, h) for c, p, h in rows if h]
+    )
+    if mturk_hit_ids is not None:
+        query = query.where(PublishedHIT.mturk_hit_id.in_(list(mturk_hit_ids)))
+    return [(c, p, h) for c, p, h in session.execute(query).all() if h]
 
 
 def running_hit_types(session: Session, access_key_id: str) -> list[str]:
@@ -62,7 +68,12 @@ def running_hit_types(session: Session, access_key_id: str) -> list[str]:
 
 
 def hits_to_sync(
-    session: Session, access_key_id: str, reviewable: set[str], now: datetime | None = None
+    session: Session,
+    access_key_id: str,
+    reviewable: set[str],
+    now: datetime | None = None,
+    *,
+    unsynced_too: bool = True,
 ) -> list[tuple[int, int, str]]:
     """Open HITs worth a look, marked as queued: the caller sends one sync task for each.
 
@@ -71,12 +82,20 @@ def hits_to_sync(
     yet, or when ListReviewableHITs reports it (all work in, or expired), which
     also catches work submitted without passing through the page. A HIT whose
     sync is queued and not yet done is skipped until it goes stale (a lost task).
+    With ``unsynced_too=False`` only the ``reviewable`` HITs are considered
+    (a page of ListReviewableHITs, queued while the next page is read).
     """
     now = now or utcnow()
-    unsynced = set(
-        session.scalars(select(Submission.published_hit_id).where(Submission.synced.is_(False)).distinct())
-    )
-    wanted = [t for t in open_hits(session, access_key_id) if t[2] in reviewable or t[1] in unsynced]
+    if unsynced_too:
+        unsynced = set(
+            session.scalars(
+                select(Submission.published_hit_id).where(Submission.synced.is_(False)).distinct()
+            )
+        )
+        candidates = open_hits(session, access_key_id)
+    else:
+        unsynced, candidates = set(), open_hits(session, access_key_id, reviewable) if reviewable else []
+    wanted = [t for t in candidates if t[2] in reviewable or t[1] in unsynced]
     if not wanted:
         return []
     fresh = now - SYNC_STALE
@@ -88,6 +107,52 @@ def hits_to_sync(
         if row.id in due:
             row.sync_queued_at = now
     return [t for t in wanted if t[1] in due]
+
+
+def queue_syncs(
+    sessions: sessionmaker[Session],
+    market: Marketplace,
+    send: Callable[[list[list[Any]]], object],
+    batch_size: int,
+    *,
+    page_size: int = 100,
+) -> int:
+    """Queue a sync of every HIT with work to read, ``batch_size`` HITs to a ``send``; return how many.
+
+    Each page of ListReviewableHITs is its own unit of work, its batches sent
+    as soon as it commits: the other workers sync it while the next page is
+    read, instead of waiting for the whole listing. What the page says of a
+    HIT travels with its sync (no GetHIT for it then). Last come the HITs
+    whose pages stored work the marketplace has not yet reported.
+    """
+    key = market.access_key_id
+    with session_scope(sessions) as session:
+        hit_types = running_hit_types(session, key)
+    queued = 0
+    for hit_type in hit_types:
+        for page in market.reviewable_hit_pages(hit_type, page_size):
+            snapshots = {h["HITId"]: hit_snapshot(h) for h in page}
+            with session_scope(sessions) as session:
+                targets = hits_to_sync(session, key, set(snapshots), unsynced_too=False)
+                _send_after_commit(session, targets, snapshots, send, batch_size)
+            queued += len(targets)
+    with session_scope(sessions) as session:
+        # The HITs queued above are fresh, so they are skipped here.
+        targets = hits_to_sync(session, key, set())
+        _send_after_commit(session, targets, {}, send, batch_size)
+    return queued + len(targets)
+
+
+def _send_after_commit(
+    session: Session,
+    targets: list[tuple[int, int, str]],
+    snapshots: dict[str, Any],
+    send: Callable[[list[list[Any]]], object],
+    batch_size: int,
+) -> None:
+    for start in range(0, len(targets), batch_size):
+        batch = [[*t, snapshots.get(t[2])] for t in targets[start : start + batch_size]]
+        call_after_commit(session, partial(send, batch))
 
 
 def sync_done(session: Session, published_id: int) -> None:
@@ -361,6 +426,7 @@ __all__ = [
     "grade",
     "hits_to_sync",
     "open_hits",
+    "queue_syncs",
     "record_batch",
     "record_submissions",
     "reopen",
