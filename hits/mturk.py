@@ -43,6 +43,10 @@ class QualificationTypeAlreadyExists(MarketplaceError):
     """A qualification type of that name already belongs to this requester."""
 
 
+class DuplicateRequest(MarketplaceError):
+    """The UniqueRequestToken was processed already (within MTurk's 24 hours): the call took effect."""
+
+
 class InvalidAssignmentState(MarketplaceError):
     """The assignment is not in a state that allows the call (e.g. already approved)."""
 
@@ -74,6 +78,7 @@ class ServiceUnavailable(MarketplaceError):
 _BY_TURK_CODE: dict[str, type[MarketplaceError]] = {
     "AWS.MechanicalTurk.HitAlreadyExists": HITAlreadyExists,
     "AWS.MechanicalTurk.InvalidAssignmentState": InvalidAssignmentState,
+    "AWS.MechanicalTurk.DuplicateRequest": DuplicateRequest,
     "AWS.MechanicalTurk.QualificationTypeAlreadyExists": QualificationTypeAlreadyExists,
     "AWS.MechanicalTurk.InvalidHITState": InvalidHITState,
     "AWS.MechanicalTurk.AssignmentDoesNotExist": NotFound,

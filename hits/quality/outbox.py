@@ -20,7 +20,13 @@ from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope, utcnow
-from hits.mturk import InvalidAssignmentState, InvalidHITState, Marketplace, MarketplaceError
+from hits.mturk import (
+    DuplicateRequest,
+    InvalidAssignmentState,
+    InvalidHITState,
+    Marketplace,
+    MarketplaceError,
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,10 @@ def apply_entries(
     then follow-ups such as bonuses and blocks one by one in entry order, as
     they may depend on a decision), record what happened (one transaction).
     If a previous attempt's call succeeded but its bookkeeping was lost (a
-    crash), the marketplace reports the assignment already decided; the
-    assignment's actual state is then read back and recorded.
+    crash), the marketplace reports the assignment already decided (the
+    assignment's actual state is then read back and recorded), or a bonus's or
+    re-post's token already processed (recorded as applied; a re-posted HIT
+    is re-opened all the same).
     """
     report = ApplyReport()
     claims = _claim(sessions, market.access_key_id, entry_ids, report)
@@ -173,6 +181,12 @@ def _call(market: Marketplace, claim: _Claim) -> str:
             market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
         else:
             raise ValueError(f"unknown outbox action {action}")
+    except DuplicateRequest:
+        # The row's token was processed: a previous attempt paid or added, and its
+        # bookkeeping was lost (a crash, a timeout after the marketplace acted).
+        if action not in ("bonus", "repost"):
+            raise
+        outcome = f"{action} (already applied)"
     except InvalidAssignmentState:
         if action not in ("approve", "reject"):
             raise

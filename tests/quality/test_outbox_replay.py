@@ -1,0 +1,119 @@
+"""A bonus or re-post the marketplace made but hitforge never recorded is recognised, not resent forever.
+
+The crash is simulated exactly: the entry's call is made through the facade
+with the entry's own token (what the killed attempt did), and the entry is
+then applied as the resend sweep would.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlalchemy import func, select
+
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT
+from hits.crowd import Profile
+from hits.db import session_scope
+from hits.market.models import LedgerEntry
+from hits.quality import pipeline
+from tests.helpers import campaign_bot, launch_demo_campaign
+
+CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
+
+
+def _sync(sessions, market) -> list[int]:  # type: ignore[no-untyped-def]
+    """One sync batch over every open HIT (what the sync task does); the queued entry ids."""
+    with session_scope(sessions) as session:
+        targets = pipeline.open_hits(session, market.access_key_id)
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(sessions) as session:
+        return pipeline.review_hits(session, fetched)
+
+
+def _entries(sessions, ids: list[int]) -> dict[int, tuple[str, str, dict]]:  # type: ignore[no-untyped-def]
+    with session_scope(sessions) as session:
+        rows = session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(ids)))
+        return {e.id: (e.action, e.status, dict(e.payload)) for e in rows}
+
+
+def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
+    tmp_path, live_server, market, mturk, requester_sessions, market_sessions
+) -> None:
+    quality = {**CONFIDENT, "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9}}
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-1", quality=quality
+    )
+    good = campaign_bot(live_server.url, "replay-good", Profile("perfect", 1.0), truth, "replay-1")
+    assert good.run(max_hits=2).submitted == 2
+    ids = _sync(requester_sessions, market)
+    entries = _entries(requester_sessions, ids)
+    (bonus_id,) = [i for i, (action, _, _) in entries.items() if action == "bonus"]
+    for entry_id in sorted(i for i in ids if i != bonus_id):
+        pipeline.apply_entry(requester_sessions, market, entry_id)
+    payload = entries[bonus_id][2]
+    before = market.balance()
+    # The killed attempt: the bonus went through, the outbox never heard of it.
+    market.send_bonus(
+        payload["worker_id"],
+        payload["assignment_id"],
+        Decimal(payload["amount"]),
+        payload["reason"],
+        unique_request_token=f"hitforge-bonus-{bonus_id}",
+    )
+    assert pipeline.apply_entry(requester_sessions, market, bonus_id) == "bonus (already applied)"
+    with session_scope(requester_sessions) as session:
+        entry = session.get(OutboxEntry, bonus_id)
+        assert entry is not None and entry.status == "done" and entry.last_error is None
+    paid = mturk.list_bonus_payments(AssignmentId=payload["assignment_id"])["BonusPayments"]
+    assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(good.result.worker_id, "0.05")]
+    assert before - market.balance() == Decimal("0.06")  # one bonus and its fee
+    with session_scope(market_sessions) as session:
+        assert session.scalar(select(func.sum(LedgerEntry.amount))) == 0
+    # Nothing is left for the resend sweep.
+    with session_scope(requester_sessions) as session:
+        pending = session.scalar(
+            select(func.count())
+            .select_from(OutboxEntry)
+            .where(OutboxEntry.campaign_id == campaign_id, OutboxEntry.status == "pending")
+        )
+    assert pending == 0
+
+
+def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
+    tmp_path, live_server, market, mturk, requester_sessions
+) -> None:
+    quality = {**CONFIDENT, "repost_rejected": True}
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-2", quality=quality
+    )
+    crowd = (("replay-ok", Profile("perfect", 1.0)), ("replay-off", Profile("always-off", 0.0)))
+    for username, profile in crowd:
+        bot = campaign_bot(live_server.url, username, profile, truth, "replay-2")
+        assert bot.run(max_hits=2).submitted == 2
+    ids = _sync(requester_sessions, market)
+    entries = _entries(requester_sessions, ids)
+    reposts = sorted(i for i, (action, _, _) in entries.items() if action == "repost")
+    assert len(reposts) == 2
+    for entry_id in sorted(i for i in ids if i not in reposts):
+        pipeline.apply_entry(requester_sessions, market, entry_id)
+    with session_scope(requester_sessions) as session:
+        assert pipeline.finish_campaigns(session, market.access_key_id) == [campaign_id]
+    repost_id = reposts[0]
+    hit_id = entries[repost_id][2]["hit_id"]
+    assert mturk.get_hit(HITId=hit_id)["HIT"]["HITStatus"] == "Reviewing"
+    # The killed attempt: the assignment was added, the outbox never heard of it.
+    market.add_assignments(hit_id, 1, unique_request_token=f"hitforge-repost-{repost_id}")
+    assert pipeline.apply_entry(requester_sessions, market, repost_id) == "repost (already applied)"
+    hit = mturk.get_hit(HITId=hit_id)["HIT"]
+    assert hit["MaxAssignments"] == 3 and hit["HITStatus"] == "Assignable"  # added once
+    with session_scope(requester_sessions) as session:
+        entry = session.get(OutboxEntry, repost_id)
+        assert entry is not None and entry.status == "done" and entry.last_error is None
+        # Re-opened: the re-posted assignment will be synced and reviewed, not auto-approved unseen.
+        published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
+        assert published is not None and published.status == "open"
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None and campaign.status == "running"
+        assert (published.campaign_id, published.mturk_hit_id) in {
+            (c, h) for c, _, h in pipeline.open_hits(session, market.access_key_id)
+        }
