@@ -31,6 +31,8 @@ def init_app(app: Flask, csrf: CSRFProtect) -> None:
     """Register the worker site on ``app``."""
     # externalSubmit is posted by requesters' HIT pages, which cannot carry our
     # CSRF token; it is guarded by the signed-in worker owning the assignment,
-    # or by a signed token bound to the worker and assignment (HTMLQuestion).
+    # or by a signed token bound to the worker and assignment (HTMLQuestion), or
+    # by the capability in turkSubmitTo (ExternalQuestion pages on other sites).
     csrf.exempt(work.external_submit)
+    csrf.exempt(work.external_submit_with_capability)
     app.register_blueprint(bp)

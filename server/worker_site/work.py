@@ -8,10 +8,13 @@ form of the site. All three end as QuestionFormAnswers on the assignment.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask import abort, current_app, flash, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from hits.market import assignment_ops
@@ -38,11 +41,31 @@ QUESTION_FORM_CSP = (
 )
 
 
+SUBMIT_CAPABILITY_SALT = b"hitforge.worker-site.turk-submit-to"
+
+
+def submit_capability(assignment_id: str, worker_id: str) -> str:
+    """An HMAC (the app's secret) naming one assignment and its worker: the right to submit it.
+
+    The ``turkSubmitTo`` an ExternalQuestion page receives carries it, because the
+    page may live on another site, and its cross-site post to externalSubmit then
+    arrives without the worker's (SameSite=Lax) session cookie.
+    """
+    message = b"\0".join((SUBMIT_CAPABILITY_SALT, assignment_id.encode(), worker_id.encode()))
+    mac = hmac.new(str(current_app.secret_key).encode(), message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+
+def turk_submit_to(assignment_id: str, worker_id: str) -> str:
+    """``<public url>/s/<capability>``: the page posts to this plus ``/mturk/externalSubmit``."""
+    return f"{runtime().settings.public_url.rstrip('/')}/s/{submit_capability(assignment_id, worker_id)}"
+
+
 def _external_url(question: ParsedQuestion, hit: HIT, assignment_id: str, worker_id: str | None) -> str:
     params = {"assignmentId": assignment_id, "hitId": hit.id}
     if worker_id:
         params["workerId"] = worker_id
-        params["turkSubmitTo"] = runtime().settings.public_url
+        params["turkSubmitTo"] = turk_submit_to(assignment_id, worker_id)
     url = question.external_url or ""
     return url + ("&" if "?" in url else "?") + urlencode(params)
 
@@ -138,13 +161,15 @@ def answer_question_form(assignment_id: str) -> Any:
     return _submit(worker, assignment.id, answers_to_qfa(answers))
 
 
-def _submit(worker: Worker, assignment_id: str, answer_xml: str) -> Any:
+def _submit(worker: Worker, assignment_id: str, answer_xml: str, *, cross_site: bool = False) -> Any:
     try:
         assignment_ops.submit(market_session(), worker, assignment_id, answer_xml)
     except RequestError as exc:
         g.rollback_only = True
         if exc.turk_error_code.endswith("DoesNotExist"):
             abort(404)
+        if cross_site:  # no session cookie came with the post: say it on the page itself
+            return render_template("worker/submitted.html", ok=False, message=exc.message), 409
         flash(exc.message, "error")
         return render_template("worker/submitted.html", ok=False), 409
     return render_template("worker/submitted.html", ok=True)
@@ -177,6 +202,32 @@ def external_submit() -> Any:
         worker = current_worker()
     if worker is None:
         abort(403)
+    return _submit(worker, assignment_id, _posted_answers())
+
+
+def _posted_answers() -> str:
     skip = ("assignmentId", "csrf_token", "hitforgeToken")
     fields = [(k, v) for k, v in request.form.items(multi=True) if k not in skip]
-    return _submit(worker, assignment_id, answers_to_xml(fields))
+    return answers_to_xml(fields)
+
+
+@bp.post("/s/<capability>/mturk/externalSubmit")
+def external_submit_with_capability(capability: str) -> Any:
+    """Where an ExternalQuestion page posts when it follows ``turkSubmitTo`` (maybe from another site).
+
+    No cookie is needed: the capability in the path must be the one made for
+    the posted assignmentId and the worker who holds it, and the assignment must
+    still be in progress. Anything else is refused and stores nothing.
+    """
+    assignment_id = request.form.get("assignmentId", "")
+    assignment = market_session().get(Assignment, assignment_id) if assignment_id != NOT_AVAILABLE else None
+    if assignment is None or not hmac.compare_digest(
+        capability.encode(), submit_capability(assignment.id, assignment.worker_id).encode()
+    ):
+        abort(403)
+    if assignment.status != ACCEPTED:
+        message = "This assignment was already submitted or is no longer yours to work on."
+        return render_template("worker/submitted.html", ok=False, message=message), 409
+    worker = market_session().get(Worker, assignment.worker_id)
+    assert worker is not None  # noqa: S101 - the assignment's foreign key
+    return _submit(worker, assignment.id, _posted_answers(), cross_site=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 from bs4 import BeautifulSoup
@@ -11,7 +12,8 @@ from sqlalchemy import func, select
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from tests.helpers import launch_demo_campaign
+from tests.helpers import hit_params, launch_demo_campaign
+from tests.server.worker_helpers import WorkerClient, soup
 
 
 def hit_of(requester_sessions, campaign_id: int) -> str:  # type: ignore[no-untyped-def]
@@ -124,3 +126,53 @@ def test_output_is_escaped(live_server) -> None:
     html = bot.http.get(live_server.url + "/").text
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def accept_external(mturk, base: str, name: str) -> tuple[WorkerClient, str, str, str]:  # type: ignore[no-untyped-def]
+    """A new worker accepts a new ExternalQuestion HIT: (worker, HIT id, assignment id, turkSubmitTo)."""
+    hit_id = mturk.create_hit(**hit_params("https://example.org/task", MaxAssignments=1))["HIT"]["HITId"]
+    worker = WorkerClient(base, name)
+    work = worker.post_form(worker.get(f"/hits/{hit_id}"), f'form[action="/hits/{hit_id}/accept"]', {})
+    src = str(soup(work).find("iframe", id="hit-frame")["src"])  # type: ignore[index]
+    params = parse_qs(urlsplit(src).query)
+    return worker, hit_id, params["assignmentId"][0], params["turkSubmitTo"][0]
+
+
+def test_turk_submit_to_carries_the_right_to_submit_one_assignment_only(live_server, mturk) -> None:
+    _, alice_hit, alice_assignment, alice_submit_to = accept_external(mturk, live_server.url, "alice-cap")
+    _, bob_hit, bob_assignment, bob_submit_to = accept_external(mturk, live_server.url, "bob-cap")
+    assert alice_submit_to.startswith(live_server.url + "/s/") and alice_submit_to != bob_submit_to
+    forged = alice_submit_to[:-4] + ("AAAA" if not alice_submit_to.endswith("AAAA") else "BBBB")
+    # No cookies at all: the capability in the path is the only credential.
+    refused = [
+        (bob_submit_to, alice_assignment),  # Bob's capability, Alice's assignment
+        (alice_submit_to, bob_assignment),  # and the other way round
+        (forged, alice_assignment),
+        (live_server.url + "/s/x", alice_assignment),
+        (alice_submit_to, "ASSIGNMENT_ID_NOT_AVAILABLE"),
+        (alice_submit_to, "no-such-assignment"),
+    ]
+    for submit_to, assignment_id in refused:
+        response = requests.post(
+            submit_to + "/mturk/externalSubmit", data={"assignmentId": assignment_id, "caption": "stolen"}
+        )
+        assert response.status_code == 403, (submit_to, assignment_id)
+    for hit_id in (alice_hit, bob_hit):
+        assert mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"] == []
+    done = requests.post(
+        alice_submit_to + "/mturk/externalSubmit",
+        data={"assignmentId": alice_assignment, "caption": "A cat", "tags": ["cat", "sofa"]},
+    )
+    assert done.status_code == 200 and "your work was submitted" in done.text
+    # The capability of a submitted assignment is spent: refused, and the first answer stands.
+    again = requests.post(
+        alice_submit_to + "/mturk/externalSubmit", data={"assignmentId": alice_assignment, "caption": "A dog"}
+    )
+    assert again.status_code == 409 and "already submitted" in again.text
+    (stored,) = mturk.list_assignments_for_hit(HITId=alice_hit)["Assignments"]
+    assert stored["AssignmentId"] == alice_assignment
+    answer = stored["Answer"]
+    assert "<FreeText>A cat</FreeText>" in answer and "A dog" not in answer and "stolen" not in answer
+    for tag in ("cat", "sofa"):  # a repeated field is one Answer a value, as MTurk stores it
+        assert f"<QuestionIdentifier>tags</QuestionIdentifier><FreeText>{tag}</FreeText></Answer>" in answer
+    assert mturk.list_assignments_for_hit(HITId=bob_hit)["Assignments"] == []
