@@ -11,7 +11,7 @@ from sqlalchemy import Insert, Select, bindparam, func, insert, literal, select,
 from sqlalchemy.orm import Session
 
 from hits.db import UTCDateTime, as_loaded, utcnow
-from hits.market import events, review_policies
+from hits.market import events, qualification_ops, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
@@ -89,7 +89,12 @@ def _same_hit_type() -> Select[HITType, NotificationSetting]:
 
 
 def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSpec) -> HITType:
-    """HITs with identical properties share a HIT type, as on MTurk."""
+    """HITs with identical properties share a HIT type, as on MTurk.
+
+    The requirements' qualification types must exist (and be Active) whether
+    the type is new or not: one may have been disposed of since.
+    """
+    qualification_ops.check_requirement_types(session, spec.qualification_requirements)
     existing = session.execute(
         _same_hit_type(),
         {

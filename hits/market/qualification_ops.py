@@ -77,6 +77,27 @@ def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
     return qtype
 
 
+def check_requirement_types(session: Session, requirements: list[dict[str, Any]]) -> None:
+    """Refuse requirements on a qualification type that is neither a system one nor an existing Active one.
+
+    Any requester's type may guard a HIT, as on MTurk. One query, and only
+    when a requirement names a type that is not a system one.
+    """
+    wanted = {req["QualificationTypeId"] for req in requirements} - SYSTEM_QUALIFICATIONS
+    if not wanted:
+        return
+    found = set(
+        session.scalars(
+            select(QualificationType.id).where(
+                QualificationType.id.in_(wanted), QualificationType.status == "Active"
+            )
+        )
+    )
+    missing = sorted(wanted - found)
+    if missing:
+        raise not_found("QualificationType", missing[0])
+
+
 def get_type(session: Session, qtype_id: Any) -> QualificationType:
     """A qualification type by id; the system types are described though they are not stored."""
     if qtype_id in SYSTEM_TYPE_TEXT:

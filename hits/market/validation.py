@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -52,40 +53,85 @@ def money(value: Any, name: str) -> Decimal:
         raise invalid(str(exc)) from exc
 
 
+ACTIONS_GUARDED = ("Accept", "PreviewAndAccept", "DiscoverPreviewAndAccept")
+LOCALE_COMPARATORS = ("EqualTo", "NotEqualTo", "In", "NotIn")
+MAX_REQUIREMENTS = 10
+COUNTRY = re.compile(r"[A-Z]{2}")  # ISO 3166-1 alpha-2
+SUBDIVISION = re.compile(r"[A-Z0-9]{1,3}")  # the part of an ISO 3166-2 code after the country
+
+
+def locale_value(locale: Any) -> dict[str, str]:
+    """A LocaleValue: an ISO 3166-1 alpha-2 Country, and optionally an ISO 3166-2 Subdivision."""
+    if not isinstance(locale, dict):
+        raise invalid("A LocaleValue must be a structure with a Country.")
+    country, subdivision = locale.get("Country"), locale.get("Subdivision")
+    if not isinstance(country, str) or not COUNTRY.fullmatch(country):
+        raise invalid(f"Country must be an ISO 3166-1 alpha-2 code such as US; got {country!r}.")
+    if subdivision is None:
+        return {"Country": country}
+    if not isinstance(subdivision, str) or not SUBDIVISION.fullmatch(subdivision):
+        raise invalid(f"Subdivision must be an ISO 3166-2 subdivision code such as CA; got {subdivision!r}.")
+    return {"Country": country, "Subdivision": subdivision}
+
+
+def _requirement(req: Any) -> dict[str, Any]:
+    """One QualificationRequirement, checked and in the form it is stored (types are checked later)."""
+    if not isinstance(req, dict):
+        raise invalid("A QualificationRequirement must be a structure.")
+    comparator = req.get("Comparator")
+    qid = req.get("QualificationTypeId")
+    ints = req.get("IntegerValues") or []
+    locales = [locale_value(loc) for loc in req.get("LocaleValues") or []]
+    if not isinstance(qid, str) or not qid:
+        raise invalid("QualificationTypeId is required.")
+    if comparator not in COMPARATORS:
+        raise invalid(f"Comparator {comparator!r} is not valid.")
+    if comparator in ("Exists", "DoesNotExist") and (ints or locales):
+        raise invalid(f"Comparator {comparator} takes no IntegerValues or LocaleValues.")
+    if qid == LOCALE_QUALIFICATION:
+        if ints:
+            raise invalid("IntegerValues cannot be used with the Worker_Locale qualification.")
+        if comparator not in LOCALE_COMPARATORS:
+            raise invalid(f"Comparator {comparator} cannot be used with the Worker_Locale qualification.")
+    elif locales:
+        raise invalid("LocaleValues can only be used with the Worker_Locale qualification.")
+    if any(not isinstance(i, int) or isinstance(i, bool) for i in ints):
+        raise invalid("IntegerValues must be integers.")
+    if comparator in ("In", "NotIn"):
+        if not ints and not locales:
+            raise invalid(f"Comparator {comparator} takes at least one value.")
+        if len(ints) > 15 or len(locales) > 30:
+            raise invalid("In and NotIn take at most 15 IntegerValues or 30 LocaleValues.")
+    elif comparator not in ("Exists", "DoesNotExist") and len(ints) + len(locales) != 1:
+        raise invalid(f"Comparator {comparator} takes exactly one value.")
+    preview = req.get("RequiredToPreview", False)
+    actions = req.get("ActionsGuarded")
+    if not isinstance(preview, bool):
+        raise invalid("RequiredToPreview must be true or false.")
+    if actions is None:
+        # The deprecated flag means what PreviewAndAccept means; ActionsGuarded, if given, wins.
+        actions = "PreviewAndAccept" if preview else "Accept"
+    elif actions not in ACTIONS_GUARDED:
+        raise invalid(f"ActionsGuarded must be one of {', '.join(ACTIONS_GUARDED)}; got {actions!r}.")
+    return {
+        "QualificationTypeId": qid,
+        "Comparator": comparator,
+        "IntegerValues": list(ints),
+        "LocaleValues": locales,
+        # Echoed only while it is true of the requirement: a worker without it cannot preview.
+        "RequiredToPreview": preview and actions != "Accept",
+        "ActionsGuarded": actions,
+    }
+
+
 def qualification_requirements(reqs: Any) -> list[dict[str, Any]]:
-    """Check QualificationRequirements against MTurk's comparator rules."""
+    """Check QualificationRequirements against MTurk's rules (their types are checked later)."""
     if reqs is None:
         return []
-    if not isinstance(reqs, list) or len(reqs) > 10:
-        raise invalid("QualificationRequirements takes at most 10 requirements.")
-    out = []
-    for req in reqs:
-        comparator = req.get("Comparator")
-        qid = req.get("QualificationTypeId")
-        ints = req.get("IntegerValues") or []
-        locales = req.get("LocaleValues") or []
-        if comparator not in COMPARATORS:
-            raise invalid(f"Comparator {comparator!r} is not valid.")
-        if comparator in ("Exists", "DoesNotExist") and (ints or locales):
-            raise invalid(f"Comparator {comparator} takes no IntegerValues or LocaleValues.")
-        if locales and qid != LOCALE_QUALIFICATION:
-            raise invalid("LocaleValues can only be used with the Worker_Locale qualification.")
-        if ints and qid == LOCALE_QUALIFICATION:
-            raise invalid("IntegerValues cannot be used with the Worker_Locale qualification.")
-        if comparator in ("In", "NotIn"):
-            if len(ints) > 15 or len(locales) > 30:
-                raise invalid("In and NotIn take at most 15 IntegerValues or 30 LocaleValues.")
-        elif comparator not in ("Exists", "DoesNotExist") and len(ints) + len(locales) != 1:
-            raise invalid(f"Comparator {comparator} takes exactly one value.")
-        out.append(
-            {
-                "QualificationTypeId": qid,
-                "Comparator": comparator,
-                "IntegerValues": list(ints),
-                "LocaleValues": list(locales),
-                "RequiredToPreview": bool(req.get("RequiredToPreview", False)),
-                "ActionsGuarded": req.get("ActionsGuarded")
-                or ("DiscoverPreviewAndAccept" if req.get("RequiredToPreview") else "Accept"),
-            }
+    if not isinstance(reqs, list):
+        raise invalid("QualificationRequirements must be a list.")
+    if len(reqs) > MAX_REQUIREMENTS:
+        raise invalid(
+            f"QualificationRequirements takes at most {MAX_REQUIREMENTS} requirements; got {len(reqs)}."
         )
-    return out
+    return [_requirement(req) for req in reqs]

@@ -1,0 +1,130 @@
+"""QualificationRequirements as MTurk checks them, through the real boto3 client."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from tests.conftest import boto3_client, new_requester
+from tests.helpers import hit_params
+
+LOCALE = "00000000000000000071"
+PERCENT_APPROVED = "000000000000000000L0"
+ADULT = "00000000000000000060"
+INVALID = "AWS.MechanicalTurk.InvalidParameterValue"
+
+
+def requirement(
+    qid: str = PERCENT_APPROVED, comparator: str = "GreaterThan", **members: Any
+) -> dict[str, Any]:
+    if qid != LOCALE and comparator not in ("Exists", "DoesNotExist", "In", "NotIn"):
+        members.setdefault("IntegerValues", [90])
+    return {"QualificationTypeId": qid, "Comparator": comparator, **members}
+
+
+REFUSED = {
+    "unknown comparator": [requirement(comparator="Roughly")],
+    "unknown ActionsGuarded": [requirement(ActionsGuarded="Bogus")],
+    "Exists with IntegerValues": [requirement(comparator="Exists", IntegerValues=[1])],
+    "DoesNotExist with IntegerValues": [requirement(comparator="DoesNotExist", IntegerValues=[1])],
+    "In without values": [requirement(comparator="In")],
+    "NotIn with an empty list": [requirement(comparator="NotIn", IntegerValues=[])],
+    "In with 16 IntegerValues": [requirement(comparator="In", IntegerValues=list(range(16)))],
+    "In with 31 LocaleValues": [
+        requirement(LOCALE, "In", LocaleValues=[{"Country": "US", "Subdivision": f"A{i}"} for i in range(31)])
+    ],
+    "GreaterThan with two values": [requirement(IntegerValues=[1, 2])],
+    "EqualTo without a value": [requirement(comparator="EqualTo", IntegerValues=[])],
+    "GreaterThan on Locale": [requirement(LOCALE, "GreaterThan", LocaleValues=[{"Country": "US"}])],
+    "Exists on Locale": [requirement(LOCALE, "Exists")],
+    "IntegerValues on Locale": [requirement(LOCALE, "EqualTo", IntegerValues=[1])],
+    "LocaleValues on another qualification": [
+        requirement(ADULT, "EqualTo", IntegerValues=[], LocaleValues=[{"Country": "US"}])
+    ],
+    "lower-case Country": [requirement(LOCALE, "EqualTo", LocaleValues=[{"Country": "us"}])],
+    "three-letter Country": [requirement(LOCALE, "EqualTo", LocaleValues=[{"Country": "USA"}])],
+    "malformed Subdivision": [
+        requirement(LOCALE, "EqualTo", LocaleValues=[{"Country": "US", "Subdivision": "Calif"}])
+    ],
+    "lower-case Subdivision": [
+        requirement(LOCALE, "EqualTo", LocaleValues=[{"Country": "US", "Subdivision": "ca"}])
+    ],
+    "11 requirements": [requirement() for _ in range(11)],
+}
+
+
+@pytest.mark.parametrize("reqs", list(REFUSED.values()), ids=list(REFUSED))
+def test_a_requirement_breaking_a_rule_is_refused(mturk, reqs: list[dict[str, Any]]) -> None:  # type: ignore[no-untyped-def]
+    title = f"refused {uuid.uuid4().hex[:8]}"
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.create_hit(**hit_params(Title=title, QualificationRequirements=reqs))
+    assert caught.value.response["TurkErrorCode"] == INVALID
+    with pytest.raises(mturk.exceptions.RequestError) as by_type:
+        mturk.create_hit_type(
+            Title=title,
+            Description="d",
+            Reward="0.10",
+            AssignmentDurationInSeconds=600,
+            QualificationRequirements=reqs,
+        )
+    assert by_type.value.response["TurkErrorCode"] == INVALID
+    assert title not in {h["Title"] for h in mturk.list_hits()["HITs"]}
+
+
+ACCEPTED = {
+    "ten requirements": [requirement() for _ in range(10)],
+    "Exists": [requirement(comparator="Exists")],
+    "In with 15 IntegerValues": [requirement(comparator="In", IntegerValues=list(range(15)))],
+    "Locale EqualTo with a Subdivision": [
+        requirement(LOCALE, "EqualTo", LocaleValues=[{"Country": "US", "Subdivision": "CA"}])
+    ],
+    "Locale NotIn": [requirement(LOCALE, "NotIn", LocaleValues=[{"Country": "DE"}, {"Country": "FR"}])],
+}
+
+
+@pytest.mark.parametrize("reqs", list(ACCEPTED.values()), ids=list(ACCEPTED))
+def test_requirements_within_the_rules_are_taken(mturk, reqs: list[dict[str, Any]]) -> None:  # type: ignore[no-untyped-def]
+    hit = mturk.create_hit(**hit_params(QualificationRequirements=reqs))["HIT"]
+    assert len(mturk.get_hit(HITId=hit["HITId"])["HIT"]["QualificationRequirements"]) == len(reqs)
+
+
+def test_required_to_preview_means_preview_and_accept(mturk) -> None:  # type: ignore[no-untyped-def]
+    created = mturk.create_hit(**hit_params(QualificationRequirements=[requirement(RequiredToPreview=True)]))
+    for hit in (created["HIT"], mturk.get_hit(HITId=created["HIT"]["HITId"])["HIT"]):
+        [req] = hit["QualificationRequirements"]
+        assert req["ActionsGuarded"] == "PreviewAndAccept"
+        assert req["RequiredToPreview"] is True
+
+
+def test_actions_guarded_wins_over_required_to_preview(mturk) -> None:  # type: ignore[no-untyped-def]
+    reqs = [requirement(RequiredToPreview=True, ActionsGuarded="Accept")]
+    hit = mturk.create_hit(**hit_params(QualificationRequirements=reqs))["HIT"]
+    [req] = mturk.get_hit(HITId=hit["HITId"])["HIT"]["QualificationRequirements"]
+    assert req["ActionsGuarded"] == "Accept"
+    assert "RequiredToPreview" not in req  # it no longer holds: such a worker may preview
+
+
+def _qualification_type(mturk, status: str = "Active") -> str:  # type: ignore[no-untyped-def]
+    return str(
+        mturk.create_qualification_type(
+            Name=f"skill {uuid.uuid4().hex[:8]}", Description="A skill.", QualificationTypeStatus=status
+        )["QualificationType"]["QualificationTypeId"]
+    )
+
+
+def test_requirement_types_must_exist_and_be_active(mturk, live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    for qid in ("3NOSUCHQUALIFICATION0000000000", _qualification_type(mturk, "Inactive")):
+        with pytest.raises(mturk.exceptions.RequestError) as caught:
+            mturk.create_hit(**hit_params(QualificationRequirements=[requirement(qid, "Exists")]))
+        assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.QualificationTypeDoesNotExist"
+    active = _qualification_type(mturk)
+    mturk.create_hit(**hit_params(QualificationRequirements=[requirement(active, "Exists")]))
+    # Another requester may guard its HITs with this requester's type, as on MTurk.
+    other = boto3_client(live_server.url, new_requester(market_sessions))
+    other.create_hit(**hit_params(QualificationRequirements=[requirement(active, "Exists")]))
+    mturk.update_qualification_type(QualificationTypeId=active, QualificationTypeStatus="Inactive")
+    with pytest.raises(mturk.exceptions.RequestError) as deactivated:
+        mturk.create_hit(**hit_params(QualificationRequirements=[requirement(active, "Exists")]))
+    assert deactivated.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.QualificationTypeDoesNotExist"
