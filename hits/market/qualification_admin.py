@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import Select, delete, literal, or_, select, tuple_
 from sqlalchemy.orm import Session
 
-from hits.db import utcnow
+from hits.db import UTCDateTime, utcnow
 from hits.market import validation as v
 from hits.market.errors import RequestError, invalid, not_found
 from hits.market.ids import new_entity_id
@@ -80,18 +81,37 @@ def score(session: Session, requester_id: str, qtype_id: Any, worker_id: Any) ->
     return grant
 
 
+#: Where a page starts: after this (time, id) of the last row of the page before, or at the first row.
+PageKey = tuple[datetime, str] | None
+
+
+def _after(stmt: Select[Any], time: Any, row_id: Any, after: PageKey) -> Select[Any]:
+    """``stmt`` ordered by (``time``, ``row_id``), which never change, from the row after ``after`` on.
+
+    A key, unlike a position, does not shift when rows before it leave the
+    list (a request accepted, a qualification revoked as it is read).
+    """
+    if after is not None:
+        stmt = stmt.where(tuple_(time, row_id) > tuple_(literal(after[0], UTCDateTime()), after[1]))
+    return stmt.order_by(time, row_id)
+
+
 def grants(
-    session: Session, requester_id: str, qtype_id: Any, status: Any, offset: int, limit: int
+    session: Session, requester_id: str, qtype_id: Any, status: Any, after: PageKey, limit: int
 ) -> list[WorkerQualification]:
-    """ListWorkersWithQualificationType, optionally by status (Granted or Revoked)."""
+    """ListWorkersWithQualificationType, optionally by status (Granted or Revoked).
+
+    Ordered by (grant time, worker), unique for a type; ``after`` is the key of
+    the page before's last grant.
+    """
     qtype = owned_type(session, requester_id, qtype_id)
     if status is not None and status not in (GRANTED, REVOKED):
         raise invalid("Status must be Granted or Revoked.")
     stmt = select(WorkerQualification).where(WorkerQualification.qualification_type_id == qtype.id)
     if status is not None:
         stmt = stmt.where(WorkerQualification.status == status)
-    stmt = stmt.order_by(WorkerQualification.granted_at, WorkerQualification.id).offset(offset).limit(limit)
-    return list(session.scalars(stmt))
+    stmt = _after(stmt, WorkerQualification.granted_at, WorkerQualification.worker_id, after)
+    return list(session.scalars(stmt.limit(limit)))
 
 
 def _optional_seconds(params: dict[str, Any], name: str) -> int | None:
@@ -242,9 +262,12 @@ def create_request(
 
 
 def pending_requests(
-    session: Session, requester_id: str, qtype_id: Any, offset: int, limit: int
+    session: Session, requester_id: str, qtype_id: Any, after: PageKey, limit: int
 ) -> list[QualificationRequest]:
-    """ListQualificationRequests: pending requests for the requester's types."""
+    """ListQualificationRequests: pending requests for the requester's types, oldest first.
+
+    ``after`` is the (submit time, id) of the page before's last request.
+    """
     stmt = (
         select(QualificationRequest)
         .join(QualificationType, QualificationType.id == QualificationRequest.qualification_type_id)
@@ -253,10 +276,8 @@ def pending_requests(
     if qtype_id is not None:
         owned_type(session, requester_id, qtype_id)
         stmt = stmt.where(QualificationRequest.qualification_type_id == qtype_id)
-    stmt = (
-        stmt.order_by(QualificationRequest.submitted_at, QualificationRequest.id).offset(offset).limit(limit)
-    )
-    return list(session.scalars(stmt))
+    stmt = _after(stmt, QualificationRequest.submitted_at, QualificationRequest.id, after)
+    return list(session.scalars(stmt.limit(limit)))
 
 
 def _pending(session: Session, requester_id: str, request_id: Any) -> QualificationRequest:

@@ -5,32 +5,33 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import Select, bindparam, select, tuple_
 
+from hits.db import UTCDateTime
 from hits.market import assignment_ops, hit_ops
 from hits.market.errors import invalid
 from hits.market.models import Assignment
 from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import assignment_shape, hit_shape, page_request, paged
+from server.mturk_api.wire import assignment_shape, hit_shape, keyset_request, keyset_token, page_reply
 
 LISTABLE = (SUBMITTED, APPROVED, REJECTED)
 
 
 @cache
-def _page_of_assignments() -> Select[Any]:
-    # Plain rows through Core, built once: a page is read, shaped and sent,
-    # never changed, and ORM objects for it cost more than the query.
+def _page_of_assignments(after_key: bool) -> Select[Any]:
+    # Plain rows through Core, built once (once for first pages, once for the
+    # rest): a page is read, shaped and sent, never changed, and ORM objects
+    # for it cost more than the query. Paged by key, (accept time, id), which
+    # never changes: an assignment approved as it is read shifts no other.
     table = Assignment.__table__
-    return (
-        select(table)
-        .where(
-            table.c.hit_id == bindparam("hit_id"), table.c.status.in_(bindparam("statuses", expanding=True))
-        )
-        .order_by(table.c.accept_time, table.c.id)
-        .offset(bindparam("offset"))
-        .limit(bindparam("limit"))
+    stmt = select(table).where(
+        table.c.hit_id == bindparam("hit_id"), table.c.status.in_(bindparam("statuses", expanding=True))
     )
+    if after_key:
+        after = tuple_(bindparam("after_time", type_=UTCDateTime()), bindparam("after_id"))
+        stmt = stmt.where(tuple_(table.c.accept_time, table.c.id) > after)
+    return stmt.order_by(table.c.accept_time, table.c.id).limit(bindparam("limit"))
 
 
 @operation("ListAssignmentsForHIT", read_only=True)
@@ -38,16 +39,17 @@ def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[s
     statuses = params.get("AssignmentStatuses") or list(LISTABLE)
     if not isinstance(statuses, list) or any(s not in LISTABLE for s in statuses):
         raise invalid("AssignmentStatuses may hold Submitted, Approved and Rejected.")
-    offset, limit = page_request(params)
     hit_id = hit_ops.check_own_hit(ctx.session, params.get("HITId"), ctx.requester_id)
-    rows = (
-        ctx.session.connection()
-        .execute(
-            _page_of_assignments(), {"hit_id": hit_id, "statuses": statuses, "offset": offset, "limit": limit}
-        )
-        .all()
+    scope = f"ListAssignmentsForHIT {hit_id}"
+    after, limit = keyset_request(params, scope)
+    bound: dict[str, Any] = {"hit_id": hit_id, "statuses": statuses, "limit": limit}
+    if after is not None:
+        bound.update(after_time=after[0], after_id=after[1])
+    rows = ctx.session.connection().execute(_page_of_assignments(after is not None), bound).all()
+    last = (rows[-1].accept_time, rows[-1].id) if rows else None
+    return page_reply(
+        "Assignments", [assignment_shape(a) for a in rows], keyset_token(last, len(rows), limit, scope)
     )
-    return paged("Assignments", [assignment_shape(a) for a in rows], offset, limit)
 
 
 @operation("GetAssignment", read_only=True)

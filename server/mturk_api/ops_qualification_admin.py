@@ -7,6 +7,9 @@ from typing import Any
 from hits.market import qualification_admin
 from server.mturk_api.registry import CallContext, operation
 from server.mturk_api.wire import (
+    keyset_request,
+    keyset_token,
+    page_reply,
     page_request,
     paged,
     qualification_request_shape,
@@ -37,11 +40,14 @@ def get_qualification_score(ctx: CallContext, params: dict[str, Any]) -> dict[st
 
 @operation("ListWorkersWithQualificationType", read_only=True)
 def list_workers_with_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = page_request(params)
+    qtype_id = params.get("QualificationTypeId")
+    scope = f"ListWorkersWithQualificationType {qtype_id}"
+    after, limit = keyset_request(params, scope)
     rows = qualification_admin.grants(
-        ctx.session, ctx.requester_id, params.get("QualificationTypeId"), params.get("Status"), offset, limit
+        ctx.session, ctx.requester_id, qtype_id, params.get("Status"), after, limit
     )
-    return paged("Qualifications", [qualification_shape(g) for g in rows], offset, limit)
+    token = keyset_token((rows[-1].granted_at, rows[-1].worker_id) if rows else None, len(rows), limit, scope)
+    return page_reply("Qualifications", [qualification_shape(g) for g in rows], token)
 
 
 @operation("UpdateQualificationType")
@@ -73,11 +79,12 @@ def list_qualification_types(ctx: CallContext, params: dict[str, Any]) -> dict[s
 
 @operation("ListQualificationRequests", read_only=True)
 def list_qualification_requests(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = page_request(params)
-    rows = qualification_admin.pending_requests(
-        ctx.session, ctx.requester_id, params.get("QualificationTypeId"), offset, limit
-    )
-    return paged("QualificationRequests", [qualification_request_shape(r) for r in rows], offset, limit)
+    qtype_id = params.get("QualificationTypeId")
+    scope = f"ListQualificationRequests {ctx.requester_id} {qtype_id}"
+    after, limit = keyset_request(params, scope)
+    rows = qualification_admin.pending_requests(ctx.session, ctx.requester_id, qtype_id, after, limit)
+    token = keyset_token((rows[-1].submitted_at, rows[-1].id) if rows else None, len(rows), limit, scope)
+    return page_reply("QualificationRequests", [qualification_request_shape(r) for r in rows], token)
 
 
 @operation("AcceptQualificationRequest")

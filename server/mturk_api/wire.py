@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import secrets
 from datetime import UTC, datetime
@@ -168,29 +169,37 @@ def page_request(params: dict[str, Any]) -> tuple[int, int]:
     data = _token_data(params)
     if data is None:
         return 0, limit
-    try:
-        offset = int(data["o"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise invalid("NextToken is not valid.") from exc
-    return max(0, offset), limit
+    offset = data.get("o")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or "s" in data:
+        raise invalid("NextToken is not valid.")
+    return offset, limit
 
 
 #: Where a keyset page starts: after this (creation time, id), or at the first row.
 PageKey = tuple[datetime, str] | None
 
 
-def keyset_request(params: dict[str, Any]) -> tuple[PageKey, int]:
+def _scope_tag(scope: str) -> str | None:
+    """What a token carries of the list it pages: a short digest (a token has at most 255 characters)."""
+    return hashlib.blake2b(scope.encode(), digest_size=6).hexdigest() if scope else None
+
+
+def keyset_request(params: dict[str, Any], scope: str = "") -> tuple[PageKey, int]:
     """(key, limit) for a list ordered by (creation time, id): the page starts after ``key``.
 
     Unlike an offset, a key does not shift when rows before it leave the list
     (a HIT turning Reviewing while the pipeline pages through the
-    Reviewable ones), so no row is skipped, and a deep page costs no more
-    than the first.
+    Reviewable ones, an assignment approved as it is read), so no row is
+    skipped, and a deep page costs no more than the first. ``scope`` names
+    the list (operation and its filter, such as the HIT): a token issued for
+    another list is refused, not read as a position in this one.
     """
     limit = _max_results(params)
     data = _token_data(params)
     if data is None:
         return None, limit
+    if data.get("s") != _scope_tag(scope):
+        raise invalid("NextToken is not valid for this list.")
     try:
         created, row_id = data["k"]
         if not isinstance(created, str) or not isinstance(row_id, str) or len(row_id) > 64:
@@ -203,11 +212,12 @@ def keyset_request(params: dict[str, Any]) -> tuple[PageKey, int]:
         raise invalid("NextToken is not valid.") from exc
 
 
-def keyset_token(last: PageKey, returned: int, limit: int) -> str | None:
-    """A token for the page after the row keyed ``last``, or None at the end."""
+def keyset_token(last: PageKey, returned: int, limit: int, scope: str = "") -> str | None:
+    """A token for the page after the row keyed ``last`` of the list ``scope``, or None at the end."""
     if returned < limit or last is None:
         return None
-    return _token({"k": [last[0].isoformat(), last[1]]})
+    tag = _scope_tag(scope)
+    return _token({"k": [last[0].isoformat(), last[1]], **({"s": tag} if tag else {})})
 
 
 def next_token(offset: int, limit: int, returned: int) -> str | None:
