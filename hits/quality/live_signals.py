@@ -29,13 +29,19 @@ def _hashable(answer: Any) -> Any:
     return answer if isinstance(answer, int | str | float) else json.dumps(answer, sort_keys=True)
 
 
-def collect_signals(session: Session, campaign_id: int, worker_id: str) -> dict[str, Any]:
-    """Speed, straight-lining and agreement evidence for one worker; ``suspicious`` names the bad ones."""
-    return collect_signals_many(session, campaign_id, [worker_id])[worker_id]
+def collect_signals(
+    session: Session, campaign_id: int, worker_id: str, *, straightline: bool = True
+) -> dict[str, Any]:
+    """Speed, straight-lining and agreement evidence for one worker; ``suspicious`` names the bad ones.
+
+    ``straightline``: whether to look for straight-lining at all (the template says whether
+    repeating one answer is suspicious for its answers).
+    """
+    return collect_signals_many(session, campaign_id, [worker_id], straightline=straightline)[worker_id]
 
 
 def collect_signals_many(
-    session: Session, campaign_id: int, worker_ids: Sequence[str]
+    session: Session, campaign_id: int, worker_ids: Sequence[str], *, straightline: bool = True
 ) -> dict[str, dict[str, Any]]:
     """:func:`collect_signals` for several workers, with one Dawid-Skene fit for all of them.
 
@@ -69,7 +75,9 @@ def collect_signals_many(
             float(crowd) / max(1, len(subs[0].published_hit.slots)) if crowd is not None and subs else None
         )
         answers[worker_id] = [_hashable(a) for s in subs for a in s.answers.get("answers", [])]
-        found[worker_id] = [speed_signal(times, typical), straightline_signal(answers[worker_id])]
+        found[worker_id] = [speed_signal(times, typical)]
+        if straightline:
+            found[worker_id].append(straightline_signal(answers[worker_id]))
     # Dawid-Skene needs enough of a worker's own labels to say anything (the
     # signal's minimum); below that, fitting it would only cost time.
     enough = [w for w in wanted if len(answers[w]) >= AGREEMENT_MIN_LABELS]

@@ -139,7 +139,8 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     ):
         pending[submission.worker_id].append(submission)
     if has_gold:
-        verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy)
+        straightline = get_template(campaign.template).straightlining_suspicious
+        verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
     else:
         verdicts = {w: _judge_text(session, campaign_id, w, policy) for w in sorted(stats)}
     created: list[OutboxEntry | int] = []
@@ -154,7 +155,7 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
 
 
 def _judge_gold(
-    session: Session, campaign_id: int, records: list[WorkerStats], policy: QualityPolicy
+    session: Session, campaign_id: int, records: list[WorkerStats], policy: QualityPolicy, straightline: bool
 ) -> dict[str, WorkerVerdict]:
     """Each worker's gold verdict, sharpened by the signals where gold cannot tell yet."""
     verdicts = {
@@ -166,22 +167,36 @@ def _judge_gold(
         )
         for r in records
     }
-    # Gold cannot tell yet: let the signals speak (a copycat passes some gold).
+    # Gold cannot tell yet: let the signals speak (a copycat passes some gold). Not for a
+    # worker QA staff have cleared: the signals that fired then would only fire again.
     unsure = [
-        r for r in records if verdicts[r.worker_id].verdict == "undecided" and r.gold_total >= policy.min_gold
+        r
+        for r in records
+        if verdicts[r.worker_id].verdict == "undecided"
+        and r.gold_total >= policy.min_gold
+        and r.flag_review != "clear"
     ]
     if unsure:
-        evidence = collect_signals_many(session, campaign_id, [r.worker_id for r in unsure])
+        evidence = collect_signals_many(
+            session, campaign_id, [r.worker_id for r in unsure], straightline=straightline
+        )
         for record in unsure:
             verdict, signals = verdicts[record.worker_id], evidence[record.worker_id]
             counted = [name for name in signals["suspicious"] if name in policy.signals]
             sharpened = combined_verdict(
                 verdict, counted, gold_total=record.gold_total, min_gold=policy.min_gold
             )
-            verdicts[record.worker_id] = WorkerVerdict(
-                sharpened, verdict.p_below, {**verdict.evidence, "signals": signals}
-            )
+            judged = {**verdict.evidence, "signals": signals}
+            if sharpened == "flag":
+                # Gold alone was not confident: a person decides (see _enqueue_decisions).
+                judged["flagged_by"] = "signals"
+            verdicts[record.worker_id] = WorkerVerdict(sharpened, verdict.p_below, judged)
     return verdicts
+
+
+def flagged_by_signals(verdict: WorkerVerdict) -> bool:
+    """Whether a flag rests on the signals alone, gold not being confident either way."""
+    return verdict.verdict == "flag" and verdict.evidence.get("flagged_by") == "signals"
 
 
 def _enqueue_decisions(
@@ -194,14 +209,23 @@ def _enqueue_decisions(
 ) -> list[OutboxEntry | int]:
     """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order."""
     created: list[OutboxEntry | int] = []
-    if verdict.verdict == "flag" and not record.flagged:
-        created.extend(followups.on_flagged(session, campaign, policy, record.worker_id))
-        record.flagged = True
-        record.flag_reason = _flag_reason(record, policy, verdict)
+    # Only a confident gold verdict acts on its own (reject, block, message). A
+    # flag resting on signals, or any flag of a worker QA staff have cleared,
+    # holds the work for a person: the machine never overrules a reviewer.
+    cleared = record.flag_review == "clear"
+    acts = verdict.verdict == "flag" and not flagged_by_signals(verdict) and not cleared
+    if verdict.verdict == "flag" and not cleared:
+        if acts:
+            # Idempotent per worker: a worker flagged on signals earlier gets the policy's
+            # block and message once gold confirms it.
+            created.extend(followups.on_flagged(session, campaign, policy, record.worker_id))
+        reason = _flag_reason(record, policy, verdict)
+        if not record.flagged or record.flag_reason != reason and acts:
+            record.flagged, record.flag_reason = True, reason
     for submission in pending:
         if verdict.verdict == "approve":
             action, payload = "approve", {}
-        elif policy.flagged_action == "reject":
+        elif acts and policy.flagged_action == "reject":
             action, payload = "reject", {"feedback": policy.rejection_feedback}
         else:
             submission.decision = "held"

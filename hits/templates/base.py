@@ -42,6 +42,10 @@ class TaskTemplate(ABC):
     agreement_level: ClassVar[str | None] = "nominal"
     #: Whether items of this template can carry a gold answer key at all.
     has_gold: ClassVar[bool] = True
+    #: Whether giving the same answer to nearly every item is suspicious (straight-lining). True
+    #: for a fixed scale whose answers should follow the items; not for answers an honest
+    #: worker legitimately repeats ("no mistakes here", the usual category).
+    straightlining_suspicious: ClassVar[bool] = False
 
     @property
     def directory(self) -> Path:

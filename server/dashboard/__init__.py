@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 from flask import (
     Blueprint,
@@ -24,11 +24,13 @@ from werkzeug.security import check_password_hash
 from hits.campaigns.models import (
     Campaign,
     OutboxEntry,
+    PublishedHIT,
     ReviewAction,
     StaffUser,
     Submission,
     WorkerStats,
 )
+from hits.quality import qa_review
 from qualification.analysis import item_analysis
 from qualification.models import QualificationAttempt, QualificationTest
 from server.db import requester_session
@@ -84,7 +86,17 @@ def home() -> Any:
     campaigns = rs.scalars(select(Campaign).order_by(Campaign.created_at.desc())).all()
     flagged = rs.scalars(select(WorkerStats).where(WorkerStats.flagged.is_(True))).all()
     decisions = dict(rs.execute(select(OutboxEntry.action, func.count()).group_by(OutboxEntry.action)).all())
-    return render_template("dashboard/home.html", campaigns=campaigns, flagged=flagged, decisions=decisions)
+    # Work waiting for a person, whoever's it is: flagged workers' and work held when a campaign ended.
+    held = rs.execute(
+        select(PublishedHIT.campaign_id, Submission.worker_id, func.count())
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(Submission.decision == "held")
+        .group_by(PublishedHIT.campaign_id, Submission.worker_id)
+        .order_by(PublishedHIT.campaign_id, Submission.worker_id)
+    ).all()
+    return render_template(
+        "dashboard/home.html", campaigns=campaigns, flagged=flagged, decisions=decisions, held=held
+    )
 
 
 @bp.get("/workers/<int:campaign_id>/<worker_id>")
@@ -95,7 +107,10 @@ def worker(campaign_id: int, worker_id: str) -> Any:
     if stats is None:
         abort(404)
     submissions = rs.scalars(
-        select(Submission).where(Submission.worker_id == worker_id).order_by(Submission.id)
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
+        .order_by(Submission.id)
     ).all()
     actions = rs.scalars(
         select(ReviewAction)
@@ -108,26 +123,19 @@ def worker(campaign_id: int, worker_id: str) -> Any:
 @bp.post("/workers/<int:campaign_id>/<worker_id>/review")
 @staff_required
 def review(campaign_id: int, worker_id: str) -> Any:
+    """Confirm a flag (held work rejected, the policy's block applied) or clear it (held work approved)."""
     rs = requester_session()
     staff = current_staff()
     assert staff is not None
-    stats = rs.get(WorkerStats, (campaign_id, worker_id))
     action = request.form.get("action", "")
-    if stats is None or action not in ("confirm", "clear"):
+    if action not in ("confirm", "clear") or rs.get(WorkerStats, (campaign_id, worker_id)) is None:
         abort(400)
-    stats.flag_review = action
-    if action == "clear":
-        stats.flagged = False
-    rs.add(
-        ReviewAction(
-            campaign_id=campaign_id,
-            worker_id=worker_id,
-            staff_user_id=staff.id,
-            action=action,
-            note=request.form.get("note", "")[:2000],
-        )
+    action = cast(qa_review.WorkerReview, action)
+    entry_ids = qa_review.review_worker(
+        rs, campaign_id, worker_id, action, staff.id, request.form.get("note", "")[:2000]
     )
-    flash(f"Recorded: {action} for worker {worker_id}.", "info")
+    _send(entry_ids)
+    flash(f"Recorded: {action} for worker {worker_id} ({len(entry_ids)} actions queued).", "info")
     return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=worker_id))
 
 
@@ -142,31 +150,29 @@ def decide_submission(submission_id: int) -> Any:
     action = request.form.get("action", "")
     if submission is None or action not in ("approve", "reject"):
         abort(400)
-    if submission.decision != "held":
+    action = cast(qa_review.HeldDecision, action)
+    try:
+        entry_ids = qa_review.decide_held(
+            rs,
+            submission_id,
+            action,
+            staff.id,
+            request.form.get("note", "")[:2000],
+            feedback=(request.form.get("feedback") or "Reviewed by our QA team.")[:1024],
+        )
+    except qa_review.NotHeld:
         flash("That assignment is not waiting for review.", "error")
         return redirect(url_for("dashboard.home"))
-    campaign_id = submission.published_hit.campaign_id
-    payload = (
-        {"feedback": request.form.get("feedback") or "Reviewed by our QA team."} if action == "reject" else {}
-    )
-    entry = OutboxEntry(
-        campaign_id=campaign_id, action=action, target=submission.assignment_id, payload=payload
-    )
-    submission.decision = action
-    rs.add(entry)
-    rs.add(
-        ReviewAction(
-            campaign_id=campaign_id,
-            worker_id=submission.worker_id,
-            staff_user_id=staff.id,
-            action=f"{action} {submission.assignment_id}",
-            note=request.form.get("note", "")[:2000],
-        )
-    )
-    rs.flush()
-    send_after_commit(rs, "hitforge.apply_decision", entry.id)
+    _send(entry_ids)
     flash(f"{action.capitalize()} queued for assignment {submission.assignment_id}.", "info")
+    campaign_id = submission.published_hit.campaign_id
     return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=submission.worker_id))
+
+
+def _send(entry_ids: list[int]) -> None:
+    """Apply the outbox entries once the request's transaction commits (one task, in order)."""
+    if entry_ids:
+        send_after_commit(requester_session(), "hitforge.apply_decisions", entry_ids)
 
 
 @bp.get("/qualification/<int:test_id>/items")

@@ -137,3 +137,35 @@ def test_item_analysis_view_flags_items_from_graded_attempts(live_server, reques
     rows = {tr.find_all("td")[0].text: tr.find_all("td")[4].text for tr in page.select("#items tbody tr")}
     assert "too easy" in rows["easy"].replace("_", " ")
     assert rows["tricky"] != "" and rows["a"] == ""
+
+
+def test_clearing_a_flag_on_the_dashboard_approves_the_held_work_and_lists_nothing_held(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, submission_id, worker_id = seed_held_work(requester_sessions)
+    http = staff_session(live_server.url, requester_sessions)
+    home = BeautifulSoup(http.get(live_server.url + "/dashboard/").text, "html.parser")
+    held = home.find("table", id="held")
+    assert held is not None and worker_id in held.get_text()
+    page_url = f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}"
+    page = BeautifulSoup(http.get(page_url).text, "html.parser")
+    form = page.find("form", action=f"/dashboard/workers/{campaign_id}/{worker_id}/review")
+    token = form.find("input", attrs={"name": "csrf_token"})["value"]  # type: ignore[union-attr,index]
+    # Without the CSRF token nothing is recorded.
+    refused = http.post(form_url := page_url + "/review", data={"action": "clear"})
+    assert refused.status_code == 400
+    done = http.post(
+        form_url, data={"csrf_token": token, "action": "clear", "note": "gold items were unclear"}
+    )
+    assert done.status_code == 200 and "clear for worker" in done.text and "Not flagged." in done.text
+    with session_scope(requester_sessions) as session:
+        stats = session.get(WorkerStats, (campaign_id, worker_id))
+        submission = session.get(Submission, submission_id)
+        entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
+        assert stats is not None and not stats.flagged and stats.flag_review == "clear"
+        assert submission is not None and submission.decision == "approve"
+        assert submission.evidence is not None and submission.evidence["decided_by"] == "qa"
+    assert [(e.action, e.target) for e in entries] == [("approve", "3A" + worker_id)]
+    home_after = BeautifulSoup(http.get(live_server.url + "/dashboard/").text, "html.parser")
+    held_after = home_after.find("table", id="held")
+    assert held_after is None or worker_id not in held_after.get_text()

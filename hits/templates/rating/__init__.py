@@ -37,6 +37,7 @@ class RatingTemplate(TaskTemplate):
     answer_model: ClassVar[type[BaseModel]] = RatingKey
     aggregation: ClassVar[str] = "dawid_skene"
     agreement_level: ClassVar[str | None] = "ordinal"
+    straightlining_suspicious: ClassVar[bool] = True
 
     def page_context(self) -> dict[str, Any]:
         return {"scale": sorted(SCALE.items(), reverse=True)}
