@@ -54,12 +54,27 @@ def committed_cost(session: Session, campaign: Campaign) -> Decimal:
 
 
 def check_budget(session: Session, campaign: Campaign, cost: Decimal, what: str) -> None:
-    """Raise :class:`OverBudget`, with the figures, if ``cost`` does not fit in what is left."""
+    """Raise :class:`OverBudget`, with the figures, if ``cost`` does not fit in what is left.
+
+    The campaign's row is locked first, for the rest of the transaction: two
+    batches queueing payments for one campaign at once (on PostgreSQL) take
+    turns, the second reading what the first committed. Callers hold their
+    HIT rows and worker records already; the campaign is locked last, the
+    order the outbox's bookkeeping keeps too (SQLite already serialises
+    writers). ``FOR NO KEY UPDATE``, not ``FOR UPDATE``: the key-share locks
+    that inserting the batch's outbox rows and worker records takes on the
+    campaign do not conflict with it, so two batches that both inserted
+    before checking queue here instead of deadlocking.
+    """
+    budget = session.scalar(
+        select(Campaign.budget).where(Campaign.id == campaign.id).with_for_update(key_share=True)
+    )
+    assert budget is not None
     committed = committed_cost(session, campaign)
-    if committed + cost > campaign.budget:
+    if committed + cost > budget:
         raise OverBudget(
             f"{what} would cost {format_amount(cost)}, but campaign {campaign.name!r} has committed "
-            f"{format_amount(committed)} of its {format_amount(campaign.budget)} budget"
+            f"{format_amount(committed)} of its {format_amount(budget)} budget"
         )
 
 

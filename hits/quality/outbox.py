@@ -201,7 +201,9 @@ def _call(market: Marketplace, claim: _Claim) -> str:
 def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
     """Mark entries done; re-open re-posted HITs; count decisions on the workers' records.
 
-    HIT rows are touched before worker records, the order the sync takes them in.
+    Rows are touched in the order a sync batch locks them: HITs, then worker
+    records, then campaigns (the budget guard's lock), so the two never wait
+    on each other in a cycle.
     """
     if not done:
         return
@@ -211,10 +213,14 @@ def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
         .where(OutboxEntry.id.in_([c.id for c, _ in done]))
         .values(status="done", applied_at=now, last_error=None)
     )
-    for claim, _ in sorted(done, key=lambda d: d[0].id):
-        if claim.action == "repost":
-            reopen(session, claim.campaign_id, claim.payload["hit_id"])
-    decided = {c.target: c.action for c, _ in done if c.action in ("approve", "reject")}
+    reposts = sorted((c for c, _ in done if c.action == "repost"), key=lambda c: c.id)
+    _reopen_hits(session, [c.payload["hit_id"] for c in reposts])
+    _count_decisions(session, {c.target: c.action for c, _ in done if c.action in ("approve", "reject")})
+    _reopen_campaigns(session, [c.campaign_id for c in reposts])
+
+
+def _count_decisions(session: Session, decided: dict[str, str]) -> None:
+    """Add applied approvals and rejections (action by assignment id) to the workers' records."""
     if not decided:
         return
     counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
@@ -237,12 +243,29 @@ def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
 
 def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:
     """A HIT that got another assignment is being worked on again, and so is its campaign."""
-    published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == mturk_hit_id))
-    if published is not None:
+    _reopen_hits(session, [mturk_hit_id])
+    _reopen_campaigns(session, [campaign_id])
+
+
+def _reopen_hits(session: Session, mturk_hit_ids: list[str]) -> None:
+    if not mturk_hit_ids:
+        return
+    for published in session.scalars(
+        select(PublishedHIT)
+        .where(PublishedHIT.mturk_hit_id.in_(mturk_hit_ids))
+        .order_by(PublishedHIT.id)
+        .with_for_update()
+    ):
         published.status = "open"
-    campaign = session.get(Campaign, campaign_id)
-    if campaign is not None and campaign.status == "review":
-        campaign.status = "running"
+    session.flush()
+
+
+def _reopen_campaigns(session: Session, campaign_ids: list[int]) -> None:
+    for campaign_id in sorted(set(campaign_ids)):
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is not None and campaign.status == "review":
+            campaign.status = "running"
+    session.flush()
 
 
 def claim_stale_entries(session: Session, access_key_id: str, sent_before: datetime) -> list[int]:
