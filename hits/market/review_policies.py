@@ -145,6 +145,20 @@ def matches(given: list[str], known: list[str]) -> bool:
     return set(given) == {k.strip() for k in known if k.strip()}
 
 
+#: ReviewActionStatus values of the service model (Intended and Cancelled never occur: actions run at once).
+SUCCEEDED, FAILED = "Succeeded", "Failed"
+#: How actions recorded before the statuses were spelt as the service model spells them read.
+_OLD_STATUSES = {"SUCCEEDED": SUCCEEDED, "FAILED": FAILED}
+
+
+def _as_wire(record: ReviewRecord) -> dict[str, Any]:
+    """A stored result or action as the API returns it (older actions' statuses in today's spelling)."""
+    status = record.data.get("Status")
+    if record.kind == "action" and status in _OLD_STATUSES:
+        return {**record.data, "Status": _OLD_STATUSES[status]}
+    return record.data
+
+
 def _record(session: Session, hit_id: str, level: str, kind: str, data: dict[str, Any]) -> None:
     session.add(ReviewRecord(hit_id=hit_id, level=level, kind=kind, data=data))
 
@@ -161,9 +175,9 @@ def _act(session: Session, hit: HIT, level: str, name: str, target: Assignment |
     try:
         with session.begin_nested():
             detail["Result"] = run()
-        detail["Status"] = "SUCCEEDED"
+        detail["Status"] = SUCCEEDED
     except RequestError as exc:
-        detail.update(Status="FAILED", ErrorCode=exc.turk_error_code, Result=exc.message)
+        detail.update(Status=FAILED, ErrorCode=exc.turk_error_code, Result=exc.message)
     detail["CompleteTime"] = utcnow().timestamp()  # epoch seconds, as botocore reads timestamps
     _record(session, hit.id, level, "action", detail)
 
@@ -415,6 +429,6 @@ def report(
         if results:
             rep["ReviewResults"] = [r.data for r in records if r.level == level and r.kind == "result"]
         if actions:
-            rep["ReviewActions"] = [r.data for r in records if r.level == level and r.kind == "action"]
+            rep["ReviewActions"] = [_as_wire(r) for r in records if r.level == level and r.kind == "action"]
         out[f"{level}ReviewReport"] = rep
     return out, len(records)

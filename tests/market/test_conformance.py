@@ -53,7 +53,7 @@ def new_worker(market_sessions) -> str:  # type: ignore[no-untyped-def]
 
 
 def work_on(
-    market_sessions, hit_id: str, worker_id: str | None = None, submit: bool = True
+    market_sessions, hit_id: str, worker_id: str | None = None, submit: bool = True, answer: str = ANSWER
 ) -> tuple[str, str]:  # type: ignore[no-untyped-def]
     """A worker accepts (and submits) an assignment of the HIT: (worker id, assignment id)."""
     worker_id = worker_id or new_worker(market_sessions)
@@ -62,7 +62,7 @@ def work_on(
         assert worker is not None
         assignment = assignment_ops.accept(session, worker, hit_id)
         if submit:
-            assignment_ops.submit(session, worker, assignment.id, ANSWER)
+            assignment_ops.submit(session, worker, assignment.id, answer)
         return worker_id, assignment.id
 
 
@@ -386,6 +386,47 @@ def test_review_policy_results_and_file_upload_url(api, market_sessions) -> None
         api.get_file_upload_url(AssignmentId=assignment_id, QuestionIdentifier="q")
     assert turk_code(unsupported) == "AWS.MechanicalTurk.OperationNotSupported"
     CALLED.update({"GetFileUploadURL"})
+
+
+def test_a_populated_review_policy_report_fits_the_service_model(api, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    """Results and actions of both levels, succeeded and failed, each checked member by member (enums too)."""
+
+    def param(key: str, *values: str) -> dict[str, Any]:
+        return {"Key": key, "Values": list(values)}
+
+    known = {
+        "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+        "Parameters": [
+            {"Key": "AnswerKey", "MapEntries": [{"Key": "q", "Values": ["yes"]}]},
+            param("ApproveIfKnownAnswerScoreIsAtLeast", "100"),
+            param("RejectIfKnownAnswerScoreIsLessThan", "100"),
+            param("RejectReason", "The known answer was wrong."),
+            param("ExtendIfKnownAnswerScoreIsLessThan", "100"),
+            param("ExtendMaximumAssignments", "2"),  # the HIT has 2 already: extending fails
+        ],
+    }
+    plurality = {
+        "PolicyName": "SimplePlurality/2011-09-01",
+        "Parameters": [param("QuestionIds", "q"), param("QuestionAgreementThreshold", "40")],
+    }
+    hit_id = new_hit(api, MaxAssignments=2, AssignmentReviewPolicy=known, HITReviewPolicy=plurality)
+    work_on(market_sessions, hit_id)
+    work_on(market_sessions, hit_id, answer=ANSWER.replace(">yes<", ">no<"))
+    out = api.list_review_policy_results_for_hit(
+        HITId=hit_id, PolicyLevels=["Assignment", "HIT"], RetrieveActions=True, RetrieveResults=True
+    )
+    assignment_report, hit_report = out["AssignmentReviewReport"], out["HITReviewReport"]
+    assert {a["Status"] for a in assignment_report["ReviewActions"]} == {"Succeeded", "Failed"}
+    assert assignment_report["ReviewResults"] and hit_report["ReviewResults"]
+    assert out["AssignmentReviewPolicy"]["Parameters"] and out["HITReviewPolicy"]["Parameters"]
+    token, pages = None, 0
+    while pages == 0 or token:  # every page checked as well
+        paging: dict[str, Any] = {"NextToken": token} if token else {}
+        page = api.list_review_policy_results_for_hit(
+            HITId=hit_id, PolicyLevels=["Assignment", "HIT"], RetrieveActions=True, MaxResults=2, **paging
+        )
+        token, pages = page.get("NextToken"), pages + 1
+    assert pages >= 2
 
 
 def test_throttling_and_fault_injection(live_server, requester, market_sessions) -> None:  # type: ignore[no-untyped-def]

@@ -245,7 +245,7 @@ def test_a_failed_review_action_does_not_hold_back_the_event(mturk, market_sessi
         actions = mturk.list_review_policy_results_for_hit(HITId=hit_id, PolicyLevels=["Assignment"])[
             "AssignmentReviewReport"
         ]["ReviewActions"]
-        assert [(a["ActionName"], a["Status"]) for a in actions] == [("extend", "FAILED")]
+        assert [(a["ActionName"], a["Status"]) for a in actions] == [("extend", "Failed")]
         assert actions[0]["ErrorCode"] == "AWS.MechanicalTurk.InvalidParameterValue"
     finally:
         receiver.stop()

@@ -9,6 +9,7 @@ import pytest
 from hits.db import session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
+from hits.market.models import ReviewRecord
 from hits.market.questions import answers_to_xml
 from tests.helpers import hit_params
 
@@ -67,9 +68,9 @@ def test_score_my_known_answers_approves_rejects_and_extends(mturk, market_sessi
     scores = {r["SubjectId"]: r["Value"] for r in found if r["Key"] == "KnownAnswerScore"}
     assert scores == {good: "100", bad: "0"}
     assert [(a["ActionName"], a["Status"]) for a in done] == [
-        ("approve", "SUCCEEDED"),
-        ("reject", "SUCCEEDED"),
-        ("extend", "SUCCEEDED"),
+        ("approve", "Succeeded"),
+        ("reject", "Succeeded"),
+        ("extend", "Succeeded"),
     ]
     assert done[0]["TargetId"] == good and done[2]["TargetType"] == "HIT"
     listed = mturk.list_review_policy_results_for_hit(HITId=hit_id)
@@ -258,3 +259,17 @@ def test_review_results_are_paged(mturk, market_sessions) -> None:
     assert sorted(map(key, seen)) == sorted(
         map(key, everything["ReviewResults"] + everything["ReviewActions"])
     )
+
+
+def test_actions_recorded_in_the_old_spelling_read_as_the_service_model_spells_them(
+    mturk, market_sessions
+) -> None:
+    hit_id = mturk.create_hit(**hit_params())["HIT"]["HITId"]
+    old = {"ActionId": "OLD", "ActionName": "approve", "TargetId": hit_id, "TargetType": "HIT"}
+    with session_scope(market_sessions) as session:  # rows as they were written before the fix
+        for status in ("SUCCEEDED", "FAILED"):
+            session.add(
+                ReviewRecord(hit_id=hit_id, level="HIT", kind="action", data={**old, "Status": status})
+            )
+    _, done = results(mturk, hit_id, "HIT")
+    assert [a["Status"] for a in done] == ["Succeeded", "Failed"]
