@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -11,11 +12,11 @@ from sqlalchemy import Insert, Select, bindparam, func, insert, literal, select,
 from sqlalchemy.orm import Session
 
 from hits.db import UTCDateTime, as_loaded, utcnow
-from hits.market import events, qualification_ops, review_policies
+from hits.market import events, ledger, qualification_ops, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
-from hits.market.models import HIT, Assignment, HITType, NotificationSetting
+from hits.market.models import HIT, AccountBalance, Assignment, HITType, NotificationSetting
 from hits.market.models.work import (
     ACCEPTED,
     APPROVED,
@@ -28,6 +29,7 @@ from hits.market.models.work import (
     UNASSIGNABLE,
 )
 from hits.market.questions import parse_question
+from hits.money import mturk_fee
 
 UNIQUE_TOKEN_WINDOW = timedelta(hours=24)
 
@@ -39,7 +41,7 @@ class HITTypeSpec:
     title: str
     description: str
     keywords: str
-    reward: Any
+    reward: Decimal
     assignment_duration_seconds: int
     auto_approval_delay_seconds: int
     qualification_requirements: list[dict[str, Any]]
@@ -169,8 +171,39 @@ def hit_spec(params: dict[str, Any]) -> HITSpec:
     return HITSpec(question, lifetime, max_assignments, annotation, token, assignment_policy, hit_policy)
 
 
+def hit_cost(reward: Decimal, max_assignments: int) -> Decimal:
+    """What a HIT costs when all its assignments are approved: rewards plus MTurk's fee on each."""
+    return max_assignments * (reward + mturk_fee(reward, max_assignments=max_assignments))
+
+
+@cache
+def _balance_row() -> Select[Decimal]:
+    # Built once: CreateHIT is a hot path, and composing a query costs about what running it does.
+    return select(AccountBalance.balance).where(AccountBalance.account == bindparam("account"))
+
+
+def check_funds(session: Session, requester_id: str, reward: Decimal, max_assignments: int) -> None:
+    """Refuse with ``AWS.MechanicalTurk.InsufficientFunds`` a HIT the balance does not cover, as MTurk does.
+
+    One read of the requester's kept balance row (see :mod:`hits.market.ledger`),
+    not locked: nothing is set aside, and each payment checks the funds again
+    when it is made.
+    """
+    cost = hit_cost(reward, max_assignments)
+    if cost <= 0:
+        return
+    row = session.connection().scalar(_balance_row(), {"account": ledger.requester_account(requester_id)})
+    available = Decimal(row or 0).quantize(Decimal("0.01"))  # no row: never paid in
+    if cost > available:
+        raise RequestError(
+            f"This Requester has insufficient funds in their account to complete this transaction: "
+            f"the HIT costs {cost} ({max_assignments} x {reward} plus fees), the balance is {available}.",
+            "AWS.MechanicalTurk.InsufficientFunds",
+        )
+
+
 def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HITSpec) -> HIT:
-    """Create a HIT of ``hit_type`` from a validated :class:`HITSpec`."""
+    """Create a HIT of ``hit_type`` from a validated :class:`HITSpec`, if the balance covers its cost."""
     token = spec.unique_request_token
     if token is not None:
         previous = session.scalar(
@@ -185,6 +218,7 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HIT
                 )
             previous.unique_request_token = None
             session.flush()
+    check_funds(session, requester_id, hit_type.reward, spec.max_assignments)
     now = utcnow()
     row = {
         "id": new_entity_id(),

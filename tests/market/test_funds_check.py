@@ -1,0 +1,62 @@
+"""CreateHIT is refused when the balance does not cover the HIT's full cost, as on MTurk."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.conftest import boto3_client, new_requester
+from tests.helpers import hit_params
+
+INSUFFICIENT = "AWS.MechanicalTurk.InsufficientFunds"
+
+
+def _client(live_server, market_sessions, deposit: str):  # type: ignore[no-untyped-def]
+    return boto3_client(live_server.url, new_requester(market_sessions, deposit))
+
+
+@pytest.mark.parametrize(
+    ("reward", "assignments", "cost"),
+    [
+        ("0.25", 2, "0.60"),  # 2 x (0.25 + 20%)
+        ("0.10", 10, "1.40"),  # 10 or more assignments: 40%
+        ("0.01", 3, "0.06"),  # the fee is at least $0.01 an assignment
+    ],
+)
+def test_create_hit_needs_the_full_cost(
+    live_server, market_sessions, reward: str, assignments: int, cost: str
+) -> None:  # type: ignore[no-untyped-def]
+    short = f"{float(cost) - 0.01:.2f}"
+    poor = _client(live_server, market_sessions, short)
+    title = f"costly {uuid.uuid4().hex[:8]}"
+    params = hit_params(Title=title, Reward=reward, MaxAssignments=assignments)
+    with pytest.raises(poor.exceptions.RequestError) as caught:
+        poor.create_hit(**params)
+    assert caught.value.response["TurkErrorCode"] == INSUFFICIENT
+    assert poor.list_hits()["HITs"] == []
+    assert poor.get_account_balance()["AvailableBalance"] == short
+    exact = _client(live_server, market_sessions, cost)
+    hit = exact.create_hit(**params)["HIT"]
+    assert exact.get_hit(HITId=hit["HITId"])["HIT"]["Title"] == title
+    assert exact.get_account_balance()["AvailableBalance"] == cost  # checked, not charged
+
+
+def test_create_hit_with_hit_type_is_checked_too(live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    broke = _client(live_server, market_sessions, "0.00")
+    type_id = broke.create_hit_type(
+        Title="t", Description="d", Reward="0.50", AssignmentDurationInSeconds=600
+    )["HITTypeId"]  # a type costs nothing
+    params = hit_params()
+    for key in ("Title", "Description", "Reward", "AssignmentDurationInSeconds"):
+        params.pop(key)
+    with pytest.raises(broke.exceptions.RequestError) as caught:
+        broke.create_hit_with_hit_type(HITTypeId=type_id, **params)
+    assert caught.value.response["TurkErrorCode"] == INSUFFICIENT
+    assert broke.list_hits()["HITs"] == []
+
+
+def test_a_hit_without_reward_needs_no_money(live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    broke = _client(live_server, market_sessions, "0.00")
+    broke.create_hit(**hit_params(Reward="0.00"))
+    assert len(broke.list_hits()["HITs"]) == 1
