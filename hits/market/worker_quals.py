@@ -4,6 +4,13 @@ A test is the qualification type's ``Test`` QuestionForm; when the type has an
 ``AnswerKey`` the answers are scored at once and the score granted as the
 qualification's value, as MTurk does; without one the answers wait in a
 QualificationRequest for the requester to accept or reject.
+
+The test's clock is a ``QualificationTestAttempt`` row: starting writes it,
+starting again while it runs continues the same clock, and answers are taken
+only while it runs (TestDurationInSeconds plus a short grace for the submit's
+round trip). A start never submitted counts, once its time is up, as a failed
+attempt: RetryDelayInSeconds runs from its deadline, and a type without a retry
+delay cannot be taken again.
 """
 
 from __future__ import annotations
@@ -13,13 +20,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from lxml import etree
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
 from hits.market.errors import RequestError
 from hits.market.ids import new_entity_id
 from hits.market.models import QualificationRequest, QualificationType, Worker, WorkerQualification
+from hits.market.models.qualifications import QualificationTestAttempt
 from hits.market.models.requests import GRANTED, PENDING
 from hits.market.qualification_admin import create_request
 from hits.market.qualification_ops import (
@@ -34,6 +43,7 @@ from hits.market.qualification_ops import (
 # No entities, no network: QuestionForms and AnswerKeys come from requesters.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 DEFAULT_TEST_SECONDS = 3600
+GRACE_SECONDS = 30
 
 SYSTEM_NAMES = {
     LOCALE: "Worker location",
@@ -68,6 +78,8 @@ class Offer:
     last: QualificationRequest | None  # the latest decided request
     retry_at: datetime | None  # when it may be asked for again (None: now, if allowed at all)
     blocked_reason: str | None  # why it cannot be requested now, in the worker's words
+    attempt: QualificationTestAttempt | None = None  # the test this worker is taking now, if any
+    abandoned: QualificationTestAttempt | None = None  # the latest start left unsubmitted past its time
 
     @property
     def has_test(self) -> bool:
@@ -75,7 +87,28 @@ class Offer:
 
     @property
     def test_seconds(self) -> int:
-        return self.qtype.test_duration_seconds or DEFAULT_TEST_SECONDS
+        return test_seconds(self.qtype)
+
+
+def test_seconds(qtype: QualificationType) -> int:
+    """How long a worker has for ``qtype``'s test once started."""
+    return qtype.test_duration_seconds or DEFAULT_TEST_SECONDS
+
+
+def submit_grace(qtype: QualificationType) -> timedelta:
+    """A little grace for the round trip of the final submit, never more than a tenth of the test."""
+    return timedelta(seconds=min(GRACE_SECONDS, test_seconds(qtype) // 10))
+
+
+def _latest_attempt(
+    session: Session, worker: Worker, qtype: QualificationType
+) -> QualificationTestAttempt | None:
+    return session.scalar(
+        select(QualificationTestAttempt).where(
+            QualificationTestAttempt.qualification_type_id == qtype.id,
+            QualificationTestAttempt.worker_id == worker.id,
+        )
+    )
 
 
 def requestable_types(session: Session, query: str = "", limit: int = 200) -> list[QualificationType]:
@@ -117,20 +150,88 @@ def offer(session: Session, worker: Worker, qtype: QualificationType) -> Offer:
     ).all()
     pending = next((r for r in requests if r.status == PENDING), None)
     last = next((r for r in requests if r.decided_at is not None), None)
+    now = utcnow()
+    latest = _latest_attempt(session, worker, qtype) if qtype.test is not None else None
+    running = abandoned = None
+    if latest is not None and latest.submitted_at is None:
+        if now <= latest.deadline + submit_grace(qtype):
+            running = latest
+        else:
+            abandoned = latest
+    # The last failed try: a decided request, or a start whose time ran out unsubmitted.
+    tried_at = last.decided_at if last is not None else None
+    if abandoned is not None and (tried_at is None or abandoned.deadline > tried_at):
+        tried_at = abandoned.deadline
     retry_at: datetime | None = None
     reason: str | None = None
     if qtype.status != "Active" or qtype.requester_id is None:
         reason = "This qualification is not open to requests."
     elif pending is not None:
         reason = "Your request is waiting for the requester's decision."
-    elif last is not None and last.decided_at is not None:
+    elif running is not None:
+        pass  # the test is under way: the worker may go on with it (same clock)
+    elif tried_at is not None:
         if qtype.retry_delay_seconds is None:
             reason = "This qualification cannot be requested again."
         else:
-            retry_at = last.decided_at + timedelta(seconds=qtype.retry_delay_seconds)
-            if utcnow() < retry_at:
+            retry_at = tried_at + timedelta(seconds=qtype.retry_delay_seconds)
+            if now < retry_at:
                 reason = f"You may try again after {retry_at.strftime('%Y-%m-%d %H:%M:%S UTC')}."
-    return Offer(qtype, held, pending, last, retry_at, reason)
+    return Offer(qtype, held, pending, last, retry_at, reason, running, abandoned)
+
+
+def start_test(session: Session, worker: Worker, qtype: QualificationType) -> QualificationTestAttempt:
+    """Start the clock of ``qtype``'s test, or return the attempt already running (the same clock).
+
+    Raises ``RequestError`` (NotRequestable) if the worker may not take the test now.
+    """
+    if qtype.test is None:
+        raise RequestError("This qualification has no test.", "AWS.MechanicalTurk.NotRequestable")
+    current = offer(session, worker, qtype)
+    if current.attempt is not None:
+        return current.attempt
+    if current.blocked_reason is not None:
+        raise RequestError(current.blocked_reason, "AWS.MechanicalTurk.NotRequestable")
+    now = utcnow()
+    deadline = now + timedelta(seconds=test_seconds(qtype))
+    attempt = _latest_attempt(session, worker, qtype)
+    if attempt is not None:
+        attempt.started_at, attempt.deadline, attempt.submitted_at = now, deadline, None
+        session.flush()
+        return attempt
+    attempt = QualificationTestAttempt(
+        qualification_type_id=qtype.id, worker_id=worker.id, started_at=now, deadline=deadline
+    )
+    try:
+        with session.begin_nested():
+            session.add(attempt)
+    except IntegrityError:
+        # The same worker started it at the same moment elsewhere: that clock is the one.
+        raced = _latest_attempt(session, worker, qtype)
+        assert raced is not None  # noqa: S101 - the unique row that won
+        return raced
+    return attempt
+
+
+def _close_attempt(session: Session, worker: Worker, qtype: QualificationType) -> None:
+    """Mark the running test submitted, once; refuse answers without a running test."""
+    attempt = offer(session, worker, qtype).attempt
+    if attempt is None:
+        raise RequestError(
+            "The time for this test ran out, or it was not started.", "AWS.MechanicalTurk.NotRequestable"
+        )
+    closed = session.execute(
+        update(QualificationTestAttempt)
+        .where(
+            QualificationTestAttempt.id == attempt.id,
+            QualificationTestAttempt.started_at == attempt.started_at,
+            QualificationTestAttempt.submitted_at.is_(None),
+        )
+        .values(submitted_at=utcnow())
+        .execution_options(synchronize_session="fetch")
+    )
+    if closed.rowcount != 1:  # type: ignore[attr-defined]
+        raise RequestError("This test was already submitted.", "AWS.MechanicalTurk.NotRequestable")
 
 
 def grade(answer_key_xml: str, answers_xml: str) -> int:
@@ -221,6 +322,8 @@ def request_qualification(
         raise RequestError(current.blocked_reason, "AWS.MechanicalTurk.NotRequestable")
     if qtype.test is not None and answer_xml is None:
         raise RequestError("This qualification needs its test taken.", "AWS.MechanicalTurk.NotRequestable")
+    if qtype.test is not None:
+        _close_attempt(session, worker, qtype)
     if qtype.auto_granted and qtype.test is None and qtype.requester_id is not None:
         # Granted on request, as MTurk does (create_request refuses AutoGranted types).
         now = utcnow()

@@ -1,28 +1,34 @@
 """Qualifications on the worker site: find, request, and take MTurk-native tests.
 
-The test's clock starts when the worker presses "Start the test"; its start
-time is kept in the signed session cookie, and answers that arrive after
-TestDurationInSeconds (plus a short grace for the round trip) are refused.
+The test's clock starts when the worker presses "Start the test" and is kept
+in the marketplace (``hits.market.worker_quals.start_test``): starting again,
+from any browser, continues the same clock; answers that arrive after
+TestDurationInSeconds (plus a short grace for the round trip) are refused, and
+a test left unsubmitted counts as a failed attempt for the retry delay.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from flask import abort, flash, g, redirect, render_template, request, session, url_for
+from flask import abort, flash, g, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from hits.db import utcnow
 from hits.market.errors import RequestError
 from hits.market.models import QualificationType
+from hits.market.models.qualifications import QualificationTestAttempt
 from hits.market.question_forms import answers_to_qfa, form_values, parse_question_form, read_answers
-from hits.market.worker_quals import SYSTEM_NAMES, offer, request_qualification, requestable_types
+from hits.market.worker_quals import (
+    SYSTEM_NAMES,
+    offer,
+    request_qualification,
+    requestable_types,
+    start_test,
+)
 from server.db import market_session
 from server.worker_site.base import bp, signed_in_worker, worker_required
 from server.worker_site.work import QUESTION_FORM_CSP
-
-GRACE_SECONDS = 30
-SESSION_KEY = "qualification_tests"
 
 
 def _qtype(qtype_id: str) -> QualificationType:
@@ -30,20 +36,6 @@ def _qtype(qtype_id: str) -> QualificationType:
     if qtype is None or qtype.requester_id is None or qtype.status != "Active":
         abort(404)
     return qtype
-
-
-def _started(qtype_id: str) -> float | None:
-    value = session.get(SESSION_KEY, {}).get(qtype_id)
-    return float(value) if isinstance(value, int | float) else None
-
-
-def _set_started(qtype_id: str, started: float | None) -> None:
-    tests = dict(session.get(SESSION_KEY, {}))
-    if started is None:
-        tests.pop(qtype_id, None)
-    else:
-        tests[qtype_id] = started
-    session[SESSION_KEY] = tests
 
 
 @bp.get("/qualifications")
@@ -88,32 +80,35 @@ def request_without_test(qtype_id: str) -> Response:
     return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
 
 
-@bp.post("/qualifications/<qtype_id>/test/start")
+@bp.post("/qualifications/<qtype_id>/test/start", endpoint="start_test")
 @worker_required
-def start_test(qtype_id: str) -> Response:
-    """Start the test's clock (unless the worker may not take it now)."""
+def start_test_clock(qtype_id: str) -> Response:
+    """Start the test's clock (or go back to the test already running, on the same clock)."""
     qtype = _qtype(qtype_id)
-    current = offer(market_session(), signed_in_worker(), qtype)
-    if qtype.test is None or current.blocked_reason is not None:
-        flash(current.blocked_reason or "This qualification has no test.", "error")
+    try:
+        start_test(market_session(), signed_in_worker(), qtype)
+    except RequestError as exc:
+        g.rollback_only = True
+        flash(exc.message, "error")
         return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
-    if _started(qtype.id) is None or time.time() > (_started(qtype.id) or 0) + current.test_seconds:
-        _set_started(qtype.id, time.time())
     return redirect(url_for("worker_site.take_test", qtype_id=qtype.id))
 
 
-def _test_page(qtype: QualificationType, values: dict[str, list[str]], errors: dict[str, str]) -> Any:
+def _test_page(
+    qtype: QualificationType,
+    attempt: QualificationTestAttempt,
+    values: dict[str, list[str]],
+    errors: dict[str, str],
+) -> Any:
     assert qtype.test is not None  # noqa: S101 - callers check
-    started = _started(qtype.id) or time.time()
-    seconds = offer(market_session(), signed_in_worker(), qtype).test_seconds
     page = render_template(
         "worker/qualification_test.html",
         qtype=qtype,
         doc=parse_question_form(qtype.test),
         values=values,
         errors=errors,
-        deadline=time.strftime("%H:%M:%S UTC", time.gmtime(started + seconds)),
-        seconds=seconds,
+        deadline=attempt.deadline.strftime("%H:%M:%S UTC"),
+        seconds=offer(market_session(), signed_in_worker(), qtype).test_seconds,
     )
     return page, 422 if errors else 200, {"Content-Security-Policy": QUESTION_FORM_CSP}
 
@@ -123,30 +118,29 @@ def _test_page(qtype: QualificationType, values: dict[str, list[str]], errors: d
 def take_test(qtype_id: str) -> Any:
     """The test form; posting it scores it (AnswerKey) or leaves it for the requester."""
     qtype = _qtype(qtype_id)
-    started = _started(qtype.id)
-    if qtype.test is None or started is None:
+    if qtype.test is None:
         return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
     worker = signed_in_worker()
     current = offer(market_session(), worker, qtype)
-    # A little grace for the round trip of the final submit, never more than a tenth of the test.
-    grace = min(GRACE_SECONDS, current.test_seconds // 10) if request.method == "POST" else 0
-    if time.time() > started + current.test_seconds + grace:
-        _set_started(qtype.id, None)
-        flash("The time for this test ran out. You can start it again.", "error")
+    attempt = current.attempt
+    # The grace after the deadline is for the round trip of the final submit only.
+    late = attempt is not None and request.method == "GET" and utcnow() > attempt.deadline
+    if attempt is None or late:
+        if late or current.abandoned is not None:
+            flash("The time for this test ran out; it counts as an attempt.", "error")
         return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
     if request.method == "GET":
-        return _test_page(qtype, {}, {})
+        return _test_page(qtype, attempt, {}, {})
     doc = parse_question_form(qtype.test)
     answers, errors = read_answers(doc, request.form.getlist)
     if errors:
-        return _test_page(qtype, form_values(doc, request.form.getlist), errors)
+        return _test_page(qtype, attempt, form_values(doc, request.form.getlist), errors)
     try:
         result = request_qualification(market_session(), worker, qtype, answers_to_qfa(answers))
     except RequestError as exc:
         g.rollback_only = True
         flash(exc.message, "error")
         return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
-    _set_started(qtype.id, None)
     if result.status == "Granted":
         flash("Your test was scored; your new score is shown below.", "info")
     else:

@@ -49,3 +49,22 @@ class WorkerQualification(MarketBase):
     locale_value: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="Granted")
     granted_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class QualificationTestAttempt(MarketBase):
+    """A worker's latest start of a qualification type's test: the clock, kept on the server.
+
+    One row a worker and type, rewritten when the test is started again. A start
+    never submitted by ``deadline`` (plus the submit grace) is an abandoned
+    attempt: it counts as a failed one for RetryDelayInSeconds.
+    """
+
+    __tablename__ = "market_qualification_test_attempts"
+    __table_args__ = (UniqueConstraint("qualification_type_id", "worker_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    qualification_type_id: Mapped[str] = mapped_column(ForeignKey("market_qualification_types.id"))
+    worker_id: Mapped[str] = mapped_column(ForeignKey("market_workers.id"), index=True)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    deadline: Mapped[datetime] = mapped_column(UTCDateTime)
+    submitted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

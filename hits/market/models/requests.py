@@ -1,10 +1,10 @@
-"""Qualification requests, notification settings, request tokens and per-requester options."""
+"""Qualification requests, notification settings, request tokens, per-requester options, uploaded files."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hits.db import MarketBase, UTCDateTime, utcnow
@@ -70,3 +70,19 @@ class RequesterOptions(MarketBase):
     # Probability (0..1) that a call fails with ServiceFault; None = never.
     fault_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class UploadedFile(MarketBase):
+    """A file a worker gave for a FileUploadAnswer question; its key is the answer's UploadedFileKey."""
+
+    __tablename__ = "market_uploaded_files"
+    __table_args__ = (UniqueConstraint("assignment_id", "question_identifier"),)
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    assignment_id: Mapped[str] = mapped_column(ForeignKey("market_assignments.id"), index=True)
+    question_identifier: Mapped[str] = mapped_column(String(512))
+    filename: Mapped[str] = mapped_column(String(255))
+    content_type: Mapped[str] = mapped_column(String(255))
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
