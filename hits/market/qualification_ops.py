@@ -40,15 +40,6 @@ def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
     status = params.get("QualificationTypeStatus")
     if status not in ("Active", "Inactive"):
         raise v.invalid("QualificationTypeStatus must be Active or Inactive.")
-    if session.scalar(
-        select(QualificationType).where(
-            QualificationType.requester_id == requester_id, QualificationType.name == name
-        )
-    ):
-        raise RequestError(
-            f"You have already created a QualificationType with this name: {name}",
-            "AWS.MechanicalTurk.QualificationTypeAlreadyExists",
-        )
     test, answer_key = params.get("Test"), params.get("AnswerKey")
     if answer_key is not None and test is None:
         raise v.invalid("AnswerKey requires a Test.")
@@ -58,19 +49,36 @@ def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
         raise v.invalid(f"There was an error parsing the XML question or answer data: {exc}.") from exc
     if test is not None and params.get("AutoGranted"):
         raise v.invalid("A qualification type with a Test cannot be AutoGranted.")
+    duration = v.optional_seconds(params.get("TestDurationInSeconds"), "TestDurationInSeconds")
+    if test is not None and duration is None:
+        raise v.invalid("TestDurationInSeconds is required with a Test.")
+    auto_granted_value = params.get("AutoGrantedValue")
+    if auto_granted_value is not None:
+        v.integer(auto_granted_value, "AutoGrantedValue")
+    retry_delay = v.optional_seconds(params.get("RetryDelayInSeconds"), "RetryDelayInSeconds")
+    keywords = v.text(params.get("Keywords"), "Keywords", 1000)
+    if session.scalar(
+        select(QualificationType).where(
+            QualificationType.requester_id == requester_id, QualificationType.name == name
+        )
+    ):
+        raise RequestError(
+            f"You have already created a QualificationType with this name: {name}",
+            "AWS.MechanicalTurk.QualificationTypeAlreadyExists",
+        )
     qtype = QualificationType(
         id=new_entity_id(),
         requester_id=requester_id,
         name=name,
         description=description,
-        keywords=v.text(params.get("Keywords"), "Keywords", 1000),
+        keywords=keywords,
         status=status,
         test=test,
         answer_key=answer_key,
-        test_duration_seconds=params.get("TestDurationInSeconds"),
-        retry_delay_seconds=params.get("RetryDelayInSeconds"),
+        test_duration_seconds=duration,
+        retry_delay_seconds=retry_delay,
         auto_granted=bool(params.get("AutoGranted", False)),
-        auto_granted_value=params.get("AutoGrantedValue"),
+        auto_granted_value=auto_granted_value,
     )
     session.add(qtype)
     session.flush()

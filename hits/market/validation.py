@@ -32,6 +32,18 @@ def seconds(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
+def optional_seconds(value: Any, name: str) -> int | None:
+    """A duration that may be left out (None): an integer from 0 to a year."""
+    return None if value is None else seconds(value, name, 0, MAX_DURATION)
+
+
+def integer(value: Any, name: str) -> int:
+    """An integer member that botocore would send as a number (a boolean is not one)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise invalid(f"{name} must be an integer; got {value!r}.")
+    return value
+
+
 def text(value: Any, name: str, limit: int, *, required: bool = False) -> str:
     if value is None:
         if required:

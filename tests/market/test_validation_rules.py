@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 import pytest
+from botocore.config import Config
 
 from tests.conftest import boto3_client, new_requester
 from tests.helpers import hit_params
@@ -128,3 +129,66 @@ def test_requirement_types_must_exist_and_be_active(mturk, live_server, market_s
     with pytest.raises(mturk.exceptions.RequestError) as deactivated:
         mturk.create_hit(**hit_params(QualificationRequirements=[requirement(active, "Exists")]))
     assert deactivated.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.QualificationTypeDoesNotExist"
+
+
+QUESTION_FORM_NS = (
+    "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionForm.xsd"
+)
+TEST_FORM = (
+    f'<QuestionForm xmlns="{QUESTION_FORM_NS}"><Question><QuestionIdentifier>q</QuestionIdentifier>'
+    "<QuestionContent><Text>Say yes.</Text></QuestionContent>"
+    "<AnswerSpecification><FreeTextAnswer/></AnswerSpecification></Question></QuestionForm>"
+)
+QTYPE_REFUSED = {
+    "negative TestDurationInSeconds": {"Test": TEST_FORM, "TestDurationInSeconds": -1},
+    "non-integer TestDurationInSeconds": {"Test": TEST_FORM, "TestDurationInSeconds": "soon"},
+    "fractional TestDurationInSeconds": {"Test": TEST_FORM, "TestDurationInSeconds": 60.5},
+    "a Test without TestDurationInSeconds": {"Test": TEST_FORM},
+    "negative RetryDelayInSeconds": {"RetryDelayInSeconds": -5},
+    "non-integer RetryDelayInSeconds": {"RetryDelayInSeconds": "1h"},
+    "non-integer AutoGrantedValue": {"AutoGranted": True, "AutoGrantedValue": "90"},
+    "boolean AutoGrantedValue": {"AutoGranted": True, "AutoGrantedValue": True},
+}
+
+
+@pytest.fixture
+def unchecked(live_server, requester):  # type: ignore[no-untyped-def]
+    """The boto3 client without botocore's own type checks, so a wrongly typed member reaches the server."""
+    return boto3_client(live_server.url, requester, Config(parameter_validation=False))
+
+
+@pytest.mark.parametrize("members", list(QTYPE_REFUSED.values()), ids=list(QTYPE_REFUSED))
+def test_qualification_type_settings_are_checked_when_created(unchecked, members: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    name = f"checked {uuid.uuid4().hex[:8]}"
+    with pytest.raises(unchecked.exceptions.RequestError) as caught:
+        unchecked.create_qualification_type(
+            Name=name, Description="d", QualificationTypeStatus="Active", **members
+        )
+    assert caught.value.response["TurkErrorCode"] == INVALID
+    listed = unchecked.list_qualification_types(MustBeRequestable=False, MustBeOwnedByCaller=True)
+    assert name not in {q["Name"] for q in listed["QualificationTypes"]}
+    # UpdateQualificationType refuses the same values.
+    qid = _qualification_type(unchecked)
+    with pytest.raises(unchecked.exceptions.RequestError) as on_update:
+        unchecked.update_qualification_type(QualificationTypeId=qid, **members)
+    assert on_update.value.response["TurkErrorCode"] == INVALID
+
+
+def test_qualification_type_settings_within_the_rules_are_stored(mturk) -> None:  # type: ignore[no-untyped-def]
+    made = mturk.create_qualification_type(
+        Name=f"timed {uuid.uuid4().hex[:8]}",
+        Description="d",
+        QualificationTypeStatus="Active",
+        Test=TEST_FORM,
+        TestDurationInSeconds=300,
+        RetryDelayInSeconds=0,
+    )["QualificationType"]
+    assert (made["TestDurationInSeconds"], made["RetryDelayInSeconds"]) == (300, 0)
+    auto = mturk.create_qualification_type(
+        Name=f"auto {uuid.uuid4().hex[:8]}",
+        Description="d",
+        QualificationTypeStatus="Active",
+        AutoGranted=True,
+        AutoGrantedValue=-3,  # any integer is a score
+    )["QualificationType"]
+    assert auto["AutoGrantedValue"] == -3
