@@ -62,7 +62,10 @@ def register(app: Celery) -> None:
         max_retries=5,
     )
     def sync_hits(self: Task, targets: list[list[Any]]) -> dict[str, int]:
-        """Pull several HITs' Submitted assignments, grade gold, decide, and queue the decisions.
+        """Pull several HITs' assignments, grade gold, decide, and queue the decisions.
+
+        Submitted work is reviewed; work the marketplace already approved or
+        rejected is recorded with its decision (and graded as evidence).
 
         ``targets`` are (campaign id, published HIT id, marketplace HIT id),
         optionally followed by what ListReviewableHITs said of the HIT. The

@@ -234,6 +234,8 @@ def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> 
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
             .where(
                 PublishedHIT.campaign_id == campaign.id,
+                # Only work the marketplace has confirmed: a page's answers alone are no assignment.
+                Submission.synced.is_(True),
                 Submission.submitted_at.is_not(None),
                 Submission.submitted_at <= cutoff,
                 (Submission.decision.is_(None)) | (Submission.decision == "held"),

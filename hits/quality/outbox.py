@@ -215,12 +215,16 @@ def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
     )
     reposts = sorted((c for c, _ in done if c.action == "repost"), key=lambda c: c.id)
     _reopen_hits(session, [c.payload["hit_id"] for c in reposts])
-    _count_decisions(session, {c.target: c.action for c, _ in done if c.action in ("approve", "reject")})
+    count_decisions(session, {c.target: c.action for c, _ in done if c.action in ("approve", "reject")})
     _reopen_campaigns(session, [c.campaign_id for c in reposts])
 
 
-def _count_decisions(session: Session, decided: dict[str, str]) -> None:
-    """Add applied approvals and rejections (action by assignment id) to the workers' records."""
+def count_decisions(session: Session, decided: dict[str, str]) -> None:
+    """Add approvals and rejections (action by assignment id) to the workers' records.
+
+    The records must exist (grading makes them); those applied through the
+    outbox, and those the marketplace made itself (counted by the sync).
+    """
     if not decided:
         return
     counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])

@@ -23,6 +23,7 @@ from hits.db import call_after_commit, session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
 from hits.quality import followups
+from hits.quality.outbox import count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 
@@ -89,7 +90,9 @@ def hits_to_sync(
     if unsynced_too:
         unsynced = set(
             session.scalars(
-                select(Submission.published_hit_id).where(Submission.synced.is_(False)).distinct()
+                select(Submission.published_hit_id)
+                .where(Submission.synced.is_(False), Submission.decision.is_(None))  # not void
+                .distinct()
             )
         )
         candidates = open_hits(session, access_key_id)
@@ -162,9 +165,23 @@ def sync_done(session: Session, published_id: int) -> None:
         published.sync_queued_at = None
 
 
-def fetch_submitted(market: Marketplace, mturk_hit_id: str) -> list[dict[str, Any]]:
-    """The HIT's Submitted assignments, from the marketplace (the authority)."""
-    return list(market.assignments_for_hit(mturk_hit_id, ["Submitted"]))
+#: The assignments a sync reads: work to review, and work the marketplace has decided
+#: (auto-approved while the workers were down, or approved or rejected outside hitforge).
+SYNCED_STATUSES = ("Submitted", "Approved", "Rejected")
+#: The decision a sync records for work the marketplace decided itself.
+MARKET_DECISIONS = {"Approved": "approve", "Rejected": "reject"}
+#: The decision of answers a HIT page stored that the marketplace never confirmed (the
+#: worker returned or abandoned the assignment): not work, neither reviewed nor aggregated.
+VOID = "void"
+
+
+def fetch_assignments(market: Marketplace, mturk_hit_id: str) -> list[dict[str, Any]]:
+    """The HIT's Submitted, Approved and Rejected assignments, from the marketplace (the authority)."""
+    return list(market.assignments_for_hit(mturk_hit_id, list(SYNCED_STATUSES)))
+
+
+#: The older name (it read only Submitted assignments).
+fetch_submitted = fetch_assignments
 
 
 def record_submissions(
@@ -192,6 +209,15 @@ def lock_hits(session: Session, published_ids: list[int]) -> dict[int, Published
     }
 
 
+@dataclass
+class Recorded:
+    """What recording a batch did: the submissions new to review, and the marketplace's decisions taken."""
+
+    new_ids: list[int]
+    #: Decision ("approve" or "reject") by assignment id, of work the marketplace decided itself.
+    market_decisions: dict[str, str]
+
+
 def record_batch(
     session: Session,
     assignments_by_hit: dict[int, list[dict[str, Any]]],
@@ -199,10 +225,26 @@ def record_batch(
 ) -> list[int]:
     """Reconcile several HITs' marketplace assignments with what their pages stored; return new ids.
 
+    See :func:`record_assignments`; :func:`review_hits` also counts the
+    marketplace's decisions on the workers' records once they are graded.
+    """
+    return record_assignments(session, assignments_by_hit, locked).new_ids
+
+
+def record_assignments(
+    session: Session,
+    assignments_by_hit: dict[int, list[dict[str, Any]]],
+    locked: dict[int, PublishedHIT] | None = None,
+) -> Recorded:
+    """Reconcile several HITs' marketplace assignments with what their pages stored.
+
     The marketplace's answer wins: a page-stored submission is overwritten by
     the answer the marketplace holds, and one the page never saw is created.
-    The HITs' rows are locked (in id order; ``locked``: already, by the
-    caller) so two overlapping syncs cannot both record an assignment.
+    Work the marketplace has already approved or rejected is recorded with
+    that decision (see :func:`record_market_decision`): it is graded as
+    evidence on its worker, and no outbox entry is made for it. The HITs'
+    rows are locked (in id order; ``locked``: already, by the caller) so two
+    overlapping syncs cannot both record an assignment.
     """
     ids = sorted(assignments_by_hit)
     published_rows = locked if locked is not None else lock_hits(session, ids)
@@ -212,6 +254,7 @@ def record_batch(
         for s in session.scalars(select(Submission).where(Submission.assignment_id.in_(wanted)))
     }
     recorded: list[Submission] = []
+    market_decisions: dict[str, str] = {}
     for published_hit_id in ids:
         published = published_rows[published_hit_id]
         template = get_template(published_campaign(session, published).template)
@@ -219,6 +262,8 @@ def record_batch(
         for assignment in assignments_by_hit[published_hit_id]:
             submission = stored.get(assignment["AssignmentId"])
             if submission is not None and submission.synced:
+                if record_market_decision(submission, assignment):
+                    market_decisions[submission.assignment_id] = str(submission.decision)
                 continue
             fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
             answers = template.answers_from_fields(fields, slots)
@@ -232,13 +277,39 @@ def record_batch(
                 session.add(submission)
             submission.answers = {"answers": answers}
             submission.synced = True
+            if submission.decision == VOID:
+                submission.decision = None  # confirmed after all
+            if record_market_decision(submission, assignment):
+                market_decisions[submission.assignment_id] = str(submission.decision)
             submit_time, accept_time = assignment.get("SubmitTime"), assignment.get("AcceptTime")
             submission.submitted_at = submit_time
             if submit_time and accept_time:
                 submission.work_seconds = (submit_time - accept_time).total_seconds()
             recorded.append(submission)
     session.flush()  # one INSERT for the batch's new submissions
-    return [s.id for s in recorded]
+    return Recorded([s.id for s in recorded], market_decisions)
+
+
+def record_market_decision(submission: Submission, assignment: dict[str, Any]) -> bool:
+    """Record the marketplace's decision on a submission hitforge has not decided; whether it did.
+
+    Work hitforge had not decided, or held for QA, that the marketplace
+    approved or rejected (its auto-approval, or a decision made outside
+    hitforge) takes the marketplace's decision, and its evidence says so. A
+    decision of hitforge's own is left alone: the outbox applies it.
+    """
+    decision = MARKET_DECISIONS.get(assignment.get("AssignmentStatus", "Submitted"))
+    if decision is None or submission.decision not in (None, "held"):
+        return False
+    submission.decision = decision
+    submission.evidence = {
+        **(submission.evidence or {}),
+        "decided_by": "marketplace",
+        "marketplace_status": assignment["AssignmentStatus"],
+        "reason": f"{assignment['AssignmentStatus'].lower()} on the marketplace, not by hitforge "
+        "(auto-approved, or decided outside hitforge)",
+    }
+    return True
 
 
 def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
@@ -264,7 +335,7 @@ def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[in
 
 @dataclass
 class FetchedHIT:
-    """What the marketplace said of one HIT: the HIT, then its Submitted assignments."""
+    """What the marketplace said of one HIT: the HIT, then its assignments (:data:`SYNCED_STATUSES`)."""
 
     campaign_id: int
     published_id: int
@@ -287,7 +358,7 @@ def fetch_hits(
     threads: int = 4,
     known: dict[str, dict[str, Any]] | None = None,
 ) -> list[FetchedHIT]:
-    """Read each target HIT and its Submitted assignments, several HITs at a time.
+    """Read each target HIT and its assignments (:func:`fetch_assignments`), several HITs at a time.
 
     Per HIT the HIT is read first: if it is Reviewable with nothing pending,
     no submission can arrive after the listing, so closing it is safe. A HIT
@@ -300,7 +371,7 @@ def fetch_hits(
     def one(target: tuple[int, int, str]) -> FetchedHIT:
         campaign_id, published_id, mturk_hit_id = target
         hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id))
-        return FetchedHIT(campaign_id, published_id, hit, fetch_submitted(market, mturk_hit_id))
+        return FetchedHIT(campaign_id, published_id, hit, fetch_assignments(market, mturk_hit_id))
 
     if len(targets) <= 1:
         return [one(t) for t in targets]
@@ -319,15 +390,17 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
     locked = lock_hits(session, [f.published_id for f in fetched])
     campaigns = {c: session.get(Campaign, c) for c in {p.campaign_id for p in locked.values()}}
     assert all(campaigns.values())
-    new_ids = record_batch(session, {f.published_id: f.assignments for f in fetched}, locked)
+    recorded = record_assignments(session, {f.published_id: f.assignments for f in fetched}, locked)
     workers: dict[int, set[str]] = defaultdict(set)
-    for submission in grade_submissions(session, new_ids):
+    for submission in grade_submissions(session, recorded.new_ids):
         workers[submission.published_hit.campaign_id].add(submission.worker_id)
+    # Graded, so their records exist; no outbox entry: the marketplace has applied them.
+    count_decisions(session, recorded.market_decisions)
     outbox: list[int] = []
     for campaign_id in sorted(workers):
         outbox.extend(decide_workers(session, campaign_id, workers[campaign_id]))
     finished = {
-        f.published_id: f.hit["NumberOfAssignmentsCompleted"] + len(f.assignments)
+        f.published_id: market_count(f)
         for f in fetched
         if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0
     }
@@ -335,6 +408,16 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
     for f in fetched:
         sync_done(session, f.published_id)
     return outbox
+
+
+def market_count(fetched: FetchedHIT) -> int:
+    """How many assignments the marketplace holds for a HIT: completed (approved or rejected) and submitted.
+
+    The listing read after the HIT holds the decided ones too; the larger
+    figure wins, so a HIT never closes with work of it unread.
+    """
+    submitted = sum(1 for a in fetched.assignments if a.get("AssignmentStatus", "Submitted") == "Submitted")
+    return max(fetched.hit["NumberOfAssignmentsCompleted"] + submitted, len(fetched.assignments))
 
 
 def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list[int]:
@@ -346,10 +429,11 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list
     """
     if not market_counts:
         return []
+    # Answers a page stored that the marketplace has not confirmed do not count.
     synced = dict(
         session.execute(
             select(Submission.published_hit_id, func.count())
-            .where(Submission.published_hit_id.in_(list(market_counts)))
+            .where(Submission.published_hit_id.in_(list(market_counts)), Submission.synced.is_(True))
             .group_by(Submission.published_hit_id)
         ).all()
     )
@@ -371,6 +455,9 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
 
     Undecided work (a worker whose record is neither clearly good nor clearly
     bad) waits for a QA reviewer rather than being approved or rejected blindly.
+    Answers a HIT page stored that the marketplace never confirmed (every HIT
+    is closed, so the worker returned or abandoned the assignment) are not
+    work: they are marked ``void``, out of the QA queue and the results.
     """
     finished = []
     running = select(Campaign).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
@@ -387,6 +474,14 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
             .where(PublishedHIT.campaign_id == campaign.id, Submission.decision.is_(None))
         ).all()
+        for submission in undecided:
+            if not submission.synced:
+                submission.decision = VOID
+                submission.evidence = {
+                    "reason": "the marketplace never confirmed this submission "
+                    "(the worker returned or abandoned the assignment)"
+                }
+        undecided = [s for s in undecided if s.synced]
         stats_of = lock_worker_stats(session, campaign.id, (s.worker_id for s in undecided))
         for submission in undecided:
             submission.decision = "held"
@@ -421,13 +516,16 @@ __all__ = [
     "decide_worker",
     "fetch_hits",
     "hit_snapshot",
+    "fetch_assignments",
     "fetch_submitted",
     "finish_campaigns",
     "grade",
     "hits_to_sync",
     "open_hits",
     "queue_syncs",
+    "record_assignments",
     "record_batch",
+    "record_market_decision",
     "record_submissions",
     "reopen",
     "review_hits",
