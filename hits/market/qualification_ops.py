@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
 from hits.market import validation as v
@@ -124,6 +124,18 @@ def get_type(session: Session, qtype_id: Any) -> QualificationType:
     if qtype is None:
         raise not_found("QualificationType", str(qtype_id))
     return qtype
+
+
+def as_seen_by(qtype: QualificationType, requester_id: str) -> QualificationType:
+    """``qtype`` as ``requester_id`` may see it: only its owner sees its AnswerKey.
+
+    Another requester gets a copy outside the session without it (the stored
+    type is left as it is); the Test itself is public, as workers take it.
+    """
+    if qtype.answer_key is None or qtype.requester_id == requester_id:
+        return qtype
+    values = {column.key: getattr(qtype, column.key) for column in inspect(QualificationType).column_attrs}
+    return QualificationType(**{**values, "answer_key": None})
 
 
 def associate(

@@ -19,7 +19,9 @@ def create_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[
 @operation("GetQualificationType", read_only=True)
 def get_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     qtype = qualification_ops.get_type(ctx.session, params.get("QualificationTypeId"))
-    return {"QualificationType": qualification_type_shape(qtype)}
+    return {
+        "QualificationType": qualification_type_shape(qualification_ops.as_seen_by(qtype, ctx.requester_id))
+    }
 
 
 @operation("AssociateQualificationWithWorker")

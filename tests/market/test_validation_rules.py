@@ -192,3 +192,56 @@ def test_qualification_type_settings_within_the_rules_are_stored(mturk) -> None:
         AutoGrantedValue=-3,  # any integer is a score
     )["QualificationType"]
     assert auto["AutoGrantedValue"] == -3
+
+
+ANSWER_KEY_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/AnswerKey.xsd"
+SELECTION_FORM = (
+    f'<QuestionForm xmlns="{QUESTION_FORM_NS}"><Question><QuestionIdentifier>q</QuestionIdentifier>'
+    "<QuestionContent><Text>Pick yes.</Text></QuestionContent><AnswerSpecification><SelectionAnswer>"
+    "<Selections><Selection><SelectionIdentifier>yes</SelectionIdentifier><Text>Yes</Text></Selection>"
+    "<Selection><SelectionIdentifier>no</SelectionIdentifier><Text>No</Text></Selection></Selections>"
+    "</SelectionAnswer></AnswerSpecification></Question></QuestionForm>"
+)
+ANSWER_KEY = (
+    f'<AnswerKey xmlns="{ANSWER_KEY_NS}"><Question><QuestionIdentifier>q</QuestionIdentifier>'
+    "<AnswerOption><SelectionIdentifier>yes</SelectionIdentifier><AnswerScore>1</AnswerScore>"
+    "</AnswerOption></Question></AnswerKey>"
+)
+
+
+def _keyed_type(mturk) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    name = f"keyed {uuid.uuid4().hex[:8]}"
+    made = mturk.create_qualification_type(
+        Name=name,
+        Description="A test with a key.",
+        QualificationTypeStatus="Active",
+        Test=SELECTION_FORM,
+        AnswerKey=ANSWER_KEY,
+        TestDurationInSeconds=300,
+    )["QualificationType"]
+    assert made["AnswerKey"] == ANSWER_KEY
+    return made["QualificationTypeId"], name
+
+
+def test_only_the_owner_gets_the_answer_key(mturk, live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    qid, _ = _keyed_type(mturk)
+    other = boto3_client(live_server.url, new_requester(market_sessions))
+    seen = other.get_qualification_type(QualificationTypeId=qid)["QualificationType"]
+    assert "AnswerKey" not in seen
+    assert seen["Test"] == SELECTION_FORM  # the test itself is public: workers take it
+    assert (
+        mturk.get_qualification_type(QualificationTypeId=qid)["QualificationType"]["AnswerKey"] == ANSWER_KEY
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ListQualificationTypes (server/mturk_api/ops_qualification_admin.py, not this change's file) "
+    "must pass its rows through qualification_ops.as_seen_by",
+)
+def test_listing_shows_the_answer_key_only_to_the_owner(mturk, live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    qid, name = _keyed_type(mturk)
+    other = boto3_client(live_server.url, new_requester(market_sessions))
+    [listed] = other.list_qualification_types(MustBeRequestable=True, Query=name)["QualificationTypes"]
+    assert listed["QualificationTypeId"] == qid
+    assert "AnswerKey" not in listed
