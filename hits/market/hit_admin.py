@@ -27,7 +27,7 @@ def _live_hit(session: Session, hit_id: Any, requester_id: str) -> HIT:
 
 
 def add_assignments(session: Session, requester_id: str, hit_id: Any, number: Any, token: Any = None) -> HIT:
-    """CreateAdditionalAssignmentsForHIT: raise MaxAssignments by ``number``."""
+    """CreateAdditionalAssignmentsForHIT: raise MaxAssignments by ``number`` (a HITExtended event)."""
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_ASSIGNMENTS:
         raise invalid("NumberOfAdditionalAssignments must be a positive integer.")
     hit = _live_hit(session, hit_id, requester_id)
@@ -43,6 +43,7 @@ def add_assignments(session: Session, requester_id: str, hit_id: Any, number: An
     if hit.status == REVIEWING:
         hit.status = REVIEWABLE  # let refresh_status reopen it
     refresh_status(session, hit)
+    events.record(session, hit, "HITExtended")
     session.flush()
     return hit
 

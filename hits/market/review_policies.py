@@ -24,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
+from hits.market import events
 from hits.market.errors import RequestError, invalid
 from hits.market.models import HIT, Assignment, HITReviewPolicies, ReviewRecord
 
@@ -196,6 +197,7 @@ def _extend(session: Session, hit: HIT, params: dict[str, Any]) -> str:
     hit.expires_at = max(hit.expires_at, utcnow() + minimum)
     session.flush()
     refresh_status(session, hit)
+    events.record(session, hit, "HITExtended")  # as CreateAdditionalAssignmentsForHIT does
     return f"extended to {hit.max_assignments} assignments"
 
 

@@ -9,6 +9,7 @@ from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from hits.db import session_scope
@@ -225,17 +226,52 @@ def test_returned_abandoned_rejected_extended_expired_and_disposed(mturk, market
         receiver.stop()
 
 
+def _extend_on_a_wrong_answer(up_to: int) -> dict[str, Any]:
+    """A ScoreMyKnownAnswers policy adding an assignment (up to ``up_to``) when q is not "right"."""
+    return {
+        "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
+        "Parameters": [
+            {"Key": "AnswerKey", "MapEntries": [{"Key": "q", "Values": ["right"]}]},
+            {"Key": "ExtendIfKnownAnswerScoreIsLessThan", "Values": ["100"]},
+            {"Key": "ExtendMaximumAssignments", "Values": [str(up_to)]},
+        ],
+    }
+
+
+def test_more_assignments_extend_the_hit(mturk, market_sessions) -> None:
+    receiver = Receiver(free_port())
+    try:
+        policy = _extend_on_a_wrong_answer(up_to=4)
+        hit_id = _setup(
+            mturk, receiver.port, ["HITExtended"], max_assignments=2, AssignmentReviewPolicy=policy
+        )
+        token = f"more-{hit_id[:8]}"
+        mturk.create_additional_assignments_for_hit(
+            HITId=hit_id, NumberOfAdditionalAssignments=1, UniqueRequestToken=token
+        )
+        wait_until(lambda: len(receiver.documents) == 1)
+        assert receiver.events() == [("HITExtended", None)]
+        with pytest.raises(mturk.exceptions.RequestError):  # the same request again extends nothing
+            mturk.create_additional_assignments_for_hit(
+                HITId=hit_id, NumberOfAdditionalAssignments=1, UniqueRequestToken=token
+            )
+        _work(market_sessions, hit_id, f"extends-{hit_id[:8]}")  # wrong known answer: the policy adds one
+        wait_until(lambda: len(receiver.documents) == 2)
+        assert receiver.events() == [("HITExtended", None), ("HITExtended", None)]
+        assert mturk.get_hit(HITId=hit_id)["HIT"]["MaxAssignments"] == 4
+        assert {(d["Events"][0]["HITId"], d["Events"][0]["HITTypeId"]) for d in receiver.documents} == {
+            (hit_id, mturk.get_hit(HITId=hit_id)["HIT"]["HITTypeId"])
+        }
+        time.sleep(0.5)
+        assert len(receiver.documents) == 2
+    finally:
+        receiver.stop()
+
+
 def test_a_failed_review_action_does_not_hold_back_the_event(mturk, market_sessions) -> None:
     receiver = Receiver(free_port())
     try:
-        policy = {
-            "PolicyName": "ScoreMyKnownAnswers/2011-09-01",
-            "Parameters": [
-                {"Key": "AnswerKey", "MapEntries": [{"Key": "q", "Values": ["right"]}]},
-                {"Key": "ExtendIfKnownAnswerScoreIsLessThan", "Values": ["100"]},
-                {"Key": "ExtendMaximumAssignments", "Values": ["1"]},  # the HIT has 1: extending fails
-            ],
-        }
+        policy = _extend_on_a_wrong_answer(up_to=1)  # the HIT has 1: extending fails
         hit_id = _setup(mturk, receiver.port, ["AssignmentSubmitted"], AssignmentReviewPolicy=policy)
         assignment_id = _work(market_sessions, hit_id, f"failed-action-{hit_id[:8]}")
         # No API call meanwhile (no clock sweep): the commit's own delivery pass must carry it,
