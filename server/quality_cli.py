@@ -10,6 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from hits.campaigns.spec import DEFAULT_SIGNALS, SignalName
+
 #: Metric -> (label, target as text, whether the figure passes); "worst" is what is checked.
 TARGETS = {
     "precision": ("flag precision, spammers+copycats (careless apart)", ">= 0.98", lambda v: v >= 0.98),
@@ -17,6 +19,7 @@ TARGETS = {
     "recall": ("recall: flagged after <= N gold answers", ">= 0.95", lambda v: v >= 0.95),
     "careless_flagged": ("careless workers flagged", "-", None),
     "diligent_rejected_share": ("diligent assignments rejected", "< 0.01", lambda v: v < 0.01),
+    "diligent_held_share": ("diligent assignments held for QA", "-", None),
     "majority_vote_accuracy": ("label accuracy, majority vote", "-", None),
     "dawid_skene_accuracy": ("label accuracy, Dawid-Skene", ">= MV", None),
 }
@@ -40,7 +43,16 @@ def quality() -> None:
 @click.option("--confidence", default=0.9, show_default=True, type=click.FloatRange(0.5, 1, max_open=True))
 @click.option("--min-gold", default=3, show_default=True, type=click.IntRange(1))
 @click.option("--max-gold", default=10, show_default=True, type=click.IntRange(1), help="N for recall.")
-@click.option("--signals/--no-signals", default=True, show_default=True, help="Use speed/straight-lining/DS.")
+@click.option("--signals/--no-signals", default=True, show_default=True, help="Consult the signals at all.")
+@click.option(
+    "--signal",
+    "signal_names",
+    multiple=True,
+    type=click.Choice(["speed", "straightline", "agreement"]),
+    help="A signal that may flag (repeat it); default: the campaign file's default, "
+    + ", ".join(DEFAULT_SIGNALS)
+    + ".",
+)
 @click.option("--seeds", default=5, show_default=True, type=click.IntRange(1), help="Runs: seeds 1..N.")
 @click.option("--check", is_flag=True, help="Exit with status 1 when a target is missed.")
 def simulate(
@@ -57,6 +69,7 @@ def simulate(
     min_gold: int,
     max_gold: int,
     signals: bool,
+    signal_names: tuple[SignalName, ...],
     seeds: int,
     check: bool,
 ) -> None:
@@ -79,6 +92,7 @@ def simulate(
         confidence=confidence,
         min_gold=min_gold,
         use_signals=signals,
+        signals=signal_names or DEFAULT_SIGNALS,
         max_gold_to_flag=max_gold,
     )
     reports = []
@@ -90,7 +104,7 @@ def simulate(
         f"{hit_count} HITs x ({items} items + {gold} gold) x {assignments} assignments; crowd "
         f"{diligent} diligent / {careless} careless / {spammers} spammers / {copycats} copycats; "
         f"threshold {threshold}, confidence {confidence}, min_gold {min_gold}; "
-        f"signals {'on' if signals else 'off'}; seeds 1..{seeds}",
+        f"signals {', '.join(config.signals) if signals else 'off'}; seeds 1..{seeds}",
         highlight=False,
     )
     summary = summarise(reports)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import sys
 from pathlib import Path
 
@@ -50,11 +49,6 @@ def export(campaign: str, fmt: str, out: Path | None) -> None:
     click.echo(f"{count} assignments exported", err=True)
 
 
-def _cell(value: object) -> object:
-    """A label as one CSV cell: lists and dicts (orderings, sets, spans) as JSON."""
-    return json.dumps(value) if isinstance(value, list | dict) else value
-
-
 @results.command("aggregate")
 @click.argument("campaign")
 @click.option("--method", type=click.Choice(METHODS), default=None, help="Default: the template's own.")
@@ -64,6 +58,7 @@ def aggregate(campaign: str, method: str | None) -> None:
     CSV on stdout; a label that is a list or a mapping (a compare template's
     ordering, best first) is one JSON cell.
     """
+    from hits.campaigns.export import csv_cell
     from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 
     settings = load_settings()
@@ -74,7 +69,7 @@ def aggregate(campaign: str, method: str | None) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(["item_id", "label", "confidence", "votes", "method"])
     for row in rows:
-        writer.writerow([row.item_id, _cell(row.label), f"{row.confidence:.4f}", row.votes, row.method])
+        writer.writerow([row.item_id, csv_cell(row.label), f"{row.confidence:.4f}", row.votes, row.method])
     click.echo(f"krippendorff_alpha={'n/a' if alpha is None else f'{alpha:.4f}'}", err=True)
 
 

@@ -43,11 +43,40 @@ def _submissions(session: Session, campaign_id: int) -> Iterator[Submission]:
     )
 
 
+def consensus(session: Session, campaign: Campaign) -> dict[str, dict[str, Any]]:
+    """Each real item's aggregated label with its confidence, by item id (the template's method).
+
+    Computed from the answers the results count (see ``answers_frame``); an
+    item nobody has answered yet is absent.
+    """
+    from hits.quality.aggregation import aggregate_frame, answers_frame
+
+    frame = answers_frame(session, campaign.id)
+    if frame.empty:
+        return {}
+    method = get_template(campaign.template).aggregation
+    return {
+        a.item_id: {
+            "label": a.label,
+            "confidence": round(a.confidence, 4),
+            "votes": a.votes,
+            "method": a.method,
+        }
+        for a in aggregate_frame(frame, method)
+    }
+
+
 def assignment_records(session: Session, campaign_id: int) -> Iterator[dict[str, Any]]:
-    """One dict per assignment: ids, decision, gold score, and each slot's item and answer."""
+    """One dict per assignment: ids, decision, gold score, and each slot's item, answer and consensus.
+
+    ``consensus`` (real items only) is the item's aggregated label and its
+    confidence over the whole campaign, the same on every assignment that
+    shows the item.
+    """
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         raise ValueError(f"campaign {campaign_id} does not exist")
+    labels = consensus(session, campaign)
     for sub in _submissions(session, campaign_id):
         answers = sub.answers.get("answers", [])
         slots = []
@@ -63,6 +92,7 @@ def assignment_records(session: Session, campaign_id: int) -> Iterator[dict[str,
                     "is_gold": page_slot.gold is not None,
                     "input": page_slot.payload,
                     "answer": answers[page_slot.position] if page_slot.position < len(answers) else None,
+                    "consensus": None if page_slot.gold is not None else labels.get(source.external_id),
                 }
             )
         yield {
@@ -106,10 +136,17 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
             f"Answer.{name}": value
             for name, value in template.answer_fields([s["answer"] for s in record["slots"]])
         }
+        # After MTurk's own columns, so scripts that read those by name are unaffected.
+        agreed = {
+            f"Consensus.{key}_{slot['position']}": csv_cell(slot["consensus"][key])
+            for slot in record["slots"]
+            if slot["consensus"] is not None
+            for key in ("label", "confidence")
+        }
         for col in inputs:
             if col not in input_cols:
                 input_cols.append(col)
-        for col in answers:
+        for col in [*answers, *agreed]:
             if col not in answer_cols:
                 answer_cols.append(col)
         rows.append(
@@ -125,9 +162,15 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
                 "WorkTimeInSeconds": int(record["work_seconds"] or 0),
                 **inputs,
                 **answers,
+                **agreed,
             }
         )
     writer = csv.DictWriter(out, fieldnames=BATCH_COLUMNS + input_cols + answer_cols, extrasaction="ignore")
     writer.writeheader()
     writer.writerows(rows)
     return len(rows)
+
+
+def csv_cell(value: Any) -> Any:
+    """A label as one CSV cell: lists and dicts (orderings, sets, spans) as JSON."""
+    return json.dumps(value) if isinstance(value, list | dict) else value

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission
+from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission, WorkerStats
 from hits.quality import METHODS
 from hits.templates import get_template
 
@@ -32,14 +32,33 @@ class AggregatedItem:
     detail: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
+#: Decisions whose answers never count: rejected work, and work the marketplace never took in.
+LEFT_OUT = ("reject", "void")
+
+
 def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
-    """A long table (task, worker, label) of a campaign's non-gold answers."""
+    """A long table (task, worker, label) of a campaign's non-gold answers, as the results count them.
+
+    Left out: rejected work, work the marketplace never took in, and the held
+    work of a worker flagged in this campaign (held for QA because the worker
+    looks bad; it counts once a reviewer approves it, as approved work does).
+    """
     rows: list[tuple[str, str, Any]] = []
+    flagged = select(WorkerStats.worker_id).where(
+        WorkerStats.campaign_id == campaign_id, WorkerStats.flagged.is_(True)
+    )
     submissions = session.scalars(
         select(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
         .where(PublishedHIT.campaign_id == campaign_id)
-        .where((Submission.decision.is_(None)) | (Submission.decision != "reject"))
+        .where(or_(Submission.decision.is_(None), Submission.decision.not_in(LEFT_OUT)))
+        .where(
+            or_(
+                Submission.decision.is_(None),
+                Submission.decision != "held",
+                Submission.worker_id.not_in(flagged),
+            )
+        )
     ).all()
     item_ids = dict(
         session.execute(

@@ -11,10 +11,17 @@ Modelling choices, stated because the figures depend on them:
 * Every gold answer is graded in the order the worker gave it and the rule is
   applied after each one, so "flagged after at most n gold answers" is exact.
 * Decisions follow the pipeline: an approve verdict approves the worker's
-  pending assignments, a flag rejects them and stops the worker; undecided
-  work waits, and is held when the campaign ends. A rejected assignment's slot
+  pending assignments, a confident gold flag rejects them and stops the
+  worker (a block); undecided work waits, and is held when the campaign ends.
+  A flag resting on the signals alone holds the work for a person and does
+  not stop the worker: their later work is held too while the signals still
+  fire, until gold becomes confident either way. A rejected assignment's slot
   is offered again (as a requester extends a HIT), so every item keeps its
-  labels.
+  labels; a held one is not (no reviewer acts within the simulation), and a
+  flagged worker's held labels are left out of the aggregation, as the live
+  pipeline leaves them out of the results.
+* Only the signals the campaign default enables are consulted
+  (``SimulationConfig.signals``), as in the live pipeline.
 * Work time is an assumption, not data: each worker has a typical seconds per
   item drawn around their profile's (below), varying per assignment.
 """
@@ -30,6 +37,7 @@ from typing import Any
 
 import pandas as pd
 
+from hits.campaigns.spec import DEFAULT_SIGNALS, SignalName
 from hits.crowd.profiles import PROFILES
 from hits.demo_tasks.rating import rate
 from hits.quality.aggregation import aggregate_frame
@@ -60,6 +68,8 @@ class SimulationConfig:
     confidence: float = 0.9
     min_gold: int = 3
     use_signals: bool = True
+    #: The signals that may flag a worker gold leaves undecided (the campaign file's default).
+    signals: tuple[SignalName, ...] = DEFAULT_SIGNALS
     #: Refit Dawid-Skene for the agreement signal after this many assignments (0: never).
     agreement_every: int = 750
     #: "Caught" means flagged after at most this many gold answers.
@@ -77,6 +87,8 @@ class WorkerOutcome:
     gold_total: int = 0
     flagged_at_gold: int | None = None
     flag_reason: str | None = None
+    #: Whether the (first) flag rested on gold, which acts alone, or on the signals, which hold.
+    flagged_by_gold: bool = False
     approved: int = 0
     rejected: int = 0
     held: int = 0
@@ -122,6 +134,7 @@ def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str
     careless = sum(w.profile == "careless" for w in workers)
     diligent_assignments = sum(w.assignments for w in workers if w.profile == "diligent")
     diligent_rejected = sum(w.rejected for w in workers if w.profile == "diligent")
+    diligent_held = sum(w.held for w in workers if w.profile == "diligent")
     caught = sum(w.flagged_at_gold is not None and w.flagged_at_gold <= max_gold for w in bad)
     return {
         "precision": flagged_bad / (flagged_bad + flagged_diligent)
@@ -133,6 +146,7 @@ def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str
         "recall": caught / len(bad) if bad else 1.0,
         "careless_flagged": flagged_careless / careless if careless else 0.0,
         "diligent_rejected_share": diligent_rejected / diligent_assignments if diligent_assignments else 0.0,
+        "diligent_held_share": diligent_held / diligent_assignments if diligent_assignments else 0.0,
     }
 
 
@@ -223,7 +237,7 @@ class _Campaign:
                 continue
             self._work(worker, hit)
             done_assignments += 1
-            if worker.outcome.flagged:
+            if worker.outcome.flagged_by_gold:
                 active.remove(worker_id)
             every = self.config.agreement_every
             if self.config.use_signals and every and done_assignments % every == 0:
@@ -249,16 +263,17 @@ class _Campaign:
         bisect.insort(self.all_times, seconds)
         worker.answers.extend(answers)
         verdict: Verdict = "undecided"
+        by_gold = False
         for key, answer in zip(keys, answers, strict=True):
             if key not in self.gold:
                 continue
             score = self.template.score_gold_item(answer, {"rating": self.gold[key]}, {}, self.options)
             worker.outcome.gold_correct += int(self.template.gold_passed(score, self.options))
             worker.outcome.gold_total += 1
-            verdict = self._judge(worker)
-            if verdict == "flag":
+            verdict, by_gold = self._judge(worker)
+            if by_gold:
                 break
-        self._apply(worker, verdict)
+        self._apply(worker, verdict, by_gold)
 
     def _truth_of(self, key: str) -> dict[str, Any]:
         # rate() looks the key up in a mapping; a one-entry mapping avoids merging the two tables.
@@ -268,9 +283,11 @@ class _Campaign:
         crowd_median = self.all_times[len(self.all_times) // 2] if self.all_times else None
         found = [speed_signal(worker.times, crowd_median), straightline_signal(worker.answers)]
         names = [s.name for s in found if s.suspicious]
-        return names + (["agreement"] if worker.agreement_suspicious else [])
+        names += ["agreement"] if worker.agreement_suspicious else []
+        return [name for name in names if name in self.config.signals]
 
-    def _judge(self, worker: _Worker) -> Verdict:
+    def _judge(self, worker: _Worker) -> tuple[Verdict, bool]:
+        """The verdict after the latest gold answer, and whether gold alone made it a flag."""
         config, outcome = self.config, worker.outcome
         gold = judge_worker(
             GoldRecord(outcome.gold_correct, outcome.gold_total),
@@ -279,18 +296,21 @@ class _Campaign:
             min_gold=config.min_gold,
         )
         verdict = gold.verdict
-        reason = "gold"
+        suspicious: list[str] = []
         if config.use_signals and verdict == "undecided":
             suspicious = self._suspicious(worker)
             verdict = combined_verdict(
                 gold, suspicious, gold_total=outcome.gold_total, min_gold=config.min_gold
             )
-            reason = "+".join(suspicious)
-        if verdict == "flag":
-            outcome.flagged_at_gold, outcome.flag_reason = outcome.gold_total, reason
-        return verdict
+        by_gold = gold.verdict == "flag"
+        if verdict == "flag" and not outcome.flagged:
+            # The first flag is the one measured ("flagged after n gold answers"), and its reason.
+            outcome.flagged_at_gold = outcome.gold_total
+            outcome.flag_reason = "gold" if by_gold else "+".join(suspicious)
+        outcome.flagged_by_gold = outcome.flagged_by_gold or by_gold
+        return verdict, by_gold
 
-    def _apply(self, worker: _Worker, verdict: Verdict) -> None:
+    def _apply(self, worker: _Worker, verdict: Verdict, by_gold: bool) -> None:
         if verdict == "undecided":
             return
         for index in worker.pending:
@@ -298,10 +318,13 @@ class _Campaign:
             if verdict == "approve":
                 assignment.status = "approved"
                 worker.outcome.approved += 1
-            else:
+            elif by_gold:
                 assignment.status = "rejected"
                 worker.outcome.rejected += 1
                 self._reopen(assignment.hit)
+            else:  # flagged on signals: a person decides, outside the simulation
+                assignment.status = "held"
+                worker.outcome.held += 1
         worker.pending.clear()
 
     def _refresh_agreement(self) -> None:
@@ -310,10 +333,17 @@ class _Campaign:
             self.workers[worker_id].agreement_suspicious = signal.suspicious
 
     def labels(self, *, include_rejected: bool = False) -> pd.DataFrame:
-        """Every real item's labels as a (task, worker, label) frame."""
+        """Every real item's labels as a (task, worker, label) frame.
+
+        Without ``include_rejected``, as the results are: rejected work and the
+        held work of flagged workers are left out.
+        """
         rows = []
         for a in self.assignments:
-            if a.status == "rejected" and not include_rejected:
+            left_out = a.status == "rejected" or (
+                a.status == "held" and self.workers[a.worker].outcome.flagged
+            )
+            if left_out and not include_rejected:
                 continue
             for key, answer in zip(self.layout[a.hit], a.answers, strict=True):
                 if key not in self.gold:

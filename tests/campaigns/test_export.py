@@ -34,3 +34,20 @@ def test_batch_csv_and_jsonl_hold_every_assignment(tmp_path, live_server, market
     assert {r["assignment_id"] for r in records} == {r["AssignmentId"] for r in rows}
     assert all(sum(s["is_gold"] for s in r["slots"]) == 1 for r in records)
     assert len(aggregated) == 4  # the four ordinary items, gold excluded
+    # Each real item carries its consensus label and confidence, in both formats.
+    by_item = {a.item_id: a for a in aggregated}
+    for record in records:
+        for slot in record["slots"]:
+            if slot["is_gold"]:
+                assert slot["consensus"] is None
+            else:
+                expected = by_item[slot["item_id"]]
+                assert slot["consensus"]["label"] == expected.label
+                assert slot["consensus"]["confidence"] == round(expected.confidence, 4)
+    for row, record in zip(rows, records, strict=True):
+        real = [s for s in record["slots"] if not s["is_gold"]]
+        assert [row[f"Consensus.label_{s['position']}"] for s in real] == [
+            str(s["consensus"]["label"]) for s in real
+        ]
+        gold = next(s for s in record["slots"] if s["is_gold"])
+        assert not row.get(f"Consensus.label_{gold['position']}")

@@ -9,6 +9,7 @@ from hits.campaigns.models import OutboxEntry, ReviewAction, StaffUser, Submissi
 from hits.crowd import PROFILES
 from hits.db import session_scope
 from hits.quality import qa_review
+from hits.quality.aggregation import answers_frame
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 
@@ -126,3 +127,19 @@ def test_a_held_assignment_cannot_be_decided_twice(tmp_path, live_server, market
         assert len(qa_review.decide_held(session, first, "approve", staff, "looked fine")) == 1
     with session_scope(requester_sessions) as session, pytest.raises(qa_review.NotHeld):
         qa_review.decide_held(session, first, "reject", staff, "changed my mind")
+
+
+def test_a_flagged_workers_held_answers_stay_out_of_the_results_until_cleared(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, copycat = _flagged_copycat(tmp_path, live_server, market, requester_sessions, "sigflag-4", 3)
+    worker = copycat.result.worker_id
+    with session_scope(requester_sessions) as session:
+        assert worker not in set(answers_frame(session, campaign_id)["worker"])
+    with session_scope(requester_sessions) as session:
+        qa_review.review_worker(
+            session, campaign_id, worker, "clear", _reviewer(requester_sessions, "qa-4"), ""
+        )
+    with session_scope(requester_sessions) as session:
+        frame = answers_frame(session, campaign_id)
+    assert (frame["worker"] == worker).sum() == 6  # three HITs of two real items
