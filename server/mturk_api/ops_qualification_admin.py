@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hits.market import qualification_admin
+from hits.market import qualification_admin, qualification_ops
 from server.mturk_api.registry import CallContext, operation
 from server.mturk_api.wire import (
     keyset_request,
@@ -74,7 +74,8 @@ def list_qualification_types(ctx: CallContext, params: dict[str, Any]) -> dict[s
         offset=offset,
         limit=limit,
     )
-    return paged("QualificationTypes", [qualification_type_shape(q) for q in rows], offset, limit)
+    shown = [qualification_type_shape(qualification_ops.as_seen_by(q, ctx.requester_id)) for q in rows]
+    return paged("QualificationTypes", shown, offset, limit)
 
 
 @operation("ListQualificationRequests", read_only=True)

@@ -234,11 +234,6 @@ def test_only_the_owner_gets_the_answer_key(mturk, live_server, market_sessions)
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ListQualificationTypes (server/mturk_api/ops_qualification_admin.py, not this change's file) "
-    "must pass its rows through qualification_ops.as_seen_by",
-)
 def test_listing_shows_the_answer_key_only_to_the_owner(mturk, live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
     qid, name = _keyed_type(mturk)
     other = boto3_client(live_server.url, new_requester(market_sessions))
