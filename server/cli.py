@@ -218,12 +218,14 @@ def _add_subcommands() -> None:
     from server.quality_cli import quality
     from server.results_cli import results
     from server.target_cli import target
+    from server.worker_admin_cli import workers
 
     qualification.add_command(publish)
     main.add_command(qualification)
     main.add_command(results)
     main.add_command(quality)
     main.add_command(target)
+    main.add_command(workers)
 
 
 _add_subcommands()

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
+from typing import Any
 
 from sqlalchemy import Connection, Select, bindparam, select
 from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from hits.market import ledger
+from hits.market import validation as v
 from hits.market.errors import RequestError
 from hits.market.ids import new_access_key_id, new_customer_id, new_secret_key
 from hits.market.models import AccessKey, Requester, RequesterOptions, Worker
@@ -105,4 +107,38 @@ def authenticate_worker(session: Session, username: str, password: str) -> Worke
     worker = session.scalar(select(Worker).where(Worker.username == username.strip()))
     if worker is None or not check_password_hash(worker.password_hash, password):
         return None
+    return worker
+
+
+_UNCHANGED: Any = object()
+
+
+def set_worker_profile(
+    session: Session,
+    worker_id: str,
+    *,
+    country: str | None = None,
+    subdivision: str | None = _UNCHANGED,
+    is_adult: bool | None = None,
+) -> Worker:
+    """Change what a worker's system qualifications are read from: Locale (country, subdivision) and Adult.
+
+    ``subdivision=None`` clears it; a new country without a subdivision clears
+    the old one (it belonged to the old country). Codes are ISO 3166, as in
+    QualificationRequirements.
+    """
+    worker = session.get(Worker, worker_id)
+    if worker is None:
+        raise RequestError(f"Worker {worker_id} does not exist.", "AWS.MechanicalTurk.WorkerDoesNotExist")
+    if country is not None:
+        locale = v.locale_value({"Country": country})
+        if locale["Country"] != worker.country and subdivision is _UNCHANGED:
+            subdivision = None
+        worker.country = locale["Country"]
+    if subdivision is not _UNCHANGED:
+        locale = v.locale_value({"Country": worker.country, "Subdivision": subdivision})
+        worker.subdivision = locale.get("Subdivision")
+    if is_adult is not None:
+        worker.is_adult = is_adult
+    session.flush()
     return worker

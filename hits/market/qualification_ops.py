@@ -106,20 +106,24 @@ def check_requirement_types(session: Session, requirements: list[dict[str, Any]]
         raise not_found("QualificationType", missing[0])
 
 
+def _system_type(qtype_id: str) -> QualificationType:
+    name, description = SYSTEM_TYPE_TEXT[qtype_id]
+    return QualificationType(
+        id=qtype_id,
+        requester_id=None,
+        name=name,
+        description=description,
+        keywords="",
+        status="Active",
+        auto_granted=False,
+        created_at=SYSTEM_TYPES_CREATED,
+    )
+
+
 def get_type(session: Session, qtype_id: Any) -> QualificationType:
     """A qualification type by id; the system types are described though they are not stored."""
     if qtype_id in SYSTEM_TYPE_TEXT:
-        name, description = SYSTEM_TYPE_TEXT[qtype_id]
-        return QualificationType(
-            id=qtype_id,
-            requester_id=None,
-            name=name,
-            description=description,
-            keywords="",
-            status="Active",
-            auto_granted=False,
-            created_at=SYSTEM_TYPES_CREATED,
-        )
+        return _system_type(qtype_id)
     qtype = session.get(QualificationType, qtype_id) if isinstance(qtype_id, str) else None
     if qtype is None:
         raise not_found("QualificationType", str(qtype_id))
@@ -145,8 +149,17 @@ def associate(
     qtype = get_type(session, qtype_id)
     if qtype.requester_id != requester_id:
         raise not_found("QualificationType", qtype_id)
+    _check_worker(session, worker_id)
+    return _set_grant(session, qtype_id, worker_id, 1 if value is None else value)
+
+
+def _check_worker(session: Session, worker_id: str) -> None:
     if session.get(Worker, worker_id) is None:
         raise RequestError(f"Worker {worker_id} does not exist.", "AWS.MechanicalTurk.WorkerDoesNotExist")
+
+
+def _set_grant(session: Session, qtype_id: str, worker_id: str, value: int) -> WorkerQualification:
+    """Grant ``qtype_id`` to ``worker_id`` with ``value``, or update their grant (even a revoked one)."""
     grant = session.scalar(
         select(WorkerQualification).where(
             WorkerQualification.qualification_type_id == qtype_id,
@@ -156,10 +169,45 @@ def associate(
     if grant is None:
         grant = WorkerQualification(qualification_type_id=qtype_id, worker_id=worker_id)
         session.add(grant)
-    grant.integer_value = 1 if value is None else value
+    grant.integer_value = value
     grant.status = "Granted"
     session.flush()
     return grant
+
+
+def _system_type_row(session: Session, qtype_id: str) -> None:
+    """Store system type ``qtype_id`` (as :func:`get_type` describes it) so that grants can refer to it."""
+    if session.get(QualificationType, qtype_id) is None:
+        session.add(_system_type(qtype_id))
+        session.flush()
+
+
+def grant_masters(session: Session, worker_id: str) -> list[WorkerQualification]:
+    """Grant ``worker_id`` Masters, under both its production and its sandbox id (the operator's call).
+
+    Nobody else may grant it: to a requester the type is not theirs.
+    """
+    _check_worker(session, worker_id)
+    granted = []
+    for qtype_id in sorted(MASTERS):
+        _system_type_row(session, qtype_id)
+        granted.append(_set_grant(session, qtype_id, worker_id, 1))
+    return granted
+
+
+def revoke_masters(session: Session, worker_id: str) -> int:
+    """Take Masters back from ``worker_id`` (the grants stay, Revoked); how many grants were revoked."""
+    grants = session.scalars(
+        select(WorkerQualification).where(
+            WorkerQualification.qualification_type_id.in_(MASTERS),
+            WorkerQualification.worker_id == worker_id,
+            WorkerQualification.status == "Granted",
+        )
+    ).all()
+    for grant in grants:
+        grant.status = "Revoked"
+    session.flush()
+    return len(grants)
 
 
 def approval_stats(session: Session, worker_id: str) -> tuple[int, int]:
@@ -176,7 +224,12 @@ def approval_stats(session: Session, worker_id: str) -> tuple[int, int]:
 
 
 def worker_value(session: Session, worker: Worker, qtype_id: str) -> int | dict[str, str] | None:
-    """The worker's value for a qualification, system ones computed; None if not held."""
+    """The worker's value for a qualification, system ones computed; None if not held.
+
+    Locale and Adult come from the worker's profile, the approval figures from
+    their work; Masters is granted by the marketplace's operator
+    (:func:`grant_masters`) and read like any other grant.
+    """
     if qtype_id == LOCALE:
         locale = {"Country": worker.country}
         if worker.subdivision:
@@ -190,8 +243,6 @@ def worker_value(session: Session, worker: Worker, qtype_id: str) -> int | dict[
             return approved
         # MTurk reports 100% until a worker has a track record.
         return 100 if decided == 0 else (100 * approved) // decided
-    if qtype_id in MASTERS:
-        return None
     grant = session.scalar(
         select(WorkerQualification).where(
             WorkerQualification.qualification_type_id == qtype_id,

@@ -1,0 +1,94 @@
+"""``hitforge workers``: what the marketplace's operator decides about a worker.
+
+Masters is granted by the operator, as Amazon grants it on MTurk; Locale and
+Adult are read from the worker's profile, which the operator can correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.market.errors import RequestError
+from hits.market.models import Worker
+from hits.settings import load_settings
+
+
+@click.group()
+def workers() -> None:
+    """Worker accounts of the marketplace: Masters, locale and adult status."""
+
+
+@contextmanager
+def _worker(who: str) -> Iterator[tuple[Session, Worker]]:
+    """The worker with id or user name ``who``, in a unit of work committed on success."""
+    sessions = make_session_factory(make_engine(load_settings().market_database_url))
+    with session_scope(sessions) as session:
+        worker = session.scalar(select(Worker).where(or_(Worker.id == who, Worker.username == who)))
+        if worker is None:
+            raise click.BadParameter(f"no worker with id or user name {who!r}", param_hint="WORKER")
+        try:
+            yield session, worker
+        except RequestError as exc:
+            raise click.ClickException(exc.message) from exc
+
+
+@workers.group()
+def masters() -> None:
+    """The Masters qualification (its production and sandbox ids)."""
+
+
+@masters.command("grant")
+@click.argument("worker")
+def masters_grant(worker: str) -> None:
+    """Grant WORKER (id or user name) Masters."""
+    from hits.market.qualification_ops import grant_masters
+
+    with _worker(worker) as (session, found):
+        grants = grant_masters(session, found.id)
+    click.echo(
+        f"{found.id} ({found.username}) holds Masters: {', '.join(g.qualification_type_id for g in grants)}"
+    )
+
+
+@masters.command("revoke")
+@click.argument("worker")
+def masters_revoke(worker: str) -> None:
+    """Take Masters back from WORKER (id or user name)."""
+    from hits.market.qualification_ops import revoke_masters
+
+    with _worker(worker) as (session, found):
+        revoked = revoke_masters(session, found.id)
+    click.echo(
+        f"{found.id} ({found.username}): Masters revoked" if revoked else f"{found.id} did not hold Masters"
+    )
+
+
+@workers.command("profile")
+@click.argument("worker")
+@click.option(
+    "--country", help="ISO 3166-1 alpha-2 code, such as US (a different one clears the subdivision)."
+)
+@click.option("--subdivision", help="ISO 3166-2 subdivision code within the country, such as CA.")
+@click.option("--no-subdivision", is_flag=True, help="Clear the subdivision.")
+@click.option("--adult/--not-adult", default=None, help="Whether the worker meets the Adult qualification.")
+def profile(
+    worker: str, country: str | None, subdivision: str | None, no_subdivision: bool, adult: bool | None
+) -> None:
+    """Set what WORKER's Locale and Adult qualifications are read from, and show them."""
+    from hits.market.accounts import set_worker_profile
+
+    if subdivision is not None and no_subdivision:
+        raise click.UsageError("--subdivision and --no-subdivision exclude each other")
+    with _worker(worker) as (session, found):
+        if subdivision is not None or no_subdivision:
+            set_worker_profile(session, found.id, country=country, subdivision=subdivision, is_adult=adult)
+        else:
+            set_worker_profile(session, found.id, country=country, is_adult=adult)
+        locale = found.country + (f"-{found.subdivision}" if found.subdivision else "")
+    click.echo(f"{found.id} ({found.username}): locale {locale}, adult {'yes' if found.is_adult else 'no'}")
