@@ -4,26 +4,34 @@ The worker site renders the parsed form (``server/templates/worker/_question_for
 and posts it back; ``read_answers`` checks the posted fields against each
 question's AnswerSpecification and ``answers_to_qfa`` writes the
 QuestionFormAnswers document MTurk would store (``FreeText`` for free-text
-answers, ``SelectionIdentifier`` per chosen option, ``OtherSelectionText``).
+answers, ``SelectionIdentifier`` per chosen option, ``OtherSelectionText``,
+``UploadedFileSizeInBytes`` and ``UploadedFileKey`` for a FileUploadAnswer,
+whose file ``store_uploads`` keeps in ``market_uploaded_files``).
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from lxml import etree
 from markupsafe import Markup
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from hits.market.errors import invalid
+from hits.market.models.requests import UploadedFile
 from hits.market.question_form_html import formatted_to_html, safe_url
 from hits.market.questions import QFA_NS, QUESTION_FORM_NAMESPACES
 
 # No entities, no network: QuestionForms and AnswerKeys come from requesters.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 MAX_FREE_TEXT = 65_535
+# The largest file this site stores for one FileUploadAnswer, whatever MaxFileSizeInBytes allows (2 GB).
+UPLOAD_LIMIT_BYTES = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,37 @@ class SelectionSpec:
     other: FreeTextSpec | None = None
 
 
+def file_size_text(size: int) -> str:
+    """Bytes as a worker reads them: ``900 bytes``, ``12.5 kB``, ``3 MB``."""
+    if size < 1000:
+        return f"{size} byte{'' if size == 1 else 's'}"
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"  # pragma: no cover - the loop always returns
+
+
+@dataclass(frozen=True)
+class FileUploadSpec:
+    """A FileUploadAnswer: the file's size bounds in bytes (the maximum capped at this site's limit)."""
+
+    min_bytes: int
+    max_bytes: int
+
+    @property
+    def bounds_text(self) -> str:
+        return f"{file_size_text(self.min_bytes)} to {file_size_text(self.max_bytes)}"
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A file as posted: its name and type as the browser gave them, and its bytes."""
+
+    filename: str
+    content_type: str
+    data: bytes
+
+
 @dataclass(frozen=True)
 class FormQuestion:
     """One Question of the form; ``name`` is its HTML field name."""
@@ -82,6 +121,7 @@ class FormQuestion:
     content: tuple[Content, ...]
     free_text: FreeTextSpec | None = None
     selection: SelectionSpec | None = None
+    file_upload: FileUploadSpec | None = None
 
     @property
     def name(self) -> str:
@@ -105,6 +145,10 @@ class QuestionFormDoc:
     def questions(self) -> list[FormQuestion]:
         return [p for p in self.parts if isinstance(p, FormQuestion)]
 
+    @property
+    def has_uploads(self) -> bool:
+        return any(q.file_upload is not None for q in self.questions)
+
 
 @dataclass
 class Answer:
@@ -113,6 +157,8 @@ class Answer:
     free_text: str | None = None
     selections: list[str] = field(default_factory=list)
     other: str | None = None
+    upload: Upload | None = None
+    file_key: str | None = None  # set by store_uploads
 
 
 def _name(el: etree._Element) -> str:
@@ -189,6 +235,14 @@ def _free_text(el: etree._Element) -> FreeTextSpec:
     return FreeTextSpec(**spec)  # type: ignore[arg-type]
 
 
+def _file_upload(el: etree._Element) -> FileUploadSpec:
+    low = _text(_child(el, "MinFileSizeInBytes"))
+    high = _text(_child(el, "MaxFileSizeInBytes"))
+    min_bytes = max(int(low), 1) if low else 1
+    max_bytes = min(int(high), UPLOAD_LIMIT_BYTES) if high else UPLOAD_LIMIT_BYTES
+    return FileUploadSpec(min_bytes, max_bytes)
+
+
 def _selection(el: etree._Element, required: bool) -> SelectionSpec:
     choices: list[Choice] = []
     other: FreeTextSpec | None = None
@@ -261,6 +315,9 @@ def parse_question_form(xml: str) -> QuestionFormDoc:
                 selection=_selection(answer, required)
                 if answer is not None and kind == "SelectionAnswer"
                 else None,
+                file_upload=_file_upload(answer)
+                if answer is not None and kind == "FileUploadAnswer"
+                else None,
             )
         )
     return QuestionFormDoc(tuple(parts))
@@ -317,13 +374,27 @@ def _read_selection(spec: SelectionSpec, picked: list[str], other: str) -> tuple
     return answer, None
 
 
+def _check_upload(spec: FileUploadSpec, upload: Upload) -> str | None:
+    size = len(upload.data)
+    if size > spec.max_bytes:
+        return f"Please choose a file of at most {file_size_text(spec.max_bytes)}."
+    if size < spec.min_bytes:
+        return f"Please choose a file of at least {file_size_text(spec.min_bytes)}."
+    return None
+
+
 def read_answers(
-    doc: QuestionFormDoc, getlist: Callable[[str], list[str]]
+    doc: QuestionFormDoc,
+    getlist: Callable[[str], list[str]],
+    getfile: Callable[[str, int], Upload | None] | None = None,
 ) -> tuple[dict[str, Answer], dict[str, str]]:
     """The worker's answers from posted fields, and an error per question that needs fixing.
 
-    ``getlist(name)`` returns every value posted under ``name`` (``request.form.getlist``).
-    Errors are keyed by the question's field name; answers by QuestionIdentifier.
+    ``getlist(name)`` returns every value posted under ``name`` (``request.form.getlist``);
+    ``getfile(name, limit)`` the file posted under ``name``, read up to ``limit + 1``
+    bytes, or None. Without ``getfile`` FileUploadAnswer questions are left out
+    (qualification tests take no files). Errors are keyed by the question's
+    field name; answers by QuestionIdentifier.
     """
     answers: dict[str, Answer] = {}
     errors: dict[str, str] = {}
@@ -339,8 +410,14 @@ def read_answers(
             other = (getlist(q.name + "-other") or [""])[0].strip() if q.selection.other else ""
             answer, problem = _read_selection(q.selection, getlist(q.name), other)
             empty = not answer.selections and not answer.other
+        elif q.file_upload is not None and getfile is not None:
+            upload = getfile(q.name, q.file_upload.max_bytes)
+            empty = upload is None or not upload.data
+            answer = Answer(upload=None if empty else upload)
+            if upload is not None and not empty:
+                problem = _check_upload(q.file_upload, upload)
         else:
-            continue  # e.g. FileUploadAnswer: not offered on this site
+            continue  # a FileUploadAnswer where no files are taken
         if empty and q.required:
             problem = "This question needs an answer."
         if problem:
@@ -359,11 +436,57 @@ def answers_to_qfa(answers: dict[str, Answer]) -> str:
         if answer.free_text is not None:
             etree.SubElement(node, f"{{{QFA_NS}}}FreeText").text = answer.free_text
             continue
+        if answer.upload is not None:
+            if answer.file_key is None:
+                raise ValueError("store_uploads() gives each uploaded file its key first")
+            etree.SubElement(node, f"{{{QFA_NS}}}UploadedFileSizeInBytes").text = str(len(answer.upload.data))
+            etree.SubElement(node, f"{{{QFA_NS}}}UploadedFileKey").text = answer.file_key
+            continue
         for selection in answer.selections:
             etree.SubElement(node, f"{{{QFA_NS}}}SelectionIdentifier").text = selection
         if answer.other:
             etree.SubElement(node, f"{{{QFA_NS}}}OtherSelectionText").text = answer.other
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=False).decode()
+
+
+def _clean_filename(name: str) -> str:
+    base = re.split(r"[\\/]", name)[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    return base[:255] or "upload"
+
+
+def store_uploads(session: Session, assignment_id: str, answers: dict[str, Answer]) -> None:
+    """Keep each uploaded file of an assignment's answers and give the answer its UploadedFileKey.
+
+    Call once, for an assignment still in progress; the files are written in the
+    caller's transaction, so a submission that is refused keeps none of them.
+    """
+    for qid, answer in answers.items():
+        if answer.upload is None:
+            continue
+        answer.file_key = secrets.token_hex(16)
+        session.add(
+            UploadedFile(
+                key=answer.file_key,
+                assignment_id=assignment_id,
+                question_identifier=qid,
+                filename=_clean_filename(answer.upload.filename),
+                content_type=answer.upload.content_type[:255] or "application/octet-stream",
+                size_bytes=len(answer.upload.data),
+                data=answer.upload.data,
+            )
+        )
+    session.flush()
+
+
+def uploaded_file_key(session: Session, assignment_id: str, question_identifier: str) -> str | None:
+    """The UploadedFileKey of the file given for one question of an assignment, if any."""
+    return session.scalar(
+        select(UploadedFile.key).where(
+            UploadedFile.assignment_id == assignment_id,
+            UploadedFile.question_identifier == question_identifier,
+        )
+    )
 
 
 def form_values(doc: QuestionFormDoc, getlist: Callable[[str], list[str]]) -> dict[str, list[str]]:

@@ -6,10 +6,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hits.market import assignment_ops, hit_admin, hit_ops, review_policies
-from hits.market.errors import RequestError, invalid
+from hits.market.errors import invalid
 from hits.market.qualification_ops import get_type
+from hits.market.question_forms import uploaded_file_key
 from server.mturk_api.registry import CallContext, operation
 from server.mturk_api.wire import hit_shapes, next_token, page_request, paged
+from server.worker_site.uploads import uploaded_file_url
 
 POLICY_LEVELS = ("Assignment", "HIT")
 
@@ -99,8 +101,12 @@ def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any])
 
 @operation("GetFileUploadURL")
 def get_file_upload_url(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
-    raise RequestError(
-        "GetFileUploadURL is not supported: hitforge does not accept FileUploadAnswer questions.",
-        "AWS.MechanicalTurk.OperationNotSupported",
-    )
+    """A URL, good for 60 seconds, of the file a worker uploaded for a FileUploadAnswer question."""
+    assignment = assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
+    question = params.get("QuestionIdentifier")
+    if not isinstance(question, str) or not question:
+        raise invalid("QuestionIdentifier is required.")
+    key = uploaded_file_key(ctx.session, assignment.id, question)
+    if key is None:
+        raise invalid(f"Assignment {assignment.id} has no uploaded file for the question {question}.")
+    return {"FileUploadURL": uploaded_file_url(key)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 
-from server.worker_site import auth, dashboard, groups, html_question, quals, work
+from server.worker_site import auth, dashboard, groups, html_question, quals, uploads, work
 from server.worker_site.base import NOT_AVAILABLE, bp, current_worker, worker_required
 
 # The route modules are imported for their side effect: registering views on ``bp``.
@@ -22,6 +22,7 @@ __all__ = [
     "html_question",
     "init_app",
     "quals",
+    "uploads",
     "work",
     "worker_required",
 ]

@@ -24,10 +24,12 @@ from hits.market.models.work import ACCEPTED
 from hits.market.qualification_ops import unmet_requirements
 from hits.market.question_forms import (
     QuestionFormDoc,
+    Upload,
     answers_to_qfa,
     form_values,
     parse_question_form,
     read_answers,
+    store_uploads,
 )
 from hits.market.questions import ParsedQuestion, answers_to_xml, parse_question
 from server.db import market_session, runtime
@@ -41,6 +43,9 @@ QUESTION_FORM_CSP = (
 )
 
 
+# A QuestionForm's answers may carry files (FileUploadAnswer, each at most UPLOAD_LIMIT_BYTES);
+# every other request keeps the app's MAX_CONTENT_LENGTH.
+ANSWERS_BODY_LIMIT = 32 * 1024 * 1024
 SUBMIT_CAPABILITY_SALT = b"hitforge.worker-site.turk-submit-to"
 
 
@@ -144,20 +149,43 @@ def work(assignment_id: str) -> Any:
     return _show(assignment.hit, assignment, signed_in_worker())
 
 
+@bp.url_value_preprocessor
+def _answers_body_limit(endpoint: str | None, values: dict[str, Any] | None) -> None:
+    # Runs before any before_request hook, so before CSRF protection parses the form.
+    if endpoint == "worker_site.answer_question_form":
+        request.max_content_length = ANSWERS_BODY_LIMIT
+
+
+def _posted_file(name: str, limit: int) -> Upload | None:
+    """The file posted as ``name``, read up to one byte past ``limit`` (enough to tell it is too big)."""
+    posted = request.files.get(name)
+    if posted is None or not posted.filename:
+        return None
+    data = posted.stream.read(limit + 1)
+    return Upload(posted.filename, posted.mimetype or "application/octet-stream", data)
+
+
 @bp.post("/work/<assignment_id>/answers")
 @worker_required
 def answer_question_form(assignment_id: str) -> Any:
-    """Submit a QuestionForm HIT: check each answer, keep the input on error, store QuestionFormAnswers."""
+    """Submit a QuestionForm HIT: check each answer, keep the input on error, store QuestionFormAnswers.
+
+    Files for FileUploadAnswer questions are stored with the answers, in the
+    same transaction, and only while the assignment is in progress.
+    """
     assignment = own_assignment(assignment_id)
     worker = signed_in_worker()
     if parse_question(assignment.hit.question).kind != "QuestionForm":
         abort(404)
     doc = parse_question_form(assignment.hit.question)
-    answers, errors = read_answers(doc, request.form.getlist)
+    answers, errors = read_answers(doc, request.form.getlist, _posted_file)
     if errors:
         return _show(
             assignment.hit, assignment, worker, values=form_values(doc, request.form.getlist), errors=errors
         )
+    if assignment.status != ACCEPTED:
+        return _submit(worker, assignment.id, "")  # already submitted (the first answers stand) or over
+    store_uploads(market_session(), assignment.id, answers)
     return _submit(worker, assignment.id, answers_to_qfa(answers))
 
 
