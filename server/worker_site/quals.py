@@ -25,6 +25,7 @@ from hits.market.worker_quals import (
     request_qualification,
     requestable_types,
     start_test,
+    test_seconds,
 )
 from server.db import market_session
 from server.worker_site.base import bp, signed_in_worker, worker_required
@@ -56,7 +57,7 @@ def qualification(qtype_id: str) -> Any:
         return render_template("worker/qualification_system.html", name=SYSTEM_NAMES[qtype_id])
     qtype = _qtype(qtype_id)
     return render_template(
-        "worker/qualification.html", offer=offer(market_session(), signed_in_worker(), qtype)
+        "worker/qualification.html", offer=offer(market_session(), signed_in_worker(), qtype), now=utcnow()
     )
 
 
@@ -108,7 +109,7 @@ def _test_page(
         values=values,
         errors=errors,
         deadline=attempt.deadline.strftime("%H:%M:%S UTC"),
-        seconds=offer(market_session(), signed_in_worker(), qtype).test_seconds,
+        seconds=test_seconds(qtype),
     )
     return page, 422 if errors else 200, {"Content-Security-Policy": QUESTION_FORM_CSP}
 
