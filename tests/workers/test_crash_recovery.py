@@ -9,13 +9,15 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select
 
-from hits.campaigns.models import Campaign, OutboxEntry
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.models import LedgerEntry
+from hits.quality import pipeline
 from server.runner import spawn_worker, stop_process
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.workers.test_review_pipeline import wait_for, worker_env
+from workers.app import create_celery_app
 
 pytestmark = pytest.mark.celery
 
@@ -110,3 +112,87 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
             .where(LedgerEntry.kind == "reward", LedgerEntry.account == f"worker:{good.result.worker_id}")
         )
     assert rewards == 6
+
+
+def test_follow_ups_made_by_a_killed_attempt_are_recognised_on_redelivery(
+    tmp_path, settings, live_server, requester, market, requester_sessions, market_sessions
+) -> None:
+    """The kill landed between a bonus's or re-post's call and its bookkeeping (deterministically).
+
+    The batch is synced in the test; the calls the killed attempt made go
+    through the facade with the entries' tokens; then the redelivered message
+    reaches a real worker process, which records them as applied once.
+    """
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path,
+        market,
+        requester_sessions,
+        live_server.url,
+        hits=2,
+        name="crash-follow",
+        quality={
+            "accuracy_threshold": 0.6,
+            "confidence": 0.75,
+            "min_gold": 2,
+            "repost_rejected": True,
+            "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9},
+        },
+    )
+    balance_before = market.balance()
+    good = campaign_bot(live_server.url, "crash-f-good", Profile("perfect", 1.0), truth, "crash-follow")
+    bad = campaign_bot(live_server.url, "crash-f-bad", Profile("always-off", 0.0), truth, "crash-follow")
+    assert good.run(max_hits=2).submitted == 2
+    assert bad.run(max_hits=2).submitted == 2
+    with session_scope(requester_sessions) as session:
+        targets = pipeline.open_hits(session, market.access_key_id)
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(requester_sessions) as session:
+        ids = pipeline.review_hits(session, fetched)
+    with session_scope(requester_sessions) as session:
+        entries = session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(ids))).all()
+    (bonus,) = [e for e in entries if e.action == "bonus"]
+    reposts = [e for e in entries if e.action == "repost"]
+    assert len(reposts) == 2
+    # What the killed attempt did before it died: paid the bonus, added the assignments.
+    market.send_bonus(
+        bonus.payload["worker_id"],
+        bonus.payload["assignment_id"],
+        Decimal(bonus.payload["amount"]),
+        bonus.payload["reason"],
+        unique_request_token=f"hitforge-bonus-{bonus.id}",
+    )
+    for repost in reposts:
+        market.add_assignments(
+            repost.payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{repost.id}"
+        )
+    # acks_late: the message the dead worker held is delivered again.
+    create_celery_app(settings).send_task("hitforge.apply_decisions", args=[ids])
+    worker = spawn_worker(worker_env(settings, requester), tmp_path / "celery-follow.log")
+    try:
+
+        def all_done() -> bool:
+            with session_scope(requester_sessions) as session:
+                return all(
+                    e.status == "done"
+                    for e in session.scalars(
+                        select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)
+                    )
+                )
+
+        wait_for(all_done, timeout=60)
+    finally:
+        stop_process(worker)
+    paid = market.client.list_bonus_payments(AssignmentId=bonus.payload["assignment_id"])["BonusPayments"]
+    assert [p["WorkerId"] for p in paid] == [good.result.worker_id]
+    for repost in reposts:
+        assert market.get_hit(repost.payload["hit_id"])["MaxAssignments"] == 3  # added once
+    # Two approved rewards and one bonus, each with its fee, exactly once.
+    assert balance_before - market.balance() == Decimal("0.24") + Decimal("0.06")
+    with session_scope(market_sessions) as session:
+        assert session.scalar(select(func.sum(LedgerEntry.amount))) == 0
+    with session_scope(requester_sessions) as session:
+        # Re-opened: the re-posted work will be synced and reviewed.
+        hits = session.scalars(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)).all()
+        assert {h.status for h in hits} == {"open"}
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None and campaign.status == "running"
