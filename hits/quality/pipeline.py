@@ -171,7 +171,8 @@ SYNCED_STATUSES = ("Submitted", "Approved", "Rejected")
 #: The decision a sync records for work the marketplace decided itself.
 MARKET_DECISIONS = {"Approved": "approve", "Rejected": "reject"}
 #: The decision of answers a HIT page stored that the marketplace never confirmed (the
-#: worker returned or abandoned the assignment): not work, neither reviewed nor aggregated.
+#: worker returned or abandoned the assignment): not work, never reviewed or approved;
+#: whatever reads results should leave it out as it does rejected work.
 VOID = "void"
 
 
