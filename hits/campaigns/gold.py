@@ -6,6 +6,13 @@ has not seen yet while unseen ones remain (then the least seen), at random
 among equals. The choice is stored, so a reload shows the same page and
 grading scores exactly what the worker saw. Workers never learn which
 positions are gold: the page renders all slots alike.
+
+Choosing reads what the worker has seen, then adds to it: two pages the same
+worker opens at once (two tabs) must take turns, or both read the same
+"unseen" items and show them twice. On PostgreSQL a transaction-scoped
+advisory lock per (campaign, worker) queues them; SQLite's writers are
+serialised already (``BEGIN IMMEDIATE``). Only a first opening takes it: a
+reload finds its choice and returns without waiting.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, UniqueConstraint, func, select
+from sqlalchemy import ForeignKey, Index, Integer, String, UniqueConstraint, func, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
@@ -64,6 +71,11 @@ def choose_gold(
     chosen = _exposures(session, published, assignment_id)
     if len(chosen) == len(positions):
         return chosen
+    if _lock_worker_choices(session, published.campaign_id, worker_id):
+        # Another page of this worker's may have chosen while we waited, this one too.
+        chosen = _exposures(session, published, assignment_id)
+        if len(chosen) == len(positions):
+            return chosen
     seen = dict(
         session.execute(
             select(GoldExposure.gold_item_id, func.count())
@@ -96,6 +108,25 @@ def choose_gold(
         # The same page opened twice at once: the other request's choice stands.
         chosen = _exposures(session, published, assignment_id)
     return chosen
+
+
+#: Namespaces this module's advisory locks from any other use of PostgreSQL's 64-bit key space.
+_LOCK_PREFIX = "hitforge-gold-choice"
+
+
+def _lock_worker_choices(session: Session, campaign_id: int, worker_id: str) -> bool:
+    """Queue behind any other transaction choosing gold for this worker in this campaign.
+
+    PostgreSQL only (a transaction-scoped advisory lock, released at commit or
+    rollback); returns whether a lock was taken. SQLite needs none.
+    """
+    if session.get_bind().dialect.name != "postgresql":
+        return False
+    session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
+        {"key": f"{_LOCK_PREFIX}:{campaign_id}:{worker_id}"},
+    )
+    return True
 
 
 def page_slots(session: Session, published: PublishedHIT, assignment_id: str | None) -> list[PageSlot]:
