@@ -114,13 +114,6 @@ def grants(
     return list(session.scalars(stmt.limit(limit)))
 
 
-def _optional_seconds(params: dict[str, Any], name: str) -> int | None:
-    value = params.get(name)
-    if value is None:
-        return None
-    return v.seconds(value, name, 0, v.MAX_DURATION)
-
-
 def update_type(session: Session, requester_id: str, params: dict[str, Any]) -> QualificationType:
     """UpdateQualificationType: change what MTurk lets change (never the name)."""
     qtype = owned_type(session, requester_id, params.get("QualificationTypeId"))
@@ -141,19 +134,16 @@ def update_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
         raise invalid(f"There was an error parsing the XML question or answer data: {exc}.") from exc
     if test is not None and auto_granted:
         raise invalid("A qualification type with a Test cannot be AutoGranted.")
-    duration = _optional_seconds(params, "TestDurationInSeconds")
+    duration = v.optional_seconds(params.get("TestDurationInSeconds"), "TestDurationInSeconds")
     if "Test" in params and duration is None and qtype.test_duration_seconds is None:
         raise invalid("TestDurationInSeconds is required with a Test.")
     qtype.test, qtype.answer_key, qtype.auto_granted = test, answer_key, auto_granted
     if duration is not None:
         qtype.test_duration_seconds = duration
     if "RetryDelayInSeconds" in params:
-        qtype.retry_delay_seconds = _optional_seconds(params, "RetryDelayInSeconds")
+        qtype.retry_delay_seconds = v.optional_seconds(params["RetryDelayInSeconds"], "RetryDelayInSeconds")
     if "AutoGrantedValue" in params:
-        value = params["AutoGrantedValue"]
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise invalid("AutoGrantedValue must be an integer.")
-        qtype.auto_granted_value = value
+        qtype.auto_granted_value = v.integer(params["AutoGrantedValue"], "AutoGrantedValue")
     session.flush()
     return qtype
 
