@@ -122,7 +122,9 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
     if campaign is None:
         raise ValueError(f"campaign {campaign_id} does not exist")
     template = get_template(campaign.template)
-    records = list(assignment_records(session, campaign_id))
+    # Answers the marketplace never took in (the worker returned or abandoned the
+    # assignment) have no place among MTurk's statuses; the JSONL keeps them as "void".
+    records = [r for r in assignment_records(session, campaign_id) if r["decision"] != "void"]
     input_cols: list[str] = []
     answer_cols: list[str] = []
     rows = []

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
+from hits.quality.aggregation import LEFT_OUT
 from hits.quality.signals import Signal, agreement_signals, speed_signal, straightline_signal
 
 #: Labels a worker needs before their agreement with the crowd is measured (the signal's default).
@@ -108,7 +109,7 @@ def _labels_on_shared_items(session: Session, campaign_id: int, own: Sequence[Su
     item_at = {(hit, pos): ext for hit, pos, ext in slots}
     rows = []
     for sub in session.scalars(select(Submission).where(Submission.published_hit_id.in_(hit_ids))):
-        if sub.decision == "reject":
+        if sub.decision in LEFT_OUT:
             continue
         for pos, answer in enumerate(sub.answers.get("answers", [])):
             if (sub.published_hit_id, pos) in item_at:

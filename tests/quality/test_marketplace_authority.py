@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
+
 from sqlalchemy import delete, select
 
+from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.quality import pipeline
+from hits.quality.aggregation import answers_frame
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
@@ -101,3 +105,10 @@ def test_work_decided_on_the_marketplace_is_recorded_and_the_campaign_reaches_re
     for assignment_id, decision in decisions.items():
         wanted = {"approve": "Approved", "reject": "Rejected"}[str(decision)]
         assert market.get_assignment(assignment_id)["AssignmentStatus"] == wanted
+    # Void answers are no result: neither the batch CSV nor the aggregation counts them.
+    with session_scope(requester_sessions) as session:
+        out = io.StringIO()
+        assert write_batch_csv(session, campaign_id, out) == 4
+        frame = answers_frame(session, campaign_id)
+    assert "RETURNEDASSIGNMENT00000000000001" not in out.getvalue()
+    assert len(frame) == 2 * 2  # the two approved assignments, of two real items each
