@@ -10,7 +10,7 @@ from hits.market.errors import invalid
 from hits.market.qualification_ops import get_type
 from hits.market.question_forms import uploaded_file_key
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shapes, next_token, page_request, paged
+from server.mturk_api.wire import hit_shapes, list_scope, next_token, page_request, paged
 from server.worker_site.uploads import uploaded_file_url
 
 POLICY_LEVELS = ("Assignment", "HIT")
@@ -73,9 +73,10 @@ def delete_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 @operation("ListHITsForQualificationType", read_only=True)
 def list_hits_for_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     qtype = get_type(ctx.session, params.get("QualificationTypeId"))
-    offset, limit = page_request(params)
+    scope = list_scope("ListHITsForQualificationType", ctx.requester_id, type=qtype.id)
+    offset, limit = page_request(params, scope)
     hits = hit_admin.hits_with_qualification(ctx.session, ctx.requester_id, qtype.id, offset, limit)
-    return paged("HITs", hit_shapes(ctx.session, hits), offset, limit)
+    return paged("HITs", hit_shapes(ctx.session, hits), offset, limit, scope)
 
 
 @operation("ListReviewPolicyResultsForHIT", read_only=True)
@@ -85,17 +86,17 @@ def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any])
     levels = params.get("PolicyLevels") or list(POLICY_LEVELS)
     if not isinstance(levels, list) or any(level not in POLICY_LEVELS for level in levels):
         raise invalid("PolicyLevels may hold Assignment and HIT.")
-    offset, limit = page_request(params)
+    levels = sorted(set(levels))  # the records are in the order recorded, whatever order the levels are in
+    wanted = {
+        "results": bool(params.get("RetrieveResults", True)),
+        "actions": bool(params.get("RetrieveActions", True)),
+    }
+    scope = list_scope("ListReviewPolicyResultsForHIT", ctx.requester_id, hit=hit.id, levels=levels, **wanted)
+    offset, limit = page_request(params, scope)
     found, returned = review_policies.report(
-        ctx.session,
-        hit.id,
-        levels,
-        results=bool(params.get("RetrieveResults", True)),
-        actions=bool(params.get("RetrieveActions", True)),
-        offset=offset,
-        limit=limit,
+        ctx.session, hit.id, levels, **wanted, offset=offset, limit=limit
     )
-    token = next_token(offset, limit, returned)
+    token = next_token(offset, limit, returned, scope)
     return {"HITId": hit.id, **found, **({"NextToken": token} if token else {})}
 
 

@@ -9,7 +9,7 @@ from hits.market.errors import invalid
 from hits.market.models import HIT, HITType
 from hits.market.models.work import REVIEWABLE, REVIEWING
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token, page_reply
+from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token, list_scope, page_reply
 
 
 @operation("CreateHIT")
@@ -47,13 +47,14 @@ def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 
 @operation("ListHITs", read_only=True)
 def list_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    after, limit = keyset_request(params)
+    scope = list_scope("ListHITs", ctx.requester_id)
+    after, limit = keyset_request(params, scope)
     hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, after, limit)
-    return _page_of_hits(ctx, hits, limit)
+    return _page_of_hits(ctx, hits, limit, scope)
 
 
-def _page_of_hits(ctx: CallContext, hits: list[HIT], limit: int) -> dict[str, Any]:
-    token = keyset_token((hits[-1].created_at, hits[-1].id) if hits else None, len(hits), limit)
+def _page_of_hits(ctx: CallContext, hits: list[HIT], limit: int, scope: str) -> dict[str, Any]:
+    token = keyset_token((hits[-1].created_at, hits[-1].id) if hits else None, len(hits), limit, scope)
     return page_reply("HITs", hit_shapes(ctx.session, hits), token)
 
 
@@ -62,9 +63,11 @@ def list_reviewable_hits(ctx: CallContext, params: dict[str, Any]) -> dict[str, 
     status = params.get("Status", REVIEWABLE)
     if status not in (REVIEWABLE, REVIEWING):
         raise invalid("Status must be Reviewable or Reviewing.")
-    after, limit = keyset_request(params)
     hit_type_id = params.get("HITTypeId") or None
     if hit_type_id is not None and not isinstance(hit_type_id, str):
         raise invalid("HITTypeId must be a string.")
+    # A token of ListHITs, of another HIT type or of the other status is not a place in this list.
+    scope = list_scope("ListReviewableHITs", ctx.requester_id, status=status, hit_type=hit_type_id)
+    after, limit = keyset_request(params, scope)
     hits = hit_ops.page_of_hits(ctx.session, ctx.requester_id, after, limit, status, hit_type_id)
-    return _page_of_hits(ctx, hits, limit)
+    return _page_of_hits(ctx, hits, limit, scope)

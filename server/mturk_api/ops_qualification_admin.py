@@ -9,6 +9,7 @@ from server.mturk_api.registry import CallContext, operation
 from server.mturk_api.wire import (
     keyset_request,
     keyset_token,
+    list_scope,
     page_reply,
     page_request,
     paged,
@@ -40,12 +41,10 @@ def get_qualification_score(ctx: CallContext, params: dict[str, Any]) -> dict[st
 
 @operation("ListWorkersWithQualificationType", read_only=True)
 def list_workers_with_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    qtype_id = params.get("QualificationTypeId")
-    scope = f"ListWorkersWithQualificationType {qtype_id}"
+    qtype_id, status = params.get("QualificationTypeId"), params.get("Status")
+    scope = list_scope("ListWorkersWithQualificationType", ctx.requester_id, type=qtype_id, status=status)
     after, limit = keyset_request(params, scope)
-    rows = qualification_admin.grants(
-        ctx.session, ctx.requester_id, qtype_id, params.get("Status"), after, limit
-    )
+    rows = qualification_admin.grants(ctx.session, ctx.requester_id, qtype_id, status, after, limit)
     token = keyset_token((rows[-1].granted_at, rows[-1].worker_id) if rows else None, len(rows), limit, scope)
     return page_reply("Qualifications", [qualification_shape(g) for g in rows], token)
 
@@ -64,24 +63,24 @@ def delete_qualification_type(ctx: CallContext, params: dict[str, Any]) -> dict[
 
 @operation("ListQualificationTypes", read_only=True)
 def list_qualification_types(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = page_request(params)
+    filters = {
+        "query": params.get("Query"),
+        "must_be_requestable": params.get("MustBeRequestable"),
+        "must_be_owned_by_caller": params.get("MustBeOwnedByCaller", False),
+    }
+    scope = list_scope("ListQualificationTypes", ctx.requester_id, **filters)
+    offset, limit = page_request(params, scope)
     rows = qualification_admin.search_types(
-        ctx.session,
-        ctx.requester_id,
-        query=params.get("Query"),
-        must_be_requestable=params.get("MustBeRequestable"),
-        must_be_owned_by_caller=params.get("MustBeOwnedByCaller", False),
-        offset=offset,
-        limit=limit,
+        ctx.session, ctx.requester_id, **filters, offset=offset, limit=limit
     )
     shown = [qualification_type_shape(qualification_ops.as_seen_by(q, ctx.requester_id)) for q in rows]
-    return paged("QualificationTypes", shown, offset, limit)
+    return paged("QualificationTypes", shown, offset, limit, scope)
 
 
 @operation("ListQualificationRequests", read_only=True)
 def list_qualification_requests(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     qtype_id = params.get("QualificationTypeId")
-    scope = f"ListQualificationRequests {ctx.requester_id} {qtype_id}"
+    scope = list_scope("ListQualificationRequests", ctx.requester_id, type=qtype_id)
     after, limit = keyset_request(params, scope)
     rows = qualification_admin.pending_requests(ctx.session, ctx.requester_id, qtype_id, after, limit)
     token = keyset_token((rows[-1].submitted_at, rows[-1].id) if rows else None, len(rows), limit, scope)

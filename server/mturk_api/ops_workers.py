@@ -6,7 +6,7 @@ from typing import Any
 
 from hits.market import worker_relations
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import bonus_shape, page_request, paged, worker_block_shape
+from server.mturk_api.wire import bonus_shape, list_scope, page_request, paged, worker_block_shape
 
 
 @operation("SendBonus")
@@ -25,16 +25,13 @@ def send_bonus(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 
 @operation("ListBonusPayments", read_only=True)
 def list_bonus_payments(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = page_request(params)
+    filters = {"hit_id": params.get("HITId"), "assignment_id": params.get("AssignmentId")}
+    scope = list_scope("ListBonusPayments", ctx.requester_id, **filters)
+    offset, limit = page_request(params, scope)
     bonuses = worker_relations.bonus_payments(
-        ctx.session,
-        ctx.requester_id,
-        hit_id=params.get("HITId"),
-        assignment_id=params.get("AssignmentId"),
-        offset=offset,
-        limit=limit,
+        ctx.session, ctx.requester_id, **filters, offset=offset, limit=limit
     )
-    return paged("BonusPayments", [bonus_shape(b) for b in bonuses], offset, limit)
+    return paged("BonusPayments", [bonus_shape(b) for b in bonuses], offset, limit, scope)
 
 
 @operation("CreateWorkerBlock")
@@ -51,9 +48,10 @@ def delete_worker_block(ctx: CallContext, params: dict[str, Any]) -> dict[str, A
 
 @operation("ListWorkerBlocks", read_only=True)
 def list_worker_blocks(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    offset, limit = page_request(params)
+    scope = list_scope("ListWorkerBlocks", ctx.requester_id)
+    offset, limit = page_request(params, scope)
     rows = worker_relations.blocks(ctx.session, ctx.requester_id, offset, limit)
-    return paged("WorkerBlocks", [worker_block_shape(b) for b in rows], offset, limit)
+    return paged("WorkerBlocks", [worker_block_shape(b) for b in rows], offset, limit, scope)
 
 
 @operation("NotifyWorkers")

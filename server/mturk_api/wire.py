@@ -145,7 +145,23 @@ def _max_results(params: dict[str, Any]) -> int:
     return limit
 
 
-def _token_data(params: dict[str, Any]) -> dict[str, Any] | None:
+def list_scope(operation: str, requester_id: str, **filters: Any) -> str:
+    """The name of one list, which its tokens carry: the operation, whose list it is and its filters.
+
+    Give the filters as the list reads them (defaults filled in, order that
+    does not matter taken out), so that two requests for the same rows name
+    the same list and any other request names another.
+    """
+    return json.dumps([operation, requester_id, filters], sort_keys=True, default=str)
+
+
+def _scope_tag(scope: str) -> str:
+    """What a token carries of the list it pages: a short digest (a token has at most 255 characters)."""
+    return hashlib.blake2b(scope.encode(), digest_size=6).hexdigest()
+
+
+def _token_data(params: dict[str, Any], scope: str) -> dict[str, Any] | None:
+    """What NextToken holds, refused unless it is one of ours and was issued for the list ``scope``."""
     token = params.get("NextToken")
     if token is None:
         return None
@@ -155,22 +171,33 @@ def _token_data(params: dict[str, Any]) -> dict[str, Any] | None:
         raise invalid("NextToken is not valid.") from exc
     if not isinstance(data, dict):
         raise invalid("NextToken is not valid.")
+    if data.get("s") != _scope_tag(scope):
+        raise invalid("NextToken is not valid for this list.")
     return data
 
 
-def _token(data: dict[str, Any]) -> str:
-    raw = json.dumps({**data, "n": secrets.token_hex(6)}).encode()  # a nonce: a token is never returned twice
+def _token(scope: str, data: dict[str, Any]) -> str:
+    # The list's tag, and a nonce: a token is never returned twice.
+    raw = json.dumps({**data, "s": _scope_tag(scope), "n": secrets.token_hex(6)}).encode()
     return base64.urlsafe_b64encode(raw).decode()
 
 
-def page_request(params: dict[str, Any]) -> tuple[int, int]:
-    """(offset, limit) from NextToken and MaxResults (1 to 100, default 100)."""
+#: The deepest position a token may hold (more than any list has rows; the database takes it).
+MAX_OFFSET = 2**31 - 1
+
+
+def page_request(params: dict[str, Any], scope: str) -> tuple[int, int]:
+    """(offset, limit) of the list ``scope`` from NextToken and MaxResults (1 to 100, default 100).
+
+    A token of another list (another operation, requester or filter), or not
+    one of ours, is refused, never read as a position in this one.
+    """
     limit = _max_results(params)
-    data = _token_data(params)
+    data = _token_data(params, scope)
     if data is None:
         return 0, limit
     offset = data.get("o")
-    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0 or "s" in data:
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= MAX_OFFSET:
         raise invalid("NextToken is not valid.")
     return offset, limit
 
@@ -179,12 +206,7 @@ def page_request(params: dict[str, Any]) -> tuple[int, int]:
 PageKey = tuple[datetime, str] | None
 
 
-def _scope_tag(scope: str) -> str | None:
-    """What a token carries of the list it pages: a short digest (a token has at most 255 characters)."""
-    return hashlib.blake2b(scope.encode(), digest_size=6).hexdigest() if scope else None
-
-
-def keyset_request(params: dict[str, Any], scope: str = "") -> tuple[PageKey, int]:
+def keyset_request(params: dict[str, Any], scope: str) -> tuple[PageKey, int]:
     """(key, limit) for a list ordered by (creation time, id): the page starts after ``key``.
 
     Unlike an offset, a key does not shift when rows before it leave the list
@@ -195,11 +217,9 @@ def keyset_request(params: dict[str, Any], scope: str = "") -> tuple[PageKey, in
     another list is refused, not read as a position in this one.
     """
     limit = _max_results(params)
-    data = _token_data(params)
+    data = _token_data(params, scope)
     if data is None:
         return None, limit
-    if data.get("s") != _scope_tag(scope):
-        raise invalid("NextToken is not valid for this list.")
     try:
         created, row_id = data["k"]
         if not isinstance(created, str) or not isinstance(row_id, str) or len(row_id) > 64:
@@ -212,19 +232,18 @@ def keyset_request(params: dict[str, Any], scope: str = "") -> tuple[PageKey, in
         raise invalid("NextToken is not valid.") from exc
 
 
-def keyset_token(last: PageKey, returned: int, limit: int, scope: str = "") -> str | None:
+def keyset_token(last: PageKey, returned: int, limit: int, scope: str) -> str | None:
     """A token for the page after the row keyed ``last`` of the list ``scope``, or None at the end."""
     if returned < limit or last is None:
         return None
-    tag = _scope_tag(scope)
-    return _token({"k": [last[0].isoformat(), last[1]], **({"s": tag} if tag else {})})
+    return _token(scope, {"k": [last[0].isoformat(), last[1]]})
 
 
-def next_token(offset: int, limit: int, returned: int) -> str | None:
-    """A token for the next page, or None at the end. Tokens carry a nonce: never reused."""
+def next_token(offset: int, limit: int, returned: int, scope: str) -> str | None:
+    """A token for the next page of the list ``scope`` paged by position, or None at the end."""
     if returned < limit:
         return None
-    return _token({"o": offset + returned})
+    return _token(scope, {"o": offset + returned})
 
 
 def page_reply(key: str, items: list[dict[str, Any]], token: str | None) -> dict[str, Any]:
@@ -235,9 +254,9 @@ def page_reply(key: str, items: list[dict[str, Any]], token: str | None) -> dict
     return out
 
 
-def paged(key: str, items: list[dict[str, Any]], offset: int, limit: int) -> dict[str, Any]:
-    """:func:`page_reply` for a list paged by position."""
-    return page_reply(key, items, next_token(offset, limit, len(items)))
+def paged(key: str, items: list[dict[str, Any]], offset: int, limit: int, scope: str) -> dict[str, Any]:
+    """:func:`page_reply` for the list ``scope`` paged by position."""
+    return page_reply(key, items, next_token(offset, limit, len(items), scope))
 
 
 def bonus_shape(bonus: BonusPayment) -> dict[str, Any]:

@@ -140,7 +140,7 @@ def test_a_token_not_of_this_list_is_refused(mturk, market_sessions) -> None:
     foreign_or_malformed = [
         "not-a-token",
         _token([1, 2]),
-        _token({"o": 1}),  # a position, as tokens were
+        _token({"o": 1}),  # a position with no list of its own
         _token({"o": -3}),
         _token({"k": ["2024-01-01T00:00:00+00:00", "3X"]}),  # a key with no list of its own
         of_other_hit,
@@ -162,7 +162,7 @@ def test_a_token_not_of_this_list_is_refused(mturk, market_sessions) -> None:
     with pytest.raises(mturk.exceptions.RequestError) as caught:
         mturk.list_hits(NextToken=of_assignments)
     assert _code(caught) == "AWS.MechanicalTurk.InvalidParameterValue"
-    # The lists still paged by position refuse a negative position too.
+    # The lists paged by position refuse a token that names no list of theirs too (test_token_scopes.py).
     with pytest.raises(mturk.exceptions.RequestError) as caught:
         mturk.list_bonus_payments(HITId=hit_id, NextToken=_token({"o": -3}))
     assert _code(caught) == "AWS.MechanicalTurk.InvalidParameterValue"
