@@ -213,9 +213,8 @@ def start_test(session: Session, worker: Worker, qtype: QualificationType) -> Qu
     return attempt
 
 
-def _close_attempt(session: Session, worker: Worker, qtype: QualificationType) -> None:
+def _close_attempt(session: Session, attempt: QualificationTestAttempt | None) -> None:
     """Mark the running test submitted, once; refuse answers without a running test."""
-    attempt = offer(session, worker, qtype).attempt
     if attempt is None:
         raise RequestError(
             "The time for this test ran out, or it was not started.", "AWS.MechanicalTurk.NotRequestable"
@@ -323,7 +322,7 @@ def request_qualification(
     if qtype.test is not None and answer_xml is None:
         raise RequestError("This qualification needs its test taken.", "AWS.MechanicalTurk.NotRequestable")
     if qtype.test is not None:
-        _close_attempt(session, worker, qtype)
+        _close_attempt(session, current.attempt)
     if qtype.auto_granted and qtype.test is None and qtype.requester_id is not None:
         # Granted on request, as MTurk does (create_request refuses AutoGranted types).
         now = utcnow()
