@@ -1,0 +1,94 @@
+"""The marketplace is the authority: a sync replaces the answers a HIT page stored with the marketplace's."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup, Tag
+from sqlalchemy import select
+
+from hits.campaigns.gold import exposures_for
+from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
+from hits.crowd import PROFILES, Bot
+from hits.db import session_scope
+from hits.quality import pipeline
+from tests.helpers import launch_demo_campaign
+from tests.quality.test_followups import review
+from tests.server.test_worker_site import accept, hit_of
+
+
+def sync_in_batches(sessions, market) -> None:  # type: ignore[no-untyped-def]
+    """What the sync task does: read the HITs, then record, grade and decide them in one transaction."""
+    with session_scope(sessions) as session:
+        targets = pipeline.open_hits(session, market.access_key_id)
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(sessions) as session:
+        entries = pipeline.review_hits(session, fetched)
+    for entry_id in entries:
+        pipeline.apply_entry(sessions, market, entry_id)
+
+
+SYNCS = {"one_hit": review, "batched": sync_in_batches}
+
+
+@pytest.mark.parametrize("sync", sorted(SYNCS))
+def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_once(
+    sync: str, tmp_path, live_server, market, mturk, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name=f"reconcile-{sync}"
+    )
+    bot = Bot(live_server.url, f"reconcile-{sync}", PROFILES["diligent"], truth)
+    bot.sign_in()
+    hit_id = hit_of(requester_sessions, campaign_id)
+    assignment_id, src = accept(bot, live_server.url, hit_id)
+    form = BeautifulSoup(bot.http.get(src).text, "html.parser").find("form", id="task-form")
+    assert isinstance(form, Tag)
+    hidden = {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
+    with session_scope(requester_sessions) as session:
+        published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
+        assert published is not None
+        slots = len(published.slots)
+        # The gold the page chose for this worker, with its key.
+        shown = exposures_for(session, campaign_id, [assignment_id])[assignment_id]
+        assert len(shown) == 1
+        ((position, gold),) = shown.items()
+        key = int(gold.answer["rating"])
+    # The page stores the gold answered right; the marketplace receives it two steps off.
+    page_answers = [key if i == position else 4 for i in range(slots)]
+    market_answers = [(key + 2 if key <= 2 else key - 2) if i == position else 1 for i in range(slots)]
+    stored = bot.http.post(
+        live_server.url + "/tasks/submit",
+        data={**hidden, **{f"rating-{i}": str(a) for i, a in enumerate(page_answers)}},
+    )
+    assert stored.status_code == 200, stored.text
+    handoff = {"assignmentId": assignment_id, **{f"rating-{i}": str(a) for i, a in enumerate(market_answers)}}
+    assert bot.http.post(live_server.url + "/mturk/externalSubmit", data=handoff).status_code == 200
+    assignment = mturk.get_assignment(AssignmentId=assignment_id)["Assignment"]
+    assert assignment["AssignmentStatus"] == "Submitted"
+    with session_scope(requester_sessions) as session:
+        submission = session.scalar(select(Submission).where(Submission.assignment_id == assignment_id))
+        assert submission is not None
+        assert (submission.source, submission.answers, submission.synced, submission.graded) == (
+            "page",
+            {"answers": page_answers},
+            False,
+            False,
+        )
+
+    for _ in range(2):  # a second sync changes nothing: graded once
+        SYNCS[sync](requester_sessions, market)
+        with session_scope(requester_sessions) as session:
+            submission = session.scalar(select(Submission).where(Submission.assignment_id == assignment_id))
+            assert submission is not None
+            assert submission.answers == {"answers": market_answers}
+            assert submission.synced and submission.graded
+            assert (submission.worker_id, submission.published_hit_id) == (bot.result.worker_id, published.id)
+            # Graded on the marketplace's answer (wrong), not the page's (right).
+            assert (submission.gold_correct, submission.gold_total) == (0, 1)
+            record = session.scalar(
+                select(WorkerStats).where(
+                    WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id == bot.result.worker_id
+                )
+            )
+            assert record is not None
+            assert (record.gold_correct, record.gold_total, record.assignments) == (0, 1, 1)
