@@ -92,3 +92,39 @@ def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_onc
             )
             assert record is not None
             assert (record.gold_correct, record.gold_total, record.assignments) == (0, 1, 1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pipeline.record_assignments overwrites a page-stored submission's answers but keeps the "
+    "page's workerId (a URL parameter the worker controls) instead of the marketplace's WorkerId",
+)
+def test_the_marketplaces_worker_replaces_the_one_the_page_was_told(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name="reconcile-worker"
+    )
+    bot = Bot(live_server.url, "reconcile-worker", PROFILES["diligent"], truth)
+    bot.sign_in()
+    assignment_id, src = accept(bot, live_server.url, hit_of(requester_sessions, campaign_id))
+    # The worker edits the framed page's URL: the page is told another worker's id.
+    someone_else = "ASOMEONEELSE0000001"
+    src = src.replace(f"workerId={bot.result.worker_id}", f"workerId={someone_else}")
+    form = BeautifulSoup(bot.http.get(src).text, "html.parser").find("form", id="task-form")
+    assert isinstance(form, Tag)
+    hidden = {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
+    assert hidden["workerId"] == someone_else
+    answers = {f"rating-{i}": "3" for i in range(3)}
+    assert bot.http.post(live_server.url + "/tasks/submit", data={**hidden, **answers}).status_code == 200
+    handoff = {"assignmentId": assignment_id, **answers}
+    assert bot.http.post(live_server.url + "/mturk/externalSubmit", data=handoff).status_code == 200
+
+    review(requester_sessions, market)
+
+    with session_scope(requester_sessions) as session:
+        submission = session.scalar(select(Submission).where(Submission.assignment_id == assignment_id))
+        assert submission is not None and submission.graded
+        # The gold is credited to (and the decision judged on) the worker the marketplace names.
+        records = session.scalars(select(WorkerStats.worker_id).where(WorkerStats.campaign_id == campaign_id))
+        assert (submission.worker_id, list(records)) == (bot.result.worker_id, [bot.result.worker_id])
