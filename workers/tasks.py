@@ -16,7 +16,7 @@ from sqlalchemy.exc import OperationalError
 
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
-from hits.quality import followups, pipeline
+from hits.quality import aggregation, followups, pipeline
 
 log = logging.getLogger(__name__)
 # A decision still pending after this long lost its message (or its worker): send it again.
@@ -43,7 +43,10 @@ def register(app: Celery) -> None:
         rt = runtime(self)
         counts = {"hits": pipeline.queue_syncs(rt.sessions, rt.market, sync_hits.delay, SYNC_BATCH)}
         with session_scope(rt.sessions) as session:
-            counts["finished_campaigns"] = len(pipeline.finish_campaigns(session, rt.market.access_key_id))
+            finished = pipeline.finish_campaigns(session, rt.market.access_key_id)
+            for campaign_id in finished:
+                call_after_commit(session, partial(store_results.delay, campaign_id))
+            counts["finished_campaigns"] = len(finished)
         with session_scope(rt.sessions) as session:
             # Nothing waits past the marketplace's auto-approval: approve it ourselves first.
             due = followups.due_before_deadline(session, rt.market.access_key_id, utcnow())
@@ -141,3 +144,11 @@ def register(app: Celery) -> None:
             if stale:
                 call_after_commit(session, partial(apply_decisions.delay, stale))
         return len(stale)
+
+    @app.task(name="hitforge.store_results", bind=True, acks_late=True)
+    def store_results(self: Task, campaign_id: int) -> dict[str, Any]:
+        """Aggregate a campaign's labels and agreement and keep them (it finished, or was asked)."""
+        rt = runtime(self)
+        with session_scope(rt.sessions) as session:
+            row = aggregation.store_results(session, campaign_id)
+            return {"items": len(row.labels), "agreement": row.agreement, "assignments": row.assignments}

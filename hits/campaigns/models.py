@@ -202,3 +202,23 @@ class ReviewAction(RequesterBase):
     action: Mapped[str] = mapped_column(String(32))
     note: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class CampaignResult(RequesterBase):
+    """A campaign's aggregated labels and agreement, as last computed.
+
+    Written when the campaign finishes and whenever asked again (QA decisions
+    change what counts); exports compute their consensus afresh.
+    """
+
+    __tablename__ = "rq_campaign_results"
+
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), primary_key=True)
+    method: Mapped[str] = mapped_column(String(32))
+    #: Krippendorff's alpha at the template's level (None: too little data, or no level fits).
+    agreement: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: One ``{item_id, label, confidence, votes}`` per aggregated item.
+    labels: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    #: How many assignments' answers were counted.
+    assignments: Mapped[int] = mapped_column(Integer)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

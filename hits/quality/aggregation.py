@@ -13,10 +13,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission, WorkerStats
+from hits.campaigns.models import (
+    Campaign,
+    CampaignResult,
+    HITSlot,
+    Item,
+    PublishedHIT,
+    Submission,
+    WorkerStats,
+)
+from hits.db import utcnow
 from hits.quality import METHODS
 from hits.templates import get_template
 
@@ -36,6 +45,18 @@ class AggregatedItem:
 LEFT_OUT = ("reject", "void")
 
 
+def _counted(flagged: Select[Any]) -> tuple[ColumnElement[bool], ...]:
+    """The conditions a submission meets to count in the results (``flagged``: the flagged workers)."""
+    return (
+        or_(Submission.decision.is_(None), Submission.decision.not_in(LEFT_OUT)),
+        or_(
+            Submission.decision.is_(None),
+            Submission.decision != "held",
+            Submission.worker_id.not_in(flagged),
+        ),
+    )
+
+
 def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
     """A long table (task, worker, label) of a campaign's non-gold answers, as the results count them.
 
@@ -50,15 +71,7 @@ def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
     submissions = session.scalars(
         select(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign_id)
-        .where(or_(Submission.decision.is_(None), Submission.decision.not_in(LEFT_OUT)))
-        .where(
-            or_(
-                Submission.decision.is_(None),
-                Submission.decision != "held",
-                Submission.worker_id.not_in(flagged),
-            )
-        )
+        .where(PublishedHIT.campaign_id == campaign_id, *_counted(flagged))
     ).all()
     item_ids = dict(
         session.execute(
@@ -223,3 +236,43 @@ def campaign_agreement(session: Session, campaign_id: int) -> float | None:
 
         return krippendorff_alpha(rank_positions(frame), "ordinal")
     return krippendorff_alpha(frame, level)
+
+
+def store_results(session: Session, campaign_id: int) -> CampaignResult:
+    """Aggregate the campaign's labels (its template's method) and agreement, and keep them.
+
+    One row per campaign, replaced on every call: what the dashboard shows.
+    The Celery pipeline stores them when a campaign finishes; QA staff ask
+    again from the dashboard after their decisions change what counts.
+    """
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise ValueError(f"campaign {campaign_id} does not exist")
+    frame = answers_frame(session, campaign_id)
+    method = get_template(campaign.template).aggregation
+    items = aggregate_frame(frame, method) if not frame.empty else []
+    row = session.get(CampaignResult, campaign_id) or CampaignResult(campaign_id=campaign_id)
+    row.method = method
+    row.agreement = campaign_agreement(session, campaign_id)
+    row.labels = [
+        {"item_id": a.item_id, "label": a.label, "confidence": round(a.confidence, 4), "votes": a.votes}
+        for a in items
+    ]
+    row.assignments = _counted_assignments(session, campaign_id)
+    row.computed_at = utcnow()
+    session.add(row)
+    session.flush()
+    return row
+
+
+def _counted_assignments(session: Session, campaign_id: int) -> int:
+    flagged = select(WorkerStats.worker_id).where(
+        WorkerStats.campaign_id == campaign_id, WorkerStats.flagged.is_(True)
+    )
+    counted: Any = (
+        select(func.count())
+        .select_from(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, *_counted(flagged))
+    )
+    return int(session.scalar(counted) or 0)

@@ -23,6 +23,7 @@ from werkzeug.security import check_password_hash
 
 from hits.campaigns.models import (
     Campaign,
+    CampaignResult,
     OutboxEntry,
     PublishedHIT,
     ReviewAction,
@@ -84,6 +85,7 @@ def signout() -> Any:
 def home() -> Any:
     rs = requester_session()
     campaigns = rs.scalars(select(Campaign).order_by(Campaign.created_at.desc())).all()
+    results = {r.campaign_id: r for r in rs.scalars(select(CampaignResult))}
     flagged = rs.scalars(select(WorkerStats).where(WorkerStats.flagged.is_(True))).all()
     decisions = dict(rs.execute(select(OutboxEntry.action, func.count()).group_by(OutboxEntry.action)).all())
     # Work waiting for a person, whoever's it is: flagged workers' and work held when a campaign ended.
@@ -95,8 +97,25 @@ def home() -> Any:
         .order_by(PublishedHIT.campaign_id, Submission.worker_id)
     ).all()
     return render_template(
-        "dashboard/home.html", campaigns=campaigns, flagged=flagged, decisions=decisions, held=held
+        "dashboard/home.html",
+        campaigns=campaigns,
+        results=results,
+        flagged=flagged,
+        decisions=decisions,
+        held=held,
     )
+
+
+@bp.post("/campaigns/<int:campaign_id>/results")
+@staff_required
+def compute_results(campaign_id: int) -> Any:
+    """Aggregate the campaign's labels and agreement again (a Celery task), e.g. after QA decisions."""
+    rs = requester_session()
+    if rs.get(Campaign, campaign_id) is None:
+        abort(404)
+    send_after_commit(rs, "hitforge.store_results", campaign_id)
+    flash(f"Results of campaign {campaign_id} are being computed.", "info")
+    return redirect(url_for("dashboard.home"))
 
 
 @bp.get("/workers/<int:campaign_id>/<worker_id>")

@@ -19,6 +19,7 @@ from hits.campaigns.models import (
     WorkerStats,
 )
 from hits.db import session_scope
+from hits.quality.aggregation import store_results
 
 
 def staff_session(base: str, requester_sessions) -> requests.Session:  # type: ignore[no-untyped-def]
@@ -169,3 +170,24 @@ def test_clearing_a_flag_on_the_dashboard_approves_the_held_work_and_lists_nothi
     home_after = BeautifulSoup(http.get(live_server.url + "/dashboard/").text, "html.parser")
     held_after = home_after.find("table", id="held")
     assert held_after is None or worker_id not in held_after.get_text()
+
+
+def test_stored_results_show_on_the_dashboard_and_can_be_asked_for_again(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, _, worker_id = seed_held_work(requester_sessions)
+    with session_scope(requester_sessions) as session:
+        # The seeded work is held from a flagged worker: nothing counts yet.
+        row = store_results(session, campaign_id)
+        assert (row.assignments, row.labels, row.agreement) == (0, [], None)
+    http = staff_session(live_server.url, requester_sessions)
+    home = BeautifulSoup(http.get(live_server.url + "/dashboard/").text, "html.parser")
+    cell = next(
+        tr for tr in home.find("table", id="campaigns").find_all("tr") if f"dash-{worker_id}" in tr.get_text()
+    )
+    assert "0 items by" in cell.get_text() and "alpha n/a" in cell.get_text()
+    form = cell.find("form")
+    token = form.find("input", attrs={"name": "csrf_token"})["value"]
+    done = http.post(live_server.url + form["action"], data={"csrf_token": token})
+    assert done.status_code == 200 and "are being computed" in done.text
+    assert http.post(live_server.url + form["action"], data={}).status_code == 400  # no CSRF token

@@ -8,9 +8,10 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
-from hits.campaigns.models import Campaign, OutboxEntry, WorkerStats
+from hits.campaigns.models import Campaign, CampaignResult, OutboxEntry, WorkerStats
 from hits.crowd import Profile
 from hits.db import session_scope
+from hits.quality.aggregation import aggregate_campaign
 from server.runner import spawn_worker, stop_process
 from tests.helpers import campaign_bot, launch_demo_campaign
 
@@ -75,6 +76,8 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
                     and sorted(e.action for e in entries)
                     == ["approve"] * 2 + ["reject"] * 2 + ["reviewing"] * 2
                     and all(e.status == "done" for e in entries)
+                    # The finished campaign's labels are aggregated and kept by a task of their own.
+                    and session.get(CampaignResult, campaign_id) is not None
                 )
 
         wait_for(finished)
@@ -114,5 +117,14 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
     assert not list(market.reviewable_hits(hit_ids[0]))
     assert stats[bad.result.worker_id].flagged and not stats[good.result.worker_id].flagged
     assert (stats[good.result.worker_id].approved, stats[bad.result.worker_id].rejected) == (2, 2)
+    with session_scope(requester_sessions) as session:
+        result = session.get(CampaignResult, campaign_id)
+        assert result is not None
+        # Only the approved worker's answers count: two assignments of two real items each.
+        assert result.assignments == 2 and len(result.labels) == 4
+        assert {r["item_id"]: r["label"] for r in result.labels} == {
+            a.item_id: a.label for a in aggregate_campaign(session, campaign_id)
+        }
+        assert all(r["votes"] == 1 and r["confidence"] > 0 for r in result.labels)
     # Two approvals at $0.10 plus a 20% fee each; rejections cost nothing.
     assert balance_before - market.balance() == Decimal("0.24")
