@@ -26,6 +26,9 @@ from server.mturk_api.registry import OPERATIONS
 from tests.conftest import boto3_client
 from tests.helpers import hit_params
 from tests.market.shapes import Checked, service_model
+from tests.server.test_file_upload import FORM as UPLOAD_FORM
+from tests.server.test_file_upload import PHOTO, accept, post_answers
+from tests.server.worker_helpers import WorkerClient
 
 ANSWER = (
     '<QuestionFormAnswers xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -375,17 +378,26 @@ def test_notification_settings_and_test_events(api) -> None:  # type: ignore[no-
     assert turk_code(unreachable) == "AWS.MechanicalTurk.NotificationDeliveryFailed"
 
 
-def test_review_policy_results_and_file_upload_url(api, market_sessions) -> None:  # type: ignore[no-untyped-def]
+def test_review_policy_results_and_file_upload_url(api, live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
     hit_id = new_hit(api)
     out = api.list_review_policy_results_for_hit(
         HITId=hit_id, PolicyLevels=["Assignment", "HIT"], RetrieveResults=True
     )
     assert out["HITId"] == hit_id and out["AssignmentReviewReport"]["ReviewResults"] == []
     _, assignment_id = work_on(market_sessions, hit_id)
-    with pytest.raises(api.exceptions.RequestError) as unsupported:
+    with pytest.raises(api.exceptions.RequestError) as no_file:
         api.get_file_upload_url(AssignmentId=assignment_id, QuestionIdentifier="q")
-    assert turk_code(unsupported) == "AWS.MechanicalTurk.OperationNotSupported"
-    CALLED.update({"GetFileUploadURL"})
+    assert turk_code(no_file) == "AWS.MechanicalTurk.InvalidParameterValue"
+    # A file a worker uploaded on the site: the URL's response is shape-checked like every other.
+    upload_hit = api.create_hit(**hit_params(Question=UPLOAD_FORM))["HIT"]["HITId"]
+    worker = WorkerClient(live_server.url, f"up-{uuid.uuid4().hex[:6]}")
+    upload_assignment, work = accept(worker, upload_hit)
+    done = post_answers(
+        worker, work, upload_assignment, {"q2": ("leaf.png", PHOTO, "image/png")}, q1="A leaf"
+    )
+    assert done.status_code == 200
+    url = api.get_file_upload_url(AssignmentId=upload_assignment, QuestionIdentifier="photo")["FileUploadURL"]
+    assert url.startswith(live_server.url + "/uploads/")
 
 
 def test_a_populated_review_policy_report_fits_the_service_model(api, market_sessions) -> None:  # type: ignore[no-untyped-def]
