@@ -13,7 +13,14 @@ from hits.market.errors import invalid
 from hits.market.models import Assignment
 from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
 from server.mturk_api.registry import CallContext, operation
-from server.mturk_api.wire import assignment_shape, hit_shape, keyset_request, keyset_token, page_reply
+from server.mturk_api.wire import (
+    assignment_shape,
+    hit_shape,
+    keyset_request,
+    keyset_token,
+    list_scope,
+    page_reply,
+)
 
 LISTABLE = (SUBMITTED, APPROVED, REJECTED)
 
@@ -40,7 +47,7 @@ def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[s
     if not isinstance(statuses, list) or any(s not in LISTABLE for s in statuses):
         raise invalid("AssignmentStatuses may hold Submitted, Approved and Rejected.")
     hit_id = hit_ops.check_own_hit(ctx.session, params.get("HITId"), ctx.requester_id)
-    scope = f"ListAssignmentsForHIT {hit_id}"
+    scope = list_scope("ListAssignmentsForHIT", ctx.requester_id, hit=hit_id, statuses=sorted(set(statuses)))
     after, limit = keyset_request(params, scope)
     bound: dict[str, Any] = {"hit_id": hit_id, "statuses": statuses, "limit": limit}
     if after is not None:

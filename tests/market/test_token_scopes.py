@@ -132,7 +132,10 @@ LISTINGS = [
         "list_assignments_for_hit",
         "Assignments",
         lambda w: {"HITId": w.hit},
-        (lambda w: (w.a, {"HITId": w.other_hit}),),
+        (
+            lambda w: (w.a, {"HITId": w.other_hit}),
+            lambda w: (w.a, {"HITId": w.hit, "AssignmentStatuses": ["Approved"]}),
+        ),
     ),
     Listing(
         "list_qualification_requests",
