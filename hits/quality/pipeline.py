@@ -276,6 +276,11 @@ def record_assignments(
                     source="sync",
                 )
                 session.add(submission)
+            # Who did it and for which HIT come from the marketplace too: the page was
+            # told them in its URL, which the worker can edit.
+            submission.worker_id = assignment["WorkerId"]
+            if submission.published_hit_id != published_hit_id:
+                submission.published_hit = published
             submission.answers = {"answers": answers}
             submission.synced = True
             if submission.decision == VOID:

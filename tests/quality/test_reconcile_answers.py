@@ -94,11 +94,6 @@ def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_onc
             assert (record.gold_correct, record.gold_total, record.assignments) == (0, 1, 1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pipeline.record_assignments overwrites a page-stored submission's answers but keeps the "
-    "page's workerId (a URL parameter the worker controls) instead of the marketplace's WorkerId",
-)
 def test_the_marketplaces_worker_replaces_the_one_the_page_was_told(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
