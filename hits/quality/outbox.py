@@ -40,6 +40,15 @@ class _Claim:
     payload: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class _Applied:
+    """What one call did: its outcome, and the marketplace's own decision when it had decided first."""
+
+    outcome: str
+    #: "approve" or "reject": the marketplace had already decided the assignment the other way.
+    superseded_by: str | None = None
+
+
 @dataclass
 class ApplyReport:
     """What applying a list of entries did: outcomes by entry id, and the errors of those that failed."""
@@ -83,13 +92,13 @@ def apply_entries(
     else:
         results = [_call_safely(market, c) for c in decisions]
     results += [_call_safely(market, c) for c in others]
-    done: dict[int, tuple[_Claim, str]] = {}
+    done: dict[int, tuple[_Claim, _Applied]] = {}
     for claim, result in zip(decisions + others, results, strict=True):
         if isinstance(result, MarketplaceError):
             report.failures[claim.id] = result
         else:
             done[claim.id] = (claim, result)
-            report.outcomes[claim.id] = result
+            report.outcomes[claim.id] = result.outcome
     with session_scope(sessions) as session:
         _record_done(session, list(done.values()))
         for entry_id, error in report.failures.items():
@@ -136,14 +145,14 @@ def _claim(
     return claims
 
 
-def _call_safely(market: Marketplace, claim: _Claim) -> str | MarketplaceError:
+def _call_safely(market: Marketplace, claim: _Claim) -> _Applied | MarketplaceError:
     try:
         return _call(market, claim)
     except MarketplaceError as exc:
         return exc
 
 
-def _call(market: Marketplace, claim: _Claim) -> str:
+def _call(market: Marketplace, claim: _Claim) -> _Applied:
     """The API call for one entry; its outcome."""
     action, target, payload = claim.action, claim.target, claim.payload
     outcome = action
@@ -192,13 +201,22 @@ def _call(market: Marketplace, claim: _Claim) -> str:
             raise
         state = market.get_assignment(target)["AssignmentStatus"]
         expected = {"approve": "Approved", "reject": "Rejected"}[action]
-        if state != expected:
+        if state == expected:
+            outcome = f"{action} (already applied)"
+        elif state in _DECIDED:
+            # The marketplace decided first (its auto-approval, or a decision made outside
+            # hitforge): it is the authority, and retrying would only fail again forever.
+            return _Applied(f"{action} (superseded: {state} on the marketplace)", _DECIDED[state])
+        else:
             raise
-        outcome = f"{action} (already applied)"
-    return outcome
+    return _Applied(outcome)
 
 
-def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
+#: Assignment statuses that are final decisions, and the decision each is.
+_DECIDED = {"Approved": "approve", "Rejected": "reject"}
+
+
+def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
     """Mark entries done; re-open re-posted HITs; count decisions on the workers' records.
 
     Rows are touched in the order a sync batch locks them: HITs, then worker
@@ -215,8 +233,31 @@ def _record_done(session: Session, done: list[tuple[_Claim, str]]) -> None:
     )
     reposts = sorted((c for c, _ in done if c.action == "repost"), key=lambda c: c.id)
     _reopen_hits(session, [c.payload["hit_id"] for c in reposts])
-    count_decisions(session, {c.target: c.action for c, _ in done if c.action in ("approve", "reject")})
+    decided = {
+        c.target: applied.superseded_by or c.action
+        for c, applied in done
+        if c.action in ("approve", "reject")
+    }
+    _record_superseded(session, [(c, a) for c, a in done if a.superseded_by is not None])
+    count_decisions(session, decided)
     _reopen_campaigns(session, [c.campaign_id for c in reposts])
+
+
+def _record_superseded(session: Session, superseded: list[tuple[_Claim, _Applied]]) -> None:
+    """Submissions the marketplace decided the other way take its decision, with the evidence why."""
+    if not superseded:
+        return
+    by_assignment = {c.target: (c, a) for c, a in superseded}
+    for submission in session.scalars(
+        select(Submission).where(Submission.assignment_id.in_(list(by_assignment))).order_by(Submission.id)
+    ):
+        claim, applied = by_assignment[submission.assignment_id]
+        submission.decision = applied.superseded_by
+        submission.evidence = {
+            **(submission.evidence or {}),
+            "decided_by": "marketplace",
+            "superseded": f"hitforge's {claim.action} came after the marketplace's decision",
+        }
 
 
 def count_decisions(session: Session, decided: dict[str, str]) -> None:

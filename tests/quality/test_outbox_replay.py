@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.models import LedgerEntry
@@ -117,3 +117,36 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
         assert (published.campaign_id, published.mturk_hit_id) in {
             (c, h) for c, _, h in pipeline.open_hits(session, market.access_key_id)
         }
+
+
+def test_a_rejection_the_marketplace_overtook_with_an_approval_takes_the_marketplaces_decision(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-3", quality=CONFIDENT
+    )
+    bad = campaign_bot(live_server.url, "replay-bad", Profile("always-off", 0.0), truth, "replay-3")
+    assert bad.run(max_hits=2).submitted == 2
+    ids = _sync(requester_sessions, market)
+    rejections = sorted(
+        i for i, (action, _, _) in _entries(requester_sessions, ids).items() if action == "reject"
+    )
+    assert len(rejections) == 2
+    with session_scope(requester_sessions) as session:
+        overtaken = session.get(OutboxEntry, rejections[0])
+        assert overtaken is not None
+        target = overtaken.target
+    # Before hitforge's rejection is applied, the marketplace approves (its auto-approval, or a
+    # person outside hitforge): it is the authority, so the entry must not fail forever.
+    market.approve(target)
+    outcome = pipeline.apply_entry(requester_sessions, market, rejections[0])
+    assert outcome == "reject (superseded: Approved on the marketplace)"
+    assert pipeline.apply_entry(requester_sessions, market, rejections[1]) == "reject"
+    with session_scope(requester_sessions) as session:
+        entry = session.get(OutboxEntry, rejections[0])
+        submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
+        stats = session.get(WorkerStats, (campaign_id, bad.result.worker_id))
+        assert entry is not None and entry.status == "done"
+        assert submission is not None and submission.decision == "approve"
+        assert submission.evidence is not None and submission.evidence["decided_by"] == "marketplace"
+        assert stats is not None and (stats.approved, stats.rejected) == (1, 1)
