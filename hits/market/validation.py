@@ -58,9 +58,16 @@ def text(value: Any, name: str, limit: int, *, required: bool = False) -> str:
     return value
 
 
+#: A currency string as MTurk takes it: dollars, optionally a point and one or two digits of cents.
+CURRENCY = re.compile(r"\d{1,9}(\.\d{1,2})?")
+
+
 def money(value: Any, name: str) -> Decimal:
+    """A Reward or BonusAmount: a currency string such as "0.05" (no sign, exponent or spaces)."""
+    if not isinstance(value, str) or CURRENCY.fullmatch(value) is None:
+        raise invalid(f'{name} must be a currency string of US dollars such as "0.05"; got {value!r}.')
     try:
-        return parse_amount(value if isinstance(value, str) else str(value), field=name)
+        return parse_amount(value, field=name)
     except MoneyError as exc:
         raise invalid(str(exc)) from exc
 

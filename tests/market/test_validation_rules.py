@@ -240,3 +240,19 @@ def test_listing_shows_the_answer_key_only_to_the_owner(mturk, live_server, mark
     [listed] = other.list_qualification_types(MustBeRequestable=True, Query=name)["QualificationTypes"]
     assert listed["QualificationTypeId"] == qid
     assert "AnswerKey" not in listed
+
+
+NOT_CURRENCY = ["1e-2", " 0.25", "0.25 ", "0.251", "-0.05", "$0.05", "0,05", "", ".5", "NaN"]
+
+
+@pytest.mark.parametrize("reward", NOT_CURRENCY)
+def test_a_reward_that_is_not_a_currency_string_is_refused(mturk, reward: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(mturk.exceptions.RequestError) as caught:
+        mturk.create_hit(**hit_params(Reward=reward))
+    assert caught.value.response["TurkErrorCode"] == INVALID
+    assert "Reward" in caught.value.response["Error"]["Message"]
+
+
+@pytest.mark.parametrize(("reward", "stored"), [("0.05", "0.05"), ("1", "1.00"), ("12.5", "12.50")])
+def test_currency_strings_are_taken_and_answered_with_two_decimals(mturk, reward: str, stored: str) -> None:  # type: ignore[no-untyped-def]
+    assert mturk.create_hit(**hit_params(Reward=reward))["HIT"]["Reward"] == stored
