@@ -199,7 +199,7 @@ class ReviewAction(RequesterBase):
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
     worker_id: Mapped[str] = mapped_column(String(20), index=True)
     staff_user_id: Mapped[int] = mapped_column(ForeignKey("rq_staff_users.id"))
-    action: Mapped[str] = mapped_column(String(32))
+    action: Mapped[str] = mapped_column(String(64))
     note: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

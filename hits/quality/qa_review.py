@@ -89,13 +89,22 @@ def decide_held(
     feedback: str | None = None,
 ) -> list[int]:
     """Approve or reject one held assignment, with the campaign's follow-ups. Outbox ids, in order."""
-    submission = session.get(Submission, submission_id, with_for_update=True)
-    if submission is None or submission.decision != "held":
-        raise NotHeld(f"assignment {submission.assignment_id if submission else submission_id} is not held")
-    campaign = session.get(Campaign, submission.published_hit.campaign_id)
+    found = session.get(Submission, submission_id)
+    if found is None:
+        raise NotHeld(f"there is no submission {submission_id}")
+    campaign = session.get(Campaign, found.published_hit.campaign_id)
     assert campaign is not None
+    # The worker's record first, then the submission: the order the pipeline takes them in.
+    lock_worker_stats(session, campaign.id, [found.worker_id])
+    submission = session.scalars(
+        select(Submission)
+        .where(Submission.id == submission_id)
+        .with_for_update(of=Submission)
+        .execution_options(populate_existing=True)
+    ).one()
+    if submission.decision != "held":
+        raise NotHeld(f"assignment {submission.assignment_id} is not held")
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-    lock_worker_stats(session, campaign.id, [submission.worker_id])
     created = _decide(session, campaign, policy, submission, action, feedback)
     session.add(
         ReviewAction(

@@ -1,4 +1,5 @@
-"""a campaign's aggregated labels and agreement, stored when it finishes
+"""a campaign's aggregated labels and agreement, stored when it finishes; room for an
+assignment id in a review action
 
 Revision ID: req0004
 Revises: req0003
@@ -27,7 +28,16 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["campaign_id"], ["rq_campaigns.id"]),
         sa.PrimaryKeyConstraint("campaign_id"),
     )
+    # "approve <assignment id>" is 38 characters (PostgreSQL refused it at 32).
+    with op.batch_alter_table("rq_review_actions") as batch_op:
+        batch_op.alter_column(
+            "action", existing_type=sa.String(length=32), type_=sa.String(length=64), existing_nullable=False
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("rq_review_actions") as batch_op:
+        batch_op.alter_column(
+            "action", existing_type=sa.String(length=64), type_=sa.String(length=32), existing_nullable=False
+        )
     op.drop_table("rq_campaign_results")
