@@ -40,6 +40,12 @@ class _Claim:
     payload: dict[str, Any]
 
 
+class RejectionPending(MarketplaceError):
+    """A re-post waits for its assignment's rejection to be applied first (in this batch or a later one)."""
+
+    retryable = True
+
+
 @dataclass(frozen=True)
 class _Applied:
     """What one call did: its outcome, and the marketplace's own decision when it had decided first."""
@@ -47,6 +53,8 @@ class _Applied:
     outcome: str
     #: "approve" or "reject": the marketplace had already decided the assignment the other way.
     superseded_by: str | None = None
+    #: Nothing was called: the entry turned out not to be needed (it is done all the same).
+    not_needed: bool = False
 
 
 @dataclass
@@ -187,6 +195,14 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
                 # A re-post opened it again since: it is not finished, leave it listed.
                 outcome = "reviewing (not set: the HIT is open again)"
         elif action == "repost":
+            # Only work that really ended rejected is offered again: the marketplace may have
+            # approved it first (the rejection then superseded), and paying twice for one slot
+            # is a cost the budget guard never counted.
+            state = market.get_assignment(target)["AssignmentStatus"]
+            if state == "Approved":
+                return _Applied("repost (not needed: approved on the marketplace)", not_needed=True)
+            if state != "Rejected":
+                raise RejectionPending(state, f"assignment {target} is not rejected yet")
             market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
         else:
             raise ValueError(f"unknown outbox action {action}")
@@ -231,7 +247,7 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
         .where(OutboxEntry.id.in_([c.id for c, _ in done]))
         .values(status="done", applied_at=now, last_error=None)
     )
-    reposts = sorted((c for c, _ in done if c.action == "repost"), key=lambda c: c.id)
+    reposts = sorted((c for c, a in done if c.action == "repost" and not a.not_needed), key=lambda c: c.id)
     _reopen_hits(session, [c.payload["hit_id"] for c in reposts])
     decided = {
         c.target: applied.superseded_by or c.action

@@ -30,6 +30,13 @@ def _sync(sessions, market) -> list[int]:  # type: ignore[no-untyped-def]
         return pipeline.review_hits(session, fetched)
 
 
+def _target(sessions, entry_id: int) -> str:  # type: ignore[no-untyped-def]
+    with session_scope(sessions) as session:
+        entry = session.get(OutboxEntry, entry_id)
+        assert entry is not None
+        return entry.target
+
+
 def _entries(sessions, ids: list[int]) -> dict[int, tuple[str, str, dict]]:  # type: ignore[no-untyped-def]
     with session_scope(sessions) as session:
         rows = session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(ids)))
@@ -122,15 +129,15 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
 def test_a_rejection_the_marketplace_overtook_with_an_approval_takes_the_marketplaces_decision(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
+    quality = {**CONFIDENT, "repost_rejected": True}
     campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-3", quality=CONFIDENT
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-3", quality=quality
     )
     bad = campaign_bot(live_server.url, "replay-bad", Profile("always-off", 0.0), truth, "replay-3")
     assert bad.run(max_hits=2).submitted == 2
     ids = _sync(requester_sessions, market)
-    rejections = sorted(
-        i for i, (action, _, _) in _entries(requester_sessions, ids).items() if action == "reject"
-    )
+    queued = _entries(requester_sessions, ids)
+    rejections = sorted(i for i, (action, _, _) in queued.items() if action == "reject")
     assert len(rejections) == 2
     with session_scope(requester_sessions) as session:
         overtaken = session.get(OutboxEntry, rejections[0])
@@ -150,3 +157,15 @@ def test_a_rejection_the_marketplace_overtook_with_an_approval_takes_the_marketp
         assert submission is not None and submission.decision == "approve"
         assert submission.evidence is not None and submission.evidence["decided_by"] == "marketplace"
         assert stats is not None and (stats.approved, stats.rejected) == (1, 1)
+    # The overtaken rejection's re-post is not needed (the work was approved and paid); the other's is.
+    reposts = {
+        _target(requester_sessions, i): i for i, (action, _, _) in queued.items() if action == "repost"
+    }
+    assert len(reposts) == 2 and target in reposts
+    hits = {assignment: queued[i][2]["hit_id"] for assignment, i in reposts.items()}
+    sizes = {a: market.get_hit(hit)["MaxAssignments"] for a, hit in hits.items()}
+    outcomes = {a: pipeline.apply_entry(requester_sessions, market, i) for a, i in reposts.items()}
+    assert outcomes[target] == "repost (not needed: approved on the marketplace)"
+    for assignment, hit in hits.items():
+        grown = market.get_hit(hit)["MaxAssignments"] - sizes[assignment]
+        assert grown == (0 if assignment == target else 1), outcomes
