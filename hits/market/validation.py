@@ -59,7 +59,7 @@ def text(value: Any, name: str, limit: int, *, required: bool = False) -> str:
 
 
 #: A currency string as MTurk takes it: dollars, optionally a point and one or two digits of cents.
-CURRENCY = re.compile(r"\d{1,9}(\.\d{1,2})?")
+CURRENCY = re.compile(r"[0-9]{1,9}(\.[0-9]{1,2})?")
 
 
 def money(value: Any, name: str) -> Decimal:

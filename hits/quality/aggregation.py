@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import ColumnElement, Select, func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import (
@@ -45,34 +45,47 @@ class AggregatedItem:
 LEFT_OUT = ("reject", "void")
 
 
-def _counted(flagged: Select[Any]) -> tuple[ColumnElement[bool], ...]:
-    """The conditions a submission meets to count in the results (``flagged``: the flagged workers)."""
-    return (
-        or_(Submission.decision.is_(None), Submission.decision.not_in(LEFT_OUT)),
-        or_(
-            Submission.decision.is_(None),
-            Submission.decision != "held",
-            Submission.worker_id.not_in(flagged),
-        ),
-    )
+#: What a held submission's evidence says when a flag held it (not the campaign's end).
+HELD_ON_FLAG = "flag"
 
 
-def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
-    """A long table (task, worker, label) of a campaign's non-gold answers, as the results count them.
+def counted_submissions(session: Session, campaign_id: int) -> list[Submission]:
+    """The campaign's submissions whose answers count in the results.
 
-    Left out: rejected work, work the marketplace never took in, and the held
-    work of a worker flagged in this campaign (held for QA because the worker
-    looks bad; it counts once a reviewer approves it, as approved work does).
+    Left out: rejected work, work the marketplace never took in, and work held
+    because its worker looks bad (a worker flagged in this campaign, or a flag
+    a reviewer's earlier clearing turned into a hold): it counts once a
+    reviewer approves it, as approved work does. Work held only because the
+    campaign ended before gold could tell counts.
     """
-    rows: list[tuple[str, str, Any]] = []
     flagged = select(WorkerStats.worker_id).where(
         WorkerStats.campaign_id == campaign_id, WorkerStats.flagged.is_(True)
     )
-    submissions = session.scalars(
+    candidates = session.scalars(
         select(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign_id, *_counted(flagged))
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            or_(Submission.decision.is_(None), Submission.decision.not_in(LEFT_OUT)),
+            or_(
+                Submission.decision.is_(None),
+                Submission.decision != "held",
+                Submission.worker_id.not_in(flagged),
+            ),
+        )
+        .order_by(Submission.id)
     ).all()
+    return [
+        s
+        for s in candidates
+        if not (s.decision == "held" and (s.evidence or {}).get("held_for") == HELD_ON_FLAG)
+    ]
+
+
+def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
+    """A long table (task, worker, label) of the non-gold answers that count (:func:`counted_submissions`)."""
+    rows: list[tuple[str, str, Any]] = []
+    submissions = counted_submissions(session, campaign_id)
     item_ids = dict(
         session.execute(
             select(HITSlot.id, Item.external_id)
@@ -258,21 +271,8 @@ def store_results(session: Session, campaign_id: int) -> CampaignResult:
         {"item_id": a.item_id, "label": a.label, "confidence": round(a.confidence, 4), "votes": a.votes}
         for a in items
     ]
-    row.assignments = _counted_assignments(session, campaign_id)
+    row.assignments = len(counted_submissions(session, campaign_id))
     row.computed_at = utcnow()
     session.add(row)
     session.flush()
     return row
-
-
-def _counted_assignments(session: Session, campaign_id: int) -> int:
-    flagged = select(WorkerStats.worker_id).where(
-        WorkerStats.campaign_id == campaign_id, WorkerStats.flagged.is_(True)
-    )
-    counted: Any = (
-        select(func.count())
-        .select_from(Submission)
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign_id, *_counted(flagged))
-    )
-    return int(session.scalar(counted) or 0)

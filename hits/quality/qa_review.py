@@ -30,7 +30,12 @@ class NotHeld(ValueError):
 
 
 def held_submissions(session: Session, campaign_id: int, worker_id: str) -> list[Submission]:
-    """The worker's assignments in the campaign that wait for a reviewer, oldest first."""
+    """The worker's assignments in the campaign that wait for a reviewer, oldest first, row-locked.
+
+    Locked and read afresh, so that work a sync or the deadline approval
+    decided a moment ago is not decided again. Submissions are locked before
+    the worker's record, the order the sync takes them in.
+    """
     return list(
         session.scalars(
             select(Submission)
@@ -41,6 +46,8 @@ def held_submissions(session: Session, campaign_id: int, worker_id: str) -> list
                 Submission.decision == "held",
             )
             .order_by(Submission.id)
+            .with_for_update(of=Submission)
+            .execution_options(populate_existing=True)
         )
     )
 
@@ -58,8 +65,11 @@ def review_worker(
     again in this campaign (its later flags hold work for a person instead).
     """
     campaign = session.get(Campaign, campaign_id)
-    record = lock_worker_stats(session, campaign_id, [worker_id]).get(worker_id) if campaign else None
-    if campaign is None or record is None:
+    if campaign is None:
+        raise LookupError(f"no campaign {campaign_id}")
+    held = held_submissions(session, campaign_id, worker_id)
+    record = lock_worker_stats(session, campaign_id, [worker_id]).get(worker_id)
+    if record is None:
         raise LookupError(f"no worker {worker_id} in campaign {campaign_id}")
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
     created: list[int | OutboxEntry | None] = []
@@ -69,7 +79,7 @@ def review_worker(
     else:
         record.flagged = True
         created.extend(followups.on_flagged(session, campaign, policy, worker_id))
-    for submission in held_submissions(session, campaign_id, worker_id):
+    for submission in held:
         created.extend(_decide(session, campaign, policy, submission, _as_decision(action), None))
     session.add(
         ReviewAction(
@@ -89,21 +99,19 @@ def decide_held(
     feedback: str | None = None,
 ) -> list[int]:
     """Approve or reject one held assignment, with the campaign's follow-ups. Outbox ids, in order."""
-    found = session.get(Submission, submission_id)
-    if found is None:
-        raise NotHeld(f"there is no submission {submission_id}")
-    campaign = session.get(Campaign, found.published_hit.campaign_id)
-    assert campaign is not None
-    # The worker's record first, then the submission: the order the pipeline takes them in.
-    lock_worker_stats(session, campaign.id, [found.worker_id])
+    # Locked and read afresh (the request may hold a stale copy), before the worker's
+    # record: the order the sync takes them in.
     submission = session.scalars(
         select(Submission)
         .where(Submission.id == submission_id)
         .with_for_update(of=Submission)
         .execution_options(populate_existing=True)
-    ).one()
-    if submission.decision != "held":
-        raise NotHeld(f"assignment {submission.assignment_id} is not held")
+    ).one_or_none()
+    if submission is None or submission.decision != "held":
+        raise NotHeld(f"assignment {submission.assignment_id if submission else submission_id} is not held")
+    campaign = session.get(Campaign, submission.published_hit.campaign_id)
+    assert campaign is not None
+    lock_worker_stats(session, campaign.id, [submission.worker_id])
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
     created = _decide(session, campaign, policy, submission, action, feedback)
     session.add(

@@ -24,6 +24,7 @@ from hits.campaigns.gold import exposures_for, slots_with_gold
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
+from hits.quality.aggregation import HELD_ON_FLAG
 from hits.quality.live_signals import collect_signals_many
 from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
 from hits.quality.signals import combined_verdict
@@ -229,7 +230,9 @@ def _enqueue_decisions(
             action, payload = "reject", {"feedback": policy.rejection_feedback}
         else:
             submission.decision = "held"
-            submission.evidence = verdict.evidence
+            # Held on a flag (signals alone, or a worker a reviewer cleared): out of the results
+            # until a reviewer approves it.
+            submission.evidence = {**verdict.evidence, "held_for": HELD_ON_FLAG}
             continue
         submission.decision = action
         submission.evidence = verdict.evidence

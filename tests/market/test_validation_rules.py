@@ -242,7 +242,19 @@ def test_listing_shows_the_answer_key_only_to_the_owner(mturk, live_server, mark
     assert "AnswerKey" not in listed
 
 
-NOT_CURRENCY = ["1e-2", " 0.25", "0.25 ", "0.251", "-0.05", "$0.05", "0,05", "", ".5", "NaN"]
+NOT_CURRENCY = [
+    "1e-2",
+    " 0.25",
+    "0.25 ",
+    "0.251",
+    "-0.05",
+    "$0.05",
+    "0,05",
+    "",
+    ".5",
+    "NaN",
+    "\uff10.\uff10\uff15",
+]
 
 
 @pytest.mark.parametrize("reward", NOT_CURRENCY)

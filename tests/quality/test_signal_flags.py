@@ -5,11 +5,19 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from hits.campaigns.models import OutboxEntry, ReviewAction, StaffUser, Submission, WorkerStats
+from hits.campaigns.models import (
+    Campaign,
+    OutboxEntry,
+    PublishedHIT,
+    ReviewAction,
+    StaffUser,
+    Submission,
+    WorkerStats,
+)
 from hits.crowd import PROFILES
 from hits.db import session_scope
 from hits.quality import qa_review
-from hits.quality.aggregation import answers_frame
+from hits.quality.aggregation import answers_frame, counted_submissions
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 
@@ -143,3 +151,37 @@ def test_a_flagged_workers_held_answers_stay_out_of_the_results_until_cleared(
     with session_scope(requester_sessions) as session:
         frame = answers_frame(session, campaign_id)
     assert (frame["worker"] == worker).sum() == 6  # three HITs of two real items
+
+
+def test_work_held_on_a_flag_stays_out_of_the_results_whoever_holds_it(requester_sessions) -> None:
+    """Held when the campaign ended: counts. Held on a flag, even of a worker a reviewer cleared: not."""
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(name="held-kinds", template="rating", spec={}, budget=1)
+        session.add(campaign)
+        session.flush()
+        published = PublishedHIT(campaign_id=campaign.id, status="complete", mturk_hit_id="3HHELDKINDS")
+        session.add(published)
+        session.flush()
+        kinds = {
+            "approved": ("approve", {}),
+            "pending": (None, {}),
+            "held-at-end": ("held", {"reason": "not enough evidence either way when the campaign finished"}),
+            "held-on-flag": ("held", {"held_for": "flag", "p_accuracy_below_threshold": 0.9999}),
+            "rejected": ("reject", {}),
+            "void": ("void", {}),
+        }
+        for n, (name, (decision, evidence)) in enumerate(kinds.items()):
+            session.add(
+                Submission(
+                    assignment_id=f"3AHELDKINDS{n:04d}",
+                    published_hit_id=published.id,
+                    worker_id=f"AWORKER{name.upper().replace('-', '')}"[:20],
+                    answers={"answers": [1]},
+                    decision=decision,
+                    evidence=evidence,
+                )
+            )
+        session.flush()
+        counted = {s.assignment_id for s in counted_submissions(session, campaign.id)}
+    names = list(kinds)
+    assert sorted(names[int(a[-4:])] for a in counted) == ["approved", "held-at-end", "pending"]
