@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from hits.campaigns.models import Campaign, PublishedHIT, Submission, WorkerStats
+from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
@@ -181,17 +181,6 @@ def fetch_assignments(market: Marketplace, mturk_hit_id: str) -> list[dict[str, 
     return list(market.assignments_for_hit(mturk_hit_id, list(SYNCED_STATUSES)))
 
 
-#: The older name (it read only Submitted assignments).
-fetch_submitted = fetch_assignments
-
-
-def record_submissions(
-    session: Session, published_hit_id: int, assignments: list[dict[str, Any]]
-) -> list[int]:
-    """Reconcile one HIT's marketplace assignments with what its page stored; return new ids."""
-    return record_batch(session, {published_hit_id: assignments})
-
-
 def lock_hits(session: Session, published_ids: list[int]) -> dict[int, PublishedHIT]:
     """The published HITs, row-locked in id order (the order every caller takes them in).
 
@@ -217,19 +206,6 @@ class Recorded:
     new_ids: list[int]
     #: Decision ("approve" or "reject") by assignment id, of work the marketplace decided itself.
     market_decisions: dict[str, str]
-
-
-def record_batch(
-    session: Session,
-    assignments_by_hit: dict[int, list[dict[str, Any]]],
-    locked: dict[int, PublishedHIT] | None = None,
-) -> list[int]:
-    """Reconcile several HITs' marketplace assignments with what their pages stored; return new ids.
-
-    See :func:`record_assignments`; :func:`review_hits` also counts the
-    marketplace's decisions on the workers' records once they are graded.
-    """
-    return record_assignments(session, assignments_by_hit, locked).new_ids
 
 
 def record_assignments(
@@ -322,21 +298,6 @@ def published_campaign(session: Session, published: PublishedHIT) -> Campaign:
     campaign = session.get(Campaign, published.campaign_id)
     assert campaign is not None
     return campaign
-
-
-def worker_stats(session: Session, campaign_id: int, worker_id: str) -> WorkerStats:
-    """The worker's record, created if new, row-locked for this transaction."""
-    return lock_worker_stats(session, campaign_id, [worker_id])[worker_id]
-
-
-def grade(session: Session, submission_id: int) -> Submission:
-    """Score a submission's gold slots and add them to the worker's record (once)."""
-    return grade_submissions(session, [submission_id])[0]
-
-
-def decide_worker(session: Session, campaign_id: int, worker_id: str) -> list[int]:
-    """Judge a worker and enqueue decisions for their undecided submissions; return outbox ids."""
-    return decide_workers(session, campaign_id, [worker_id])
 
 
 @dataclass
@@ -519,23 +480,17 @@ __all__ = [
     "apply_entry",
     "claim_stale_entries",
     "close_finished_hits",
-    "decide_worker",
     "fetch_hits",
     "hit_snapshot",
     "fetch_assignments",
-    "fetch_submitted",
     "finish_campaigns",
-    "grade",
     "hits_to_sync",
     "open_hits",
     "queue_syncs",
     "record_assignments",
-    "record_batch",
     "record_market_decision",
-    "record_submissions",
     "reopen",
     "review_hits",
     "running_hit_types",
     "sync_done",
-    "worker_stats",
 ]

@@ -14,7 +14,7 @@ from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import demo_tasks, get_demo_task
 from hits.quality.aggregation import aggregate_campaign
-from hits.quality.pipeline import grade
+from hits.quality.review import decide_workers, grade_submissions
 from hits.templates import available_templates
 from hits.templates import get_template as get_template_of
 from tests.helpers import launch_template_campaign
@@ -44,7 +44,7 @@ def test_a_perfect_bot_gets_every_gold_item_right(
         ids = session.scalars(
             select(Submission.id).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
         ).all()
-        graded = [grade(session, i) for i in ids]
+        graded = grade_submissions(session, list(ids))
         assert len(graded) == 2
         # Every template's results aggregate with the method it declares.
         aggregated = aggregate_campaign(session, campaign_id)
@@ -80,7 +80,7 @@ def test_a_spammer_fails_gold_on_the_target_template(
         ids = session.scalars(
             select(Submission.id).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
         ).all()
-        graded = [grade(session, i) for i in ids]
+        graded = grade_submissions(session, list(ids))
         assert sum(s.gold_total for s in graded) == 2 * task.gold_per_hit
         assert sum(s.gold_correct for s in graded) == 0
 
@@ -89,7 +89,6 @@ def test_free_text_is_judged_by_spelling_with_confidence(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
     from hits.campaigns.models import OutboxEntry, WorkerStats
-    from hits.quality.pipeline import decide_worker
 
     task = get_demo_task("write")
     campaign_id, truth, _ = launch_template_campaign(
@@ -109,8 +108,8 @@ def test_free_text_is_judged_by_spelling_with_confidence(
             for i in session.scalars(
                 select(Submission.id).join(PublishedHIT).where(Submission.worker_id == bot.result.worker_id)
             ):
-                grade(session, i)
-            decide_worker(session, campaign_id, bot.result.worker_id)
+                grade_submissions(session, [i])
+            decide_workers(session, campaign_id, [bot.result.worker_id])
         actions = {
             bot.result.worker_id: {
                 e.action

@@ -18,19 +18,12 @@ CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
 
 
 def review(sessions, market) -> list[int]:  # type: ignore[no-untyped-def]
-    """One pass of what the sync task does, then apply every queued entry (no broker needed)."""
-    entries: list[int] = []
+    """One pass of what the sync task does (one batch of every open HIT), then apply every queued entry."""
     with session_scope(sessions) as session:
         targets = pipeline.open_hits(session, market.access_key_id)
-    for campaign_id, published_id, hit_id in targets:
-        assignments = pipeline.fetch_submitted(market, hit_id)
-        with session_scope(sessions) as session:
-            workers = {
-                pipeline.grade(session, i).worker_id
-                for i in pipeline.record_submissions(session, published_id, assignments)
-            }
-            for worker_id in sorted(workers):
-                entries.extend(pipeline.decide_worker(session, campaign_id, worker_id))
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(sessions) as session:
+        entries = pipeline.review_hits(session, fetched)
     for entry_id in entries:
         pipeline.apply_entry(sessions, market, entry_id)
     return entries
