@@ -8,6 +8,7 @@ unsubmitted counts as a failed attempt for RetryDelayInSeconds.
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta
 
 import requests
 from sqlalchemy import func, select
@@ -57,6 +58,21 @@ def stored(market_sessions, qtype_id: str) -> tuple[int, int, int]:  # type: ign
         )  # type: ignore[return-value]
 
 
+def move_clock_back(market_sessions, qtype_id: str, seconds: int) -> datetime:  # type: ignore[no-untyped-def]
+    """Move the type's (one worker's) test clock ``seconds`` into the past, in the marketplace's table.
+
+    As if the test had been started that much earlier: no sleeping, so no race with a loaded machine.
+    Returns the attempt's new deadline.
+    """
+    with session_scope(market_sessions) as session:
+        attempt = session.scalars(
+            select(QualificationTestAttempt).where(QualificationTestAttempt.qualification_type_id == qtype_id)
+        ).one()
+        attempt.started_at -= timedelta(seconds=seconds)
+        attempt.deadline -= timedelta(seconds=seconds)
+        return attempt.deadline
+
+
 def test_a_new_session_continues_the_same_clock(live_server, mturk, market_sessions) -> None:
     qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=600, RetryDelayInSeconds=3600)
     worker = WorkerClient(live_server.url, "clock")
@@ -80,10 +96,11 @@ def test_a_new_session_continues_the_same_clock(live_server, mturk, market_sessi
 def test_answers_after_the_duration_are_refused_and_the_start_counts_as_a_try(
     live_server, mturk, market_sessions
 ) -> None:
-    qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=2, RetryDelayInSeconds=3600)
+    qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=600, RetryDelayInSeconds=3600)
     worker = WorkerClient(live_server.url, "late")
     test = start(worker, qtype_id)
-    time.sleep(2.2)
+    # The time is up (and its grace for the submit's round trip): the clock started 11 minutes ago.
+    move_clock_back(market_sessions, qtype_id, 660)
     late = worker.post_form(test, "#question-form", {"q1": "blue", "q2": "green"})
     assert "The time for this test ran out" in late.text
     assert stored(market_sessions, qtype_id) == (1, 0, 0)
@@ -97,25 +114,27 @@ def test_answers_after_the_duration_are_refused_and_the_start_counts_as_a_try(
 
 
 def test_an_abandoned_start_waits_out_the_retry_delay(live_server, mturk, market_sessions) -> None:
-    qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=1, RetryDelayInSeconds=2)
+    qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=600, RetryDelayInSeconds=3600)
     worker = WorkerClient(live_server.url, "abandon")
-    first = deadline_of(start(worker, qtype_id))
-    time.sleep(1.2)  # abandoned: never submitted, and its time is up
+    start(worker, qtype_id)
+    # Abandoned: never submitted, its time (and grace) up 11 minutes ago; the retry delay runs.
+    move_clock_back(market_sessions, qtype_id, 1260)
     blocked = start(new_session(worker), qtype_id)
     assert "You may try again after" in blocked.text
-    time.sleep(2.0)  # the retry delay, counted from the abandoned test's deadline
+    # The retry delay, counted from the abandoned test's deadline, ended two minutes ago.
+    abandoned = move_clock_back(market_sessions, qtype_id, 3060)
     second = start(worker, qtype_id)
-    assert deadline_of(second) != first
+    assert deadline_of(second) != abandoned.strftime("%H:%M:%S UTC")
     done = worker.post_form(second, "#question-form", {"q1": "blue", "q2": "pink"})
     assert soup(done).select_one("#qualification-score").get_text() == "50"  # type: ignore[union-attr]
     assert stored(market_sessions, qtype_id) == (1, 1, 1)
 
 
-def test_without_retry_delay_an_abandoned_start_is_the_only_try(live_server, mturk) -> None:
-    qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=1)
+def test_without_retry_delay_an_abandoned_start_is_the_only_try(live_server, mturk, market_sessions) -> None:
+    qtype_id = new_test_type(mturk, AnswerKey=KEY, TestDurationInSeconds=600)
     worker = WorkerClient(live_server.url, "once-abandoned")
     start(worker, qtype_id)
-    time.sleep(1.2)
+    move_clock_back(market_sessions, qtype_id, 660)
     page = soup(new_session(worker).get(f"/qualifications/{qtype_id}"))
     assert "cannot be requested again" in page.select_one("#qualification-blocked").get_text()  # type: ignore[union-attr]
     assert "cannot be requested again" in start(worker, qtype_id).text
