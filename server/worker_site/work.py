@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from flask import abort, current_app, flash, g, redirect, render_template, request, url_for
+from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from hits.market import assignment_ops
@@ -183,6 +184,19 @@ def answer_question_form(assignment_id: str) -> Any:
         return _show(
             assignment.hit, assignment, worker, values=form_values(doc, request.form.getlist), errors=errors
         )
+    # Lock the assignment row before the check (PostgreSQL; SQLite writers are already serialised):
+    # a second post of the same answers waits for the first to commit, then sees it submitted
+    # instead of storing its files against the (assignment, question) unique constraint.
+    assignment = (
+        market_session()
+        .scalars(
+            select(Assignment)
+            .where(Assignment.id == assignment.id)
+            .with_for_update(of=Assignment)
+            .execution_options(populate_existing=True)
+        )
+        .one()
+    )
     if assignment.status != ACCEPTED:
         return _submit(worker, assignment.id, "")  # already submitted (the first answers stand) or over
     store_uploads(market_session(), assignment.id, answers)

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from typing import Any
 
 import pytest
 import requests
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from hits.db import session_scope
+from hits.market.models import Assignment
 from hits.market.models.requests import UploadedFile
 from hits.market.xml_schemas import validate_answers
 from server.worker_site.uploads import SALT
-from tests.conftest import boto3_client, new_requester
+from tests.conftest import BACKEND, boto3_client, new_requester
 from tests.server.worker_helpers import WorkerClient, create_hit, csrf_of, free_text, question_form, soup
 
 
@@ -180,3 +182,77 @@ def test_files_larger_than_the_apps_body_limit_are_taken_up_to_the_sites_cap(
     url = mturk.get_file_upload_url(AssignmentId=assignment_id, QuestionIdentifier="extra")["FileUploadURL"]
     assert requests.get(url).content == big
     assert files_of(market_sessions, assignment_id) == 2
+
+
+def lock_waiters(market_sessions) -> int:  # type: ignore[no-untyped-def]
+    """Sessions of the test database waiting on a lock (PostgreSQL)."""
+    with session_scope(market_sessions) as session:
+        return (
+            session.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+                )
+            )
+            or 0
+        )
+
+
+def test_two_posts_of_the_same_answers_at_once_store_one_submission_and_one_file(
+    live_server, mturk, market_sessions
+) -> None:
+    hit_id = create_hit(mturk, FORM)
+    worker = WorkerClient(live_server.url, "double-submit")
+    assignment_id, work = accept(worker, hit_id)
+    go = threading.Barrier(3)
+    responses: list[requests.Response] = []
+    errors: list[BaseException] = []
+
+    def post() -> None:
+        # A second tab (or a double click): the same cookies, the same form, the same file.
+        try:
+            tab = requests.Session()
+            tab.cookies.update(worker.http.cookies)
+            go.wait(timeout=30)
+            responses.append(
+                tab.post(
+                    f"{worker.base}/work/{assignment_id}/answers",
+                    data={"csrf_token": csrf_of(work), "q1": "An oak"},
+                    files={"q2": ("tree.png", PHOTO, "image/png")},
+                )
+            )
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=post) for _ in range(2)]
+    holder = None
+    if BACKEND == "postgres":
+        # Hold the assignment row until both posts wait on a lock: both have read it still in
+        # progress, so they race for it (without the site's own lock, on the files' unique key).
+        holder = market_sessions()
+        holder.execute(select(Assignment.id).where(Assignment.id == assignment_id).with_for_update())
+    try:
+        for thread in threads:
+            thread.start()
+        go.wait(timeout=30)
+        if holder is not None:
+            deadline = time.monotonic() + 60
+            while lock_waiters(market_sessions) < 2 and time.monotonic() < deadline and not errors:
+                time.sleep(0.02)
+            assert lock_waiters(market_sessions) >= 2, "the two posts never both waited on a lock"
+    finally:
+        if holder is not None:
+            holder.rollback()
+            holder.close()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert not errors, errors
+    # Both are answered as a submitted assignment (the second like any repeated submit): no 500.
+    assert [r.status_code for r in responses] == [200, 200], [r.text[:500] for r in responses]
+    assert all("your work was submitted" in r.text for r in responses)
+    assert files_of(market_sessions, assignment_id) == 1
+    (assignment,) = mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
+    assert assignment["AssignmentStatus"] == "Submitted"
+    with session_scope(market_sessions) as session:
+        key = session.scalar(select(UploadedFile.key).where(UploadedFile.assignment_id == assignment_id))
+    assert f"<UploadedFileKey>{key}</UploadedFileKey>" in assignment["Answer"]
