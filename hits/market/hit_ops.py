@@ -71,12 +71,13 @@ def hit_type_spec(params: dict[str, Any]) -> HITTypeSpec:
 
 
 @cache
-def _same_hit_type() -> Select[HITType, NotificationSetting]:
+def _same_hit_type() -> Select[HITType, NotificationSetting, Decimal | None]:
     # Built once: composing this seven-column comparison took longer than
     # running it, on every CreateHIT. Each type comes with its notification
-    # setting, if any: recording the HITCreated event then needs no query.
+    # setting, if any, and the requester's balance: recording the HITCreated
+    # event and checking the funds then need no query of their own.
     return (
-        select(HITType, NotificationSetting)
+        select(HITType, NotificationSetting, _balance_row().scalar_subquery())
         .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HITType.id)
         .where(
             HITType.requester_id == bindparam("requester_id"),
@@ -107,12 +108,14 @@ def find_or_create_hit_type(session: Session, requester_id: str, spec: HITTypeSp
             "reward": spec.reward,
             "assignment_duration_seconds": spec.assignment_duration_seconds,
             "auto_approval_delay_seconds": spec.auto_approval_delay_seconds,
+            "account": ledger.requester_account(requester_id),
         },
     ).all()
-    for hit_type, setting in existing:
+    for hit_type, setting, balance in existing:
         if hit_type.qualification_requirements == spec.qualification_requirements:
             if setting is None:
                 events.note_no_setting(session, hit_type.id)
+            _note_balance(session, requester_id, balance)
             return hit_type
     hit_type = HITType(
         id=new_entity_id(),
@@ -182,17 +185,42 @@ def _balance_row() -> Select[Decimal]:
     return select(AccountBalance.balance).where(AccountBalance.account == bindparam("account"))
 
 
+#: ``session.info`` key: (transaction, {requester id: balance read in it}).
+_BALANCES = "hitforge_balances_read"
+
+
+def _note_balance(session: Session, requester_id: str, balance: Decimal | None) -> None:
+    """Remember for this transaction the balance a query read along with something else."""
+    transaction = session.get_transaction()
+    if transaction is None:
+        return
+    known = session.info.get(_BALANCES)
+    if known is None or known[0] is not transaction:
+        known = session.info[_BALANCES] = (transaction, dict[str, Decimal | None]())
+    known[1][requester_id] = balance
+
+
+def _balance_of(session: Session, requester_id: str) -> Decimal | None:
+    """The requester's kept balance: as read earlier in this transaction, else one query."""
+    known = session.info.get(_BALANCES)
+    if known is not None and known[0] is session.get_transaction() and requester_id in known[1]:
+        balance: Decimal | None = known[1][requester_id]
+        return balance
+    return session.connection().scalar(_balance_row(), {"account": ledger.requester_account(requester_id)})
+
+
 def check_funds(session: Session, requester_id: str, reward: Decimal, max_assignments: int) -> None:
     """Refuse with ``AWS.MechanicalTurk.InsufficientFunds`` a HIT the balance does not cover, as MTurk does.
 
-    One read of the requester's kept balance row (see :mod:`hits.market.ledger`),
-    not locked: nothing is set aside, and each payment checks the funds again
-    when it is made.
+    The requester's kept balance row (see :mod:`hits.market.ledger`), read
+    with the HIT type when CreateHIT found an existing one (no round trip of
+    its own), not locked: nothing is set aside, and each payment checks the
+    funds again when it is made.
     """
     cost = hit_cost(reward, max_assignments)
     if cost <= 0:
         return
-    row = session.connection().scalar(_balance_row(), {"account": ledger.requester_account(requester_id)})
+    row = _balance_of(session, requester_id)
     available = Decimal(row or 0).quantize(Decimal("0.01"))  # no row: never paid in
     if cost > available:
         raise RequestError(

@@ -60,3 +60,18 @@ def test_a_hit_without_reward_needs_no_money(live_server, market_sessions) -> No
     broke = _client(live_server, market_sessions, "0.00")
     broke.create_hit(**hit_params(Reward="0.00"))
     assert len(broke.list_hits()["HITs"]) == 1
+
+
+def test_a_hit_of_an_existing_type_is_checked_against_the_balance_read_with_the_type(
+    live_server, market_sessions
+) -> None:  # type: ignore[no-untyped-def]
+    """The second HIT finds its type already there; the balance comes with it, and is checked all the same."""
+    client = _client(live_server, market_sessions, "0.60")
+    params = hit_params(Title=f"same type {uuid.uuid4().hex[:8]}", Reward="0.25")
+    first = client.create_hit(**{**params, "MaxAssignments": 1})["HIT"]  # 0.30: a new type
+    with pytest.raises(client.exceptions.RequestError) as caught:
+        client.create_hit(**{**params, "MaxAssignments": 3})  # 0.90: the same type, too dear
+    assert caught.value.response["TurkErrorCode"] == INSUFFICIENT
+    second = client.create_hit(**{**params, "MaxAssignments": 2})["HIT"]  # 0.60: exactly covered
+    assert second["HITTypeId"] == first["HITTypeId"]
+    assert len(client.list_hits()["HITs"]) == 2
