@@ -8,12 +8,13 @@ work is left out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import or_, select
+from sqlalchemy import Row, or_, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import (
@@ -49,20 +50,30 @@ LEFT_OUT = ("reject", "void")
 HELD_ON_FLAG = "flag"
 
 
-def counted_submissions(session: Session, campaign_id: int) -> list[Submission]:
-    """The campaign's submissions whose answers count in the results.
+def counted_submissions(session: Session, campaign_id: int) -> list[Row[Any]]:
+    """The campaign's submissions whose answers count in the results, as plain rows.
 
     Left out: rejected work, work the marketplace never took in, and work held
     because its worker looks bad (a worker flagged in this campaign, or a flag
     a reviewer's earlier clearing turned into a hold): it counts once a
     reviewer approves it, as approved work does. Work held only because the
-    campaign ended before gold could tell counts.
+    campaign ended before gold could tell counts. Rows (``assignment_id``,
+    ``published_hit_id``, ``worker_id``, ``answers``, ...), not ORM objects:
+    a finished campaign may have 100,000 of them.
     """
     flagged = select(WorkerStats.worker_id).where(
         WorkerStats.campaign_id == campaign_id, WorkerStats.flagged.is_(True)
     )
-    candidates = session.scalars(
-        select(Submission)
+    candidates = session.execute(
+        select(
+            Submission.id,
+            Submission.assignment_id,
+            Submission.published_hit_id,
+            Submission.worker_id,
+            Submission.answers,
+            Submission.decision,
+            Submission.evidence,
+        )
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
         .where(
             PublishedHIT.campaign_id == campaign_id,
@@ -82,23 +93,31 @@ def counted_submissions(session: Session, campaign_id: int) -> list[Submission]:
     ]
 
 
-def answers_frame(session: Session, campaign_id: int) -> pd.DataFrame:
-    """A long table (task, worker, label) of the non-gold answers that count (:func:`counted_submissions`)."""
-    rows: list[tuple[str, str, Any]] = []
-    submissions = counted_submissions(session, campaign_id)
-    item_ids = dict(
-        session.execute(
-            select(HITSlot.id, Item.external_id)
+def answers_frame(
+    session: Session, campaign_id: int, submissions: Sequence[Row[Any]] | None = None
+) -> pd.DataFrame:
+    """A long table (task, worker, label) of the non-gold answers that count (:func:`counted_submissions`).
+
+    ``submissions``: those rows, if the caller has them already.
+    """
+    if submissions is None:
+        submissions = counted_submissions(session, campaign_id)
+    # Every real item's place in its HIT, in one query (not the slots of each HIT in turn).
+    item_at = {
+        (hit, position): external
+        for hit, position, external in session.execute(
+            select(HITSlot.published_hit_id, HITSlot.position, Item.external_id)
             .join(Item, Item.id == HITSlot.item_id)
             .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
             .where(PublishedHIT.campaign_id == campaign_id)
-        ).all()
-    )
+        )
+    }
+    rows: list[tuple[str, str, Any]] = []
     for submission in submissions:
-        answers = submission.answers.get("answers", [])
-        for slot in submission.published_hit.slots:
-            if slot.id in item_ids and slot.position < len(answers):
-                rows.append((item_ids[slot.id], submission.worker_id, answers[slot.position]))
+        for position, answer in enumerate(submission.answers.get("answers", [])):
+            item = item_at.get((submission.published_hit_id, position))
+            if item is not None:
+                rows.append((item, submission.worker_id, answer))
     return pd.DataFrame(rows, columns=["task", "worker", "label"])
 
 
@@ -219,18 +238,20 @@ def krippendorff_alpha(frame: pd.DataFrame, level: str = "ordinal") -> float | N
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]
 
 
-def campaign_agreement(session: Session, campaign_id: int) -> float | None:
+def campaign_agreement(session: Session, campaign_id: int, frame: pd.DataFrame | None = None) -> float | None:
     """Krippendorff's alpha for a campaign at its template's level of measurement.
 
     Multi-select answers count as one yes/no question per candidate; orderings
     as one ordinal question per candidate (its place); spans and free text have
-    no single label to agree on (None).
+    no single label to agree on (None). ``frame``: the campaign's
+    :func:`answers_frame`, if the caller has it already.
     """
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         raise ValueError(f"campaign {campaign_id} does not exist")
     level = get_template(campaign.template).agreement_level
-    frame = answers_frame(session, campaign_id)
+    if frame is None:
+        frame = answers_frame(session, campaign_id)
     if level is None or frame.empty:
         return None
     if level == "binary":
@@ -261,17 +282,18 @@ def store_results(session: Session, campaign_id: int) -> CampaignResult:
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         raise ValueError(f"campaign {campaign_id} does not exist")
-    frame = answers_frame(session, campaign_id)
+    counted = counted_submissions(session, campaign_id)
+    frame = answers_frame(session, campaign_id, counted)
     method = get_template(campaign.template).aggregation
     items = aggregate_frame(frame, method) if not frame.empty else []
     row = session.get(CampaignResult, campaign_id) or CampaignResult(campaign_id=campaign_id)
     row.method = method
-    row.agreement = campaign_agreement(session, campaign_id)
+    row.agreement = campaign_agreement(session, campaign_id, frame)
     row.labels = [
         {"item_id": a.item_id, "label": a.label, "confidence": round(a.confidence, 4), "votes": a.votes}
         for a in items
     ]
-    row.assignments = len(counted_submissions(session, campaign_id))
+    row.assignments = len(counted)
     row.computed_at = utcnow()
     session.add(row)
     session.flush()
