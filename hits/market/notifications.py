@@ -34,7 +34,6 @@ EVENT_TYPES = (
     "Ping",
 )
 VERSION = "2006-05-05"
-DELIVERY_TIMEOUT = 5.0
 
 
 def _spec(notification: Any) -> dict[str, Any]:
