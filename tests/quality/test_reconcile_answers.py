@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
@@ -10,34 +9,18 @@ from hits.campaigns.gold import exposures_for
 from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from hits.quality import pipeline
 from tests.helpers import launch_demo_campaign
 from tests.quality.test_followups import review
 from tests.server.test_worker_site import accept, hit_of
 
 
-def sync_in_batches(sessions, market) -> None:  # type: ignore[no-untyped-def]
-    """What the sync task does: read the HITs, then record, grade and decide them in one transaction."""
-    with session_scope(sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
-    fetched = pipeline.fetch_hits(market, targets)
-    with session_scope(sessions) as session:
-        entries = pipeline.review_hits(session, fetched)
-    for entry_id in entries:
-        pipeline.apply_entry(sessions, market, entry_id)
-
-
-SYNCS = {"one_hit": review, "batched": sync_in_batches}
-
-
-@pytest.mark.parametrize("sync", sorted(SYNCS))
 def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_once(
-    sync: str, tmp_path, live_server, market, mturk, requester_sessions
+    tmp_path, live_server, market, mturk, requester_sessions
 ) -> None:
     campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name=f"reconcile-{sync}"
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name="reconcile-answers"
     )
-    bot = Bot(live_server.url, f"reconcile-{sync}", PROFILES["diligent"], truth)
+    bot = Bot(live_server.url, "reconcile-answers", PROFILES["diligent"], truth)
     bot.sign_in()
     hit_id = hit_of(requester_sessions, campaign_id)
     assignment_id, src = accept(bot, live_server.url, hit_id)
@@ -76,7 +59,7 @@ def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_onc
         )
 
     for _ in range(2):  # a second sync changes nothing: graded once
-        SYNCS[sync](requester_sessions, market)
+        review(requester_sessions, market)
         with session_scope(requester_sessions) as session:
             submission = session.scalar(select(Submission).where(Submission.assignment_id == assignment_id))
             assert submission is not None
