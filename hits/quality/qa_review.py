@@ -16,7 +16,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, ReviewAction, Submission
+from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, ReviewAction, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
 from hits.quality.review import lock_worker_stats
@@ -80,7 +80,7 @@ def review_worker(
         record.flagged = True
         created.extend(followups.on_flagged(session, campaign, policy, worker_id))
     for submission in held:
-        created.extend(_decide(session, campaign, policy, submission, _as_decision(action), None))
+        created.extend(_decide(session, campaign, policy, record, submission, _as_decision(action), None))
     session.add(
         ReviewAction(
             campaign_id=campaign_id, worker_id=worker_id, staff_user_id=staff_id, action=action, note=note
@@ -111,9 +111,9 @@ def decide_held(
         raise NotHeld(f"assignment {submission.assignment_id if submission else submission_id} is not held")
     campaign = session.get(Campaign, submission.published_hit.campaign_id)
     assert campaign is not None
-    lock_worker_stats(session, campaign.id, [submission.worker_id])
+    record = lock_worker_stats(session, campaign.id, [submission.worker_id])[submission.worker_id]
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-    created = _decide(session, campaign, policy, submission, action, feedback)
+    created = _decide(session, campaign, policy, record, submission, action, feedback)
     session.add(
         ReviewAction(
             campaign_id=campaign.id,
@@ -135,11 +135,15 @@ def _decide(
     session: Session,
     campaign: Campaign,
     policy: QualityPolicy,
+    record: WorkerStats,
     submission: Submission,
     action: HeldDecision,
     feedback: str | None,
 ) -> list[int | OutboxEntry | None]:
-    """The outbox entry for one reviewed assignment, then its follow-up (re-post or bonus)."""
+    """The outbox entry for one reviewed assignment, then its follow-up (re-post or bonus).
+
+    ``record``: the worker's record, locked by the caller.
+    """
     payload = {"feedback": feedback or policy.rejection_feedback} if action == "reject" else {}
     entry = OutboxEntry(
         campaign_id=campaign.id, action=action, target=submission.assignment_id, payload=payload
@@ -150,7 +154,6 @@ def _decide(
     if action == "reject":
         follow = followups.on_rejected(session, campaign, policy, submission)
     else:
-        record = lock_worker_stats(session, campaign.id, [submission.worker_id])[submission.worker_id]
         follow = followups.on_approved(session, campaign, policy, record, submission.assignment_id)
     return [entry, follow]
 

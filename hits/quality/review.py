@@ -221,7 +221,7 @@ def _enqueue_decisions(
             # block and message once gold confirms it.
             created.extend(followups.on_flagged(session, campaign, policy, record.worker_id))
         reason = _flag_reason(record, policy, verdict)
-        if not record.flagged or record.flag_reason != reason and acts:
+        if not record.flagged or (acts and record.flag_reason != reason):
             record.flagged, record.flag_reason = True, reason
     for submission in pending:
         if verdict.verdict == "approve":
