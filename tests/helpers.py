@@ -35,6 +35,7 @@ def launch_demo_campaign(
     name: str = "c",
     quality: dict | None = None,
     gold_per_hit: int = 1,
+    assignments_per_hit: int = 2,
 ):  # type: ignore[no-untyped-def]
     """Write, create and publish a small rating campaign; return (campaign id, truth)."""
     import yaml
@@ -52,7 +53,7 @@ def launch_demo_campaign(
         "description": "Rate each sentence.",
         "reward": "0.10",
         "budget": "10.00",
-        "assignments_per_hit": 2,
+        "assignments_per_hit": assignments_per_hit,
         "items_per_hit": 2,
         "gold_per_hit": gold_per_hit,
         "items": "items.jsonl",

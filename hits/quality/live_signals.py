@@ -21,8 +21,10 @@ from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.quality.aggregation import LEFT_OUT
 from hits.quality.signals import Signal, agreement_signals, speed_signal, straightline_signal
 
-#: Labels a worker needs before their agreement with the crowd is measured (the signal's default).
-AGREEMENT_MIN_LABELS = 30
+#: Answers a worker needs before their agreement with the crowd is looked at: the fewest
+#: labels with a clear majority the majority-agreement estimate judges on (Dawid-Skene waits
+#: for more, see :func:`hits.quality.signals.agreement_signals`).
+AGREEMENT_MIN_ANSWERS = 10
 
 
 def _hashable(answer: Any) -> Any:
@@ -31,18 +33,31 @@ def _hashable(answer: Any) -> Any:
 
 
 def collect_signals(
-    session: Session, campaign_id: int, worker_id: str, *, straightline: bool = True
+    session: Session,
+    campaign_id: int,
+    worker_id: str,
+    *,
+    straightline: bool = True,
+    confidence: float = 0.9,
 ) -> dict[str, Any]:
     """Speed, straight-lining and agreement evidence for one worker; ``suspicious`` names the bad ones.
 
     ``straightline``: whether to look for straight-lining at all (the template says whether
-    repeating one answer is suspicious for its answers).
+    repeating one answer is suspicious for its answers). ``confidence``: the campaign's, which
+    the agreement estimates must reach to call a worker's agreement too low.
     """
-    return collect_signals_many(session, campaign_id, [worker_id], straightline=straightline)[worker_id]
+    return collect_signals_many(
+        session, campaign_id, [worker_id], straightline=straightline, confidence=confidence
+    )[worker_id]
 
 
 def collect_signals_many(
-    session: Session, campaign_id: int, worker_ids: Sequence[str], *, straightline: bool = True
+    session: Session,
+    campaign_id: int,
+    worker_ids: Sequence[str],
+    *,
+    straightline: bool = True,
+    confidence: float = 0.9,
 ) -> dict[str, dict[str, Any]]:
     """:func:`collect_signals` for several workers, with one Dawid-Skene fit for all of them.
 
@@ -79,12 +94,12 @@ def collect_signals_many(
         found[worker_id] = [speed_signal(times, typical)]
         if straightline:
             found[worker_id].append(straightline_signal(answers[worker_id]))
-    # Dawid-Skene needs enough of a worker's own labels to say anything (the
-    # signal's minimum); below that, fitting it would only cost time.
-    enough = [w for w in wanted if len(answers[w]) >= AGREEMENT_MIN_LABELS]
+    # Below the minimum, agreement could not be judged: reading everyone's labels would only cost
+    # time. (agreement_signals fits Dawid-Skene only once someone has enough labels for it.)
+    enough = [w for w in wanted if len(answers[w]) >= AGREEMENT_MIN_ANSWERS]
     if enough:
         labels = _labels_on_shared_items(session, campaign_id, [s for w in enough for s in own[w]])
-        agreement = agreement_signals(labels) if not labels.empty else {}
+        agreement = agreement_signals(labels, confidence=confidence) if not labels.empty else {}
         for worker_id in enough:
             if worker_id in agreement:
                 found[worker_id].append(agreement[worker_id])

@@ -179,7 +179,11 @@ def _judge_gold(
     ]
     if unsure:
         evidence = collect_signals_many(
-            session, campaign_id, [r.worker_id for r in unsure], straightline=straightline
+            session,
+            campaign_id,
+            [r.worker_id for r in unsure],
+            straightline=straightline,
+            confidence=policy.confidence,
         )
         for record in unsure:
             verdict, signals = verdicts[record.worker_id], evidence[record.worker_id]

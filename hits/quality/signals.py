@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+from scipy.special import betainc
 
 from hits.quality.policy import Verdict, WorkerVerdict
 
@@ -83,12 +84,20 @@ def straightline_signal(
     return Signal("straightline", share, len(answers) >= min_answers and share > max_share, evidence)
 
 
-def _leave_one_out_agreement(frame: pd.DataFrame) -> dict[Any, tuple[int, int]]:
-    """Per worker: (labels that match the other workers' majority, labels with a clear majority).
+def agrees_with_others(label: Hashable, others: Counter[Any]) -> bool | None:
+    """Whether ``label`` is the other workers' clear majority answer; None when there is none.
 
-    Items where the other workers tie, or where nobody else answered, are left
-    out: there is nothing to agree with.
+    ``others`` counts the other workers' answers on the same item. With no
+    other answer, or a tie at the top, there is nothing to agree with.
     """
+    ranked = [c for c in others.most_common(2) if c[1] > 0]
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return bool(ranked[0][0] == label)
+
+
+def _leave_one_out_agreement(frame: pd.DataFrame) -> dict[Any, tuple[int, int]]:
+    """Per worker: (labels that match the other workers' majority, labels with a clear majority)."""
     counts: dict[Any, Counter[Any]] = {}
     for task, label in zip(frame["task"], frame["label"], strict=True):
         counts.setdefault(task, Counter())[label] += 1
@@ -96,13 +105,23 @@ def _leave_one_out_agreement(frame: pd.DataFrame) -> dict[Any, tuple[int, int]]:
     for task, worker, label in zip(frame["task"], frame["worker"], frame["label"], strict=True):
         others = counts[task].copy()
         others[label] -= 1
-        ranked = [c for c in others.most_common(2) if c[1] > 0]
         agreed, compared = out.get(worker, (0, 0))
-        if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
-            out[worker] = (agreed, compared)
-            continue
-        out[worker] = (agreed + int(ranked[0][0] == label), compared + 1)
+        verdict = agrees_with_others(label, others)
+        out[worker] = (agreed, compared) if verdict is None else (agreed + verdict, compared + 1)
     return out
+
+
+def probability_rate_below(successes: float, trials: float, rate: float) -> float:
+    """P(true rate < ``rate``) after ``successes`` of ``trials``, under a uniform prior.
+
+    The Beta(1 + successes, 1 + trials - successes) posterior, as for gold;
+    ``successes`` may be fractional (an estimated accuracy times the labels).
+    """
+    if rate <= 0:
+        return 0.0
+    if rate >= 1:
+        return 1.0
+    return float(betainc(1 + successes, 1 + trials - successes, rate))
 
 
 def dawid_skene_accuracy(frame: pd.DataFrame, *, n_iter: int = 100) -> dict[Any, float]:
@@ -133,35 +152,88 @@ def dawid_skene_accuracy(frame: pd.DataFrame, *, n_iter: int = 100) -> dict[Any,
     return {worker: float(per_worker.get(worker, 0.0)) for worker in frame["worker"].unique()}
 
 
+def majority_agreement_signal(
+    agreed: int,
+    compared: int,
+    *,
+    min_agreement: float = 0.5,
+    confidence: float = 0.9,
+    min_compared: int = 10,
+) -> Signal:
+    """Agreement with the other workers' majority, judged with the same confidence rule as gold.
+
+    Suspicious when P(agreement rate < ``min_agreement``) reaches
+    ``confidence`` over at least ``min_compared`` labels that had a clear
+    majority to agree with: a worker who, with confidence, sides with the
+    others less than half the time. Needs no model fit, so it can speak after
+    a few HITs, long before Dawid-Skene has enough of a worker's labels.
+    """
+    p_below = probability_rate_below(agreed, compared, min_agreement) if compared else 0.0
+    evidence = {
+        "majority_agreement": round(agreed / compared, 4) if compared else None,
+        "majority_compared": compared,
+        "min_agreement": min_agreement,
+        "p_majority_agreement_below": round(p_below, 4),
+    }
+    suspicious = compared >= min_compared and p_below >= confidence
+    return Signal("agreement", agreed / compared if compared else None, suspicious, evidence)
+
+
 def agreement_signals(
-    frame: pd.DataFrame, *, min_accuracy: float = 0.45, min_labels: int = 30, n_iter: int = 100
+    frame: pd.DataFrame,
+    *,
+    min_accuracy: float = 0.45,
+    min_labels: int = 30,
+    confidence: float = 0.9,
+    min_agreement: float = 0.5,
+    min_compared: int = 10,
+    n_iter: int = 100,
 ) -> dict[Any, Signal]:
-    """Dawid-Skene accuracy and leave-one-out majority agreement for every worker in ``frame``.
+    """Agreement with the crowd for every worker in ``frame``, by two estimates.
 
     ``frame`` is a long table (task, worker, label) of categorical labels from
-    all workers. Suspicious when the estimated accuracy is below
-    ``min_accuracy`` once the worker has at least ``min_labels`` labels; the
-    agreement rate is evidence only (it punishes honest workers on hard items).
+    all workers. A worker is suspicious when either estimate, with
+    ``confidence``, is below its bar:
+
+    * leave-one-out agreement with the other workers' majority below
+      ``min_agreement``, once ``min_compared`` of their labels had one
+      (cheap; speaks early);
+    * Dawid-Skene accuracy (crowd-kit) below ``min_accuracy``, once they have
+      ``min_labels`` labels, its estimate times their labels taken as the
+      successes. The model is
+      fitted only when some worker has that many labels (a fit costs about
+      half a second however small the frame).
+
+    The value is the Dawid-Skene accuracy where it was estimated, otherwise
+    the majority agreement.
     """
     if frame.empty:
         return {}
-    accuracy = dawid_skene_accuracy(frame, n_iter=n_iter)
-    agreement = _leave_one_out_agreement(frame)
     labels = frame.groupby("worker").size()
+    agreement = _leave_one_out_agreement(frame)
+    fitted = dawid_skene_accuracy(frame, n_iter=n_iter) if int(labels.max()) >= min_labels else {}
     out = {}
-    for worker, estimated in accuracy.items():
+    for worker, count in labels.items():
+        count = int(count)
         agreed, compared = agreement.get(worker, (0, 0))
-        count = int(labels[worker])
-        evidence = {
-            "labels": count,
-            "dawid_skene_accuracy": round(estimated, 4),
-            "min_accuracy": min_accuracy,
-            "majority_agreement": round(agreed / compared, 4) if compared else None,
-            "majority_compared": compared,
-        }
-        out[worker] = Signal(
-            "agreement", estimated, count >= min_labels and estimated < min_accuracy, evidence
+        majority = majority_agreement_signal(
+            agreed, compared, min_agreement=min_agreement, confidence=confidence, min_compared=min_compared
         )
+        evidence: dict[str, Any] = {
+            "labels": count,
+            "min_accuracy": min_accuracy,
+            "confidence": confidence,
+            **majority.evidence,
+        }
+        suspicious, value = majority.suspicious, majority.value
+        if worker in fitted:
+            estimated = fitted[worker]
+            p_below = probability_rate_below(estimated * count, count, min_accuracy)
+            evidence["dawid_skene_accuracy"] = round(estimated, 4)
+            evidence["p_dawid_skene_accuracy_below"] = round(p_below, 4)
+            suspicious = suspicious or (count >= min_labels and p_below >= confidence)
+            value = estimated
+        out[worker] = Signal("agreement", value, suspicious, evidence)
     return out
 
 
@@ -176,6 +248,7 @@ def worker_signals(
     min_answers: int = 12,
     min_accuracy: float = 0.45,
     min_labels: int = 30,
+    confidence: float = 0.9,
 ) -> dict[Any, dict[str, Any]]:
     """One evidence dict per worker combining every signal the data allows.
 
@@ -190,7 +263,7 @@ def worker_signals(
     every_time = [s for times in seconds_per_item.values() for s in times]
     crowd_median = statistics.median(every_time) if every_time else None
     agreement = (
-        agreement_signals(labels, min_accuracy=min_accuracy, min_labels=min_labels)
+        agreement_signals(labels, min_accuracy=min_accuracy, min_labels=min_labels, confidence=confidence)
         if labels is not None
         else {}
     )

@@ -21,7 +21,13 @@ Modelling choices, stated because the figures depend on them:
   flagged worker's held labels are left out of the aggregation, as the live
   pipeline leaves them out of the results.
 * Only the signals the campaign default enables are consulted
-  (``SimulationConfig.signals``), as in the live pipeline.
+  (``SimulationConfig.signals``), as in the live pipeline. Agreement with the
+  other workers' majority is measured afresh at every judgement, from the
+  labels given so far; the Dawid-Skene estimate is refitted every
+  ``agreement_every`` assignments (a fit is too slow to repeat per answer).
+* Workers take the oldest open HIT they have not done, as the worker site's
+  Accept button hands them out (``hit_order="random"``: any open HIT), so a
+  HIT's assignments are done at about the same time, as on a marketplace.
 * Work time is an assumption, not data: each worker has a typical seconds per
   item drawn around their profile's (below), varying per assignment.
 """
@@ -31,9 +37,10 @@ from __future__ import annotations
 import bisect
 import math
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -42,7 +49,14 @@ from hits.crowd.profiles import PROFILES
 from hits.demo_tasks.rating import rate
 from hits.quality.aggregation import aggregate_frame
 from hits.quality.policy import GoldRecord, Verdict, judge_worker
-from hits.quality.signals import agreement_signals, combined_verdict, speed_signal, straightline_signal
+from hits.quality.signals import (
+    agreement_signals,
+    agrees_with_others,
+    combined_verdict,
+    majority_agreement_signal,
+    speed_signal,
+    straightline_signal,
+)
 from hits.templates import get_template
 
 #: True ratings skew high, as in real description data: few sentences are entirely wrong.
@@ -72,6 +86,8 @@ class SimulationConfig:
     signals: tuple[SignalName, ...] = DEFAULT_SIGNALS
     #: Refit Dawid-Skene for the agreement signal after this many assignments (0: never).
     agreement_every: int = 750
+    #: Which open HIT a worker takes: the oldest they have not done (the Accept button) or any.
+    hit_order: Literal["queue", "random"] = "queue"
     #: "Caught" means flagged after at most this many gold answers.
     max_gold_to_flag: int = 10
 
@@ -158,7 +174,12 @@ class _Worker:
     times: list[float] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
     done: set[int] = field(default_factory=set)
-    agreement_suspicious: bool = False
+    #: The real items this worker labelled, with their answer.
+    labelled: list[tuple[str, int]] = field(default_factory=list)
+    #: Dawid-Skene's verdict at the last refit.
+    dawid_skene_suspicious: bool = False
+    #: The majority-agreement verdict of the current assignment (None: not measured yet).
+    majority_suspicious: bool | None = None
 
 
 @dataclass
@@ -198,6 +219,8 @@ class _Campaign:
                 self.workers[worker_id] = _Worker(WorkerOutcome(worker_id, profile), typical)
         self.assignments: list[_Assignment] = []
         self.all_times: list[float] = []  # kept sorted: the crowd's median in O(1)
+        #: Per real item: (worker, answer, assignment index) of every label given.
+        self.item_labels: dict[str, list[tuple[str, int, int]]] = {}
 
     def _layout(self, hit: int) -> list[str]:
         """Item keys of one HIT with gold at random positions (gold never repeats within a HIT)."""
@@ -208,6 +231,8 @@ class _Campaign:
         return keys
 
     def _pick_hit(self, worker: _Worker) -> int | None:
+        if self.config.hit_order == "queue":  # open_hits is kept sorted: the oldest first
+            return next((h for h in self.open_hits if h not in worker.done), None)
         for _ in range(20):
             hit = self.rng.choice(self.open_hits)
             if hit not in worker.done:
@@ -222,7 +247,7 @@ class _Campaign:
 
     def _reopen(self, hit: int) -> None:
         if self.open_slots[hit] == 0:
-            self.open_hits.append(hit)
+            bisect.insort(self.open_hits, hit)
         self.open_slots[hit] += 1
 
     def run(self) -> None:
@@ -262,6 +287,11 @@ class _Campaign:
         worker.times.append(seconds)
         bisect.insort(self.all_times, seconds)
         worker.answers.extend(answers)
+        for key, answer in zip(keys, answers, strict=True):
+            if key not in self.gold:
+                worker.labelled.append((key, answer))
+                self.item_labels.setdefault(key, []).append((worker.outcome.worker_id, answer, index))
+        worker.majority_suspicious = None
         verdict: Verdict = "undecided"
         by_gold = False
         for key, answer in zip(keys, answers, strict=True):
@@ -283,8 +313,36 @@ class _Campaign:
         crowd_median = self.all_times[len(self.all_times) // 2] if self.all_times else None
         found = [speed_signal(worker.times, crowd_median), straightline_signal(worker.answers)]
         names = [s.name for s in found if s.suspicious]
-        names += ["agreement"] if worker.agreement_suspicious else []
+        if "agreement" in self.config.signals and (
+            worker.dawid_skene_suspicious or self._majority_suspicious(worker)
+        ):
+            names.append("agreement")
         return [name for name in names if name in self.config.signals]
+
+    def _counts(self, assignment: _Assignment) -> bool:
+        """Whether an assignment's labels count, as the live pipeline's do (not rejected or flag-held)."""
+        return assignment.status != "rejected" and not (
+            assignment.status == "held" and self.workers[assignment.worker].outcome.flagged
+        )
+
+    def _majority_suspicious(self, worker: _Worker) -> bool:
+        """Agreement with the others' majority on the worker's items so far (measured once per assignment)."""
+        if worker.majority_suspicious is None:
+            agreed = compared = 0
+            me = worker.outcome.worker_id
+            for key, answer in worker.labelled:
+                others = Counter(
+                    label
+                    for other, label, index in self.item_labels[key]
+                    if other != me and self._counts(self.assignments[index])
+                )
+                agrees = agrees_with_others(answer, others)
+                if agrees is not None:
+                    agreed, compared = agreed + agrees, compared + 1
+            worker.majority_suspicious = majority_agreement_signal(
+                agreed, compared, confidence=self.config.confidence
+            ).suspicious
+        return worker.majority_suspicious
 
     def _judge(self, worker: _Worker) -> tuple[Verdict, bool]:
         """The verdict after the latest gold answer, and whether gold alone made it a flag."""
@@ -328,9 +386,9 @@ class _Campaign:
         worker.pending.clear()
 
     def _refresh_agreement(self) -> None:
-        signals = agreement_signals(self.labels(include_rejected=True))
+        signals = agreement_signals(self.labels(include_rejected=True), confidence=self.config.confidence)
         for worker_id, signal in signals.items():
-            self.workers[worker_id].agreement_suspicious = signal.suspicious
+            self.workers[worker_id].dawid_skene_suspicious = signal.suspicious
 
     def labels(self, *, include_rejected: bool = False) -> pd.DataFrame:
         """Every real item's labels as a (task, worker, label) frame.
@@ -373,12 +431,36 @@ def run_simulation(config: SimulationConfig | None = None, seed: int = 1) -> Sim
     )
 
 
-def summarise(reports: Sequence[SimulationReport]) -> dict[str, tuple[float, float]]:
-    """Per metric: (mean, worst) over the runs; worst is the minimum, or the maximum for costs."""
-    costs = {"careless_flagged", "diligent_rejected_share"}
+#: Metrics where a higher figure is worse.
+COSTS = frozenset({"careless_flagged", "diligent_rejected_share", "diligent_held_share"})
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One metric over several runs."""
+
+    #: Over every run's workers together (ratios of sums): the estimate of the rate itself.
+    pooled: float
+    mean: float
+    #: The least favourable run: the minimum, or the maximum for a cost.
+    worst: float
+    values: tuple[float, ...]
+
+
+def summarise(reports: Sequence[SimulationReport]) -> dict[str, Summary]:
+    """Per metric: pooled, mean and worst over the runs, and each run's figure.
+
+    Per run, precision and recall move in steps of one worker in twelve; the
+    pooled figure counts every run's workers at once (label accuracies, whose
+    runs all have the same number of items, pool to their mean).
+    """
     rows = [r.metrics() for r in reports]
+    max_gold = reports[0].config.max_gold_to_flag
+    pooled = flag_metrics([w for r in reports for w in r.workers], max_gold=max_gold)
     out = {}
     for name in rows[0]:
-        values = [row[name] for row in rows]
-        out[name] = (sum(values) / len(values), max(values) if name in costs else min(values))
+        values = tuple(row[name] for row in rows)
+        mean = sum(values) / len(values)
+        worst = max(values) if name in COSTS else min(values)
+        out[name] = Summary(pooled.get(name, mean), mean, worst, values)
     return out

@@ -6,12 +6,15 @@ import random
 
 import pandas as pd
 import pytest
+from scipy.stats import beta
 
 from hits.quality.policy import WorkerVerdict
 from hits.quality.signals import (
     agreement_signals,
     combined_verdict,
     dawid_skene_accuracy,
+    majority_agreement_signal,
+    probability_rate_below,
     speed_signal,
     straightline_signal,
     worker_signals,
@@ -90,9 +93,32 @@ def test_agreement_flags_the_cheats_and_reports_leave_one_out_agreement() -> Non
 
 
 def test_agreement_needs_enough_labels() -> None:
-    frame, _ = crowd_frame(items=20)
-    assert not any(s.suspicious for s in agreement_signals(frame, min_labels=30).values())
+    few, _ = crowd_frame(items=8)
+    assert not any(s.suspicious for s in agreement_signals(few).values())
     assert agreement_signals(pd.DataFrame(columns=["task", "worker", "label"])) == {}
+    # Twenty labels are enough for the majority estimate, which needs no fit; Dawid-Skene is
+    # not fitted at all while nobody has its minimum of labels.
+    frame, _ = crowd_frame(items=20)
+    signals = agreement_signals(frame, min_labels=30)
+    assert {w for w, s in signals.items() if s.suspicious} == {"copycat", "spammer"}
+    assert not any("dawid_skene_accuracy" in s.evidence for s in signals.values())
+    assert signals["spammer"].evidence["p_majority_agreement_below"] >= 0.9
+    assert not any(s.suspicious for s in agreement_signals(frame, min_compared=30, min_labels=30).values())
+
+
+def test_agreement_judges_with_confidence_not_the_raw_rate() -> None:
+    # 8 of 20 is a rate of 0.4, below the bar of 0.5, but P(rate < 0.5) is only 0.81.
+    assert not majority_agreement_signal(8, 20).suspicious
+    assert majority_agreement_signal(8, 20, confidence=0.8).suspicious
+    assert majority_agreement_signal(6, 20).suspicious
+    assert not majority_agreement_signal(6, 20, confidence=0.97).suspicious
+    # P(rate < 0.5 | 6 of 20) under Beta(7, 15), as scipy computes it.
+    expected = float(beta.cdf(0.5, 7, 15))
+    assert majority_agreement_signal(6, 20).evidence["p_majority_agreement_below"] == round(expected, 4)
+    assert probability_rate_below(6, 20, 0.5) == pytest.approx(expected)
+    # 2 of 9 is confident enough (0.98), but nine compared labels are too few.
+    assert not majority_agreement_signal(2, 9).suspicious
+    assert majority_agreement_signal(2, 10).suspicious
 
 
 def test_leave_one_out_ignores_ties_among_the_other_workers() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hits.quality.simulation import SimulationConfig, WorkerOutcome, flag_metrics, run_simulation, summarise
@@ -21,12 +23,27 @@ def test_spammers_and_copycats_are_flagged_and_never_paid(small_run) -> None:  #
     assert len(bad) == 6
     for worker in bad:
         assert worker.flagged and worker.approved == 0, worker
-    late = [w for w in bad if w.flagged_at_gold is None or w.flagged_at_gold > 10]
-    # Within ten gold answers, all but one spammer whose random answers hit 7 of its first 16
-    # gold items (a 1-in-12 chance at 4 options): gold alone cannot tell that one from a
-    # careless worker, and the campaign default does not consult speed.
-    assert [(w.profile, w.gold_correct, w.gold_total) for w in late] == [("spammer", 7, 16)]
-    assert small_run.metrics()["recall"] == 5 / 6
+    assert small_run.metrics()["recall"] == 1.0
+
+
+def test_agreement_catches_the_lucky_spammer_gold_alone_lets_through(small_run) -> None:  # type: ignore[no-untyped-def]
+    gold_only = run_simulation(replace(SMALL, signals=("straightline",)), seed=4)
+    late = [
+        w
+        for w in gold_only.workers
+        if w.profile == "spammer" and (w.flagged_at_gold is None or w.flagged_at_gold > 10)
+    ]
+    # Random answers right on 10 of 22 gold items: gold cannot tell this start from a careless
+    # worker's before its 22nd answer.
+    assert [(w.worker_id, w.gold_correct, w.gold_total, w.flag_reason) for w in late] == [
+        ("spammer-03", 10, 22, "gold")
+    ]
+    assert gold_only.metrics()["recall"] == 5 / 6
+    # With the default signals the same spammer sides with the other workers' majority too
+    # seldom: flagged at its fifth gold answer, on agreement, its work held rather than paid.
+    caught = next(w for w in small_run.workers if w.worker_id == "spammer-03")
+    assert (caught.flagged_at_gold, caught.flag_reason) == (5, "agreement")
+    assert caught.approved == 0 and caught.held > 0
 
 
 def test_the_default_signals_are_the_campaign_files_and_speed_can_be_added() -> None:
@@ -34,10 +51,8 @@ def test_the_default_signals_are_the_campaign_files_and_speed_can_be_added() -> 
 
     assert SimulationConfig().signals == DEFAULT_SIGNALS and "speed" not in DEFAULT_SIGNALS
     crowd = {"diligent": 12, "careless": 0, "spammer": 4, "copycat": 0}
-    without = run_simulation(SimulationConfig(hits=60, crowd=crowd), seed=2)
-    with_speed = run_simulation(
-        SimulationConfig(hits=60, crowd=crowd, signals=(*DEFAULT_SIGNALS, "speed")), seed=2
-    )
+    without = run_simulation(SimulationConfig(hits=60, crowd=crowd), seed=1)
+    with_speed = run_simulation(SimulationConfig(hits=60, crowd=crowd, signals=("speed",)), seed=1)
     assert not any(w.flag_reason and "speed" in w.flag_reason for w in without.workers)
     assert any(w.flag_reason and "speed" in w.flag_reason for w in with_speed.workers)
 
@@ -117,11 +132,18 @@ def test_a_flagged_diligent_worker_lowers_precision() -> None:
     assert metrics["precision"] == 0.5
 
 
-def test_summary_takes_the_worst_case_in_the_right_direction(small_run) -> None:  # type: ignore[no-untyped-def]
+def test_summary_takes_the_worst_case_in_the_right_direction_and_pools_the_workers(small_run) -> None:  # type: ignore[no-untyped-def]
     other = run_simulation(SimulationConfig(hits=30), seed=2)
     summary = summarise([small_run, other])
-    for name, (mean, worst) in summary.items():
+    for name, figures in summary.items():
         values = [small_run.metrics()[name], other.metrics()[name]]
-        assert mean == pytest.approx(sum(values) / 2)
-        expected = max(values) if name in ("careless_flagged", "diligent_rejected_share") else min(values)
-        assert worst == expected
+        assert figures.values == tuple(values)
+        assert figures.mean == pytest.approx(sum(values) / 2)
+        costs = ("careless_flagged", "diligent_rejected_share", "diligent_held_share")
+        assert figures.worst == (max(values) if name in costs else min(values))
+    # Pooled: ratios over both runs' workers at once, not the mean of the two ratios.
+    workers = small_run.workers + other.workers
+    bad = [w for w in workers if w.profile in ("spammer", "copycat")]
+    caught = [w for w in bad if w.flagged_at_gold is not None and w.flagged_at_gold <= 10]
+    assert summary["recall"].pooled == len(caught) / len(bad)
+    assert summary["majority_vote_accuracy"].pooled == summary["majority_vote_accuracy"].mean
