@@ -281,6 +281,10 @@ class Marketplace:
             UniqueRequestToken=unique_request_token,
         )
 
+    def bonus_payments(self, assignment_id: str) -> list[dict[str, Any]]:
+        """ListBonusPayments for one assignment, every page."""
+        return list(self._paginate("list_bonus_payments", "BonusPayments", AssignmentId=assignment_id))
+
     def block_worker(self, worker_id: str, reason: str) -> None:
         """CreateWorkerBlock (blocking again only updates the reason)."""
         self._call("create_worker_block", WorkerId=worker_id, Reason=reason)

@@ -38,6 +38,8 @@ class _Claim:
     action: str
     target: str
     payload: dict[str, Any]
+    #: 1 on the first attempt; more when an earlier attempt failed, timed out or died.
+    attempt: int = 1
 
 
 class RejectionPending(MarketplaceError):
@@ -148,7 +150,14 @@ def _claim(
             else:
                 entry.attempts += 1
                 claims.append(
-                    _Claim(entry.id, entry.campaign_id, entry.action, entry.target, dict(entry.payload))
+                    _Claim(
+                        entry.id,
+                        entry.campaign_id,
+                        entry.action,
+                        entry.target,
+                        dict(entry.payload),
+                        entry.attempts,
+                    )
                 )
     return claims
 
@@ -175,6 +184,8 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
                 payload["qualification_type_id"], payload["worker_id"], payload["value"]
             )
         elif action == "bonus":
+            if claim.attempt > 1 and _bonus_already_paid(market, payload):
+                return _Applied("bonus (already paid: listed by ListBonusPayments)")
             market.send_bonus(
                 payload["worker_id"],
                 payload["assignment_id"],
@@ -226,6 +237,24 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
         else:
             raise
     return _Applied(outcome)
+
+
+def _bonus_already_paid(market: Marketplace, payload: dict[str, Any]) -> bool:
+    """Whether the assignment already carries this bonus (same worker, amount and reason).
+
+    Asked only when retrying: the token stops a replay for 24 hours, MTurk's
+    window, but an attempt that died after paying may be retried later than
+    that (workers down for a day), and the token is then a new request. The
+    policy grants one bonus per worker and campaign, so a matching payment on
+    the assignment is this one.
+    """
+    amount = Decimal(payload["amount"])
+    return any(
+        paid.get("WorkerId") == payload["worker_id"]
+        and Decimal(str(paid.get("BonusAmount"))) == amount
+        and paid.get("Reason") == payload["reason"]
+        for paid in market.bonus_payments(payload["assignment_id"])
+    )
 
 
 #: Assignment statuses that are final decisions, and the decision each is.

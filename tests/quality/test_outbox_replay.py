@@ -7,6 +7,7 @@ then applied as the resend sweep would.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 from sqlalchemy import func, select
@@ -14,7 +15,8 @@ from sqlalchemy import func, select
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.crowd import Profile
 from hits.db import session_scope
-from hits.market.models import LedgerEntry
+from hits.market.models import BonusPayment, LedgerEntry
+from hits.market.request_tokens import UNIQUE_TOKEN_WINDOW
 from hits.quality import pipeline
 from tests.helpers import campaign_bot, launch_demo_campaign
 
@@ -84,6 +86,44 @@ def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
             .where(OutboxEntry.campaign_id == campaign_id, OutboxEntry.status == "pending")
         )
     assert pending == 0
+
+
+def test_a_bonus_retried_after_the_marketplace_forgot_its_token_is_not_paid_again(
+    tmp_path, live_server, market, mturk, requester_sessions, market_sessions
+) -> None:
+    quality = {**CONFIDENT, "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9}}
+    _, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-4", quality=quality
+    )
+    good = campaign_bot(live_server.url, "replay-late", Profile("perfect", 1.0), truth, "replay-4")
+    assert good.run(max_hits=2).submitted == 2
+    ids = _sync(requester_sessions, market)
+    entries = _entries(requester_sessions, ids)
+    (bonus_id,) = [i for i, (action, _, _) in entries.items() if action == "bonus"]
+    payload = entries[bonus_id][2]
+    # The killed attempt claimed the entry (an attempt counted) and paid; nothing was recorded.
+    with session_scope(requester_sessions) as session:
+        entry = session.get(OutboxEntry, bonus_id)
+        assert entry is not None
+        entry.attempts = 1
+    token = f"hitforge-bonus-{bonus_id}"
+    market.send_bonus(
+        payload["worker_id"], payload["assignment_id"], Decimal(payload["amount"]), payload["reason"], token
+    )
+    # A day and more passes before the retry: the marketplace, as MTurk does, forgets the token.
+    with session_scope(market_sessions) as session:
+        payment = session.scalar(select(BonusPayment).where(BonusPayment.unique_request_token == token))
+        assert payment is not None
+        payment.granted_at -= UNIQUE_TOKEN_WINDOW + timedelta(hours=1)
+    before = market.balance()
+    outcome = pipeline.apply_entry(requester_sessions, market, bonus_id)
+    assert outcome == "bonus (already paid: listed by ListBonusPayments)"
+    paid = mturk.list_bonus_payments(AssignmentId=payload["assignment_id"])["BonusPayments"]
+    assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(good.result.worker_id, "0.05")]
+    assert market.balance() == before
+    with session_scope(requester_sessions) as session:
+        entry = session.get(OutboxEntry, bonus_id)
+        assert entry is not None and entry.status == "done" and entry.attempts == 2
 
 
 def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
