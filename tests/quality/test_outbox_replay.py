@@ -45,21 +45,31 @@ def _entries(sessions, ids: list[int]) -> dict[int, tuple[str, str, dict]]:  # t
         return {e.id: (e.action, e.status, dict(e.payload)) for e in rows}
 
 
-def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
-    tmp_path, live_server, market, mturk, requester_sessions, market_sessions
-) -> None:
+def _earned_bonus(tmp_path, live_server, market, requester_sessions, name: str):  # type: ignore[no-untyped-def]
+    """A perfect worker does a bonus campaign's two HITs, synced once.
+
+    Returns (campaign id, worker id, queued entry ids, the bonus entry's id, its payload).
+    """
     quality = {**CONFIDENT, "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9}}
     campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-1", quality=quality
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name=name, quality=quality
     )
-    good = campaign_bot(live_server.url, "replay-good", Profile("perfect", 1.0), truth, "replay-1")
+    good = campaign_bot(live_server.url, f"{name}-good", Profile("perfect", 1.0), truth, name)
     assert good.run(max_hits=2).submitted == 2
     ids = _sync(requester_sessions, market)
     entries = _entries(requester_sessions, ids)
     (bonus_id,) = [i for i, (action, _, _) in entries.items() if action == "bonus"]
+    return campaign_id, good.result.worker_id, ids, bonus_id, entries[bonus_id][2]
+
+
+def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
+    tmp_path, live_server, market, mturk, requester_sessions, market_sessions
+) -> None:
+    campaign_id, worker_id, ids, bonus_id, payload = _earned_bonus(
+        tmp_path, live_server, market, requester_sessions, "replay-1"
+    )
     for entry_id in sorted(i for i in ids if i != bonus_id):
         pipeline.apply_entry(requester_sessions, market, entry_id)
-    payload = entries[bonus_id][2]
     before = market.balance()
     # The killed attempt: the bonus went through, the outbox never heard of it.
     market.send_bonus(
@@ -74,7 +84,7 @@ def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
         entry = session.get(OutboxEntry, bonus_id)
         assert entry is not None and entry.status == "done" and entry.last_error is None
     paid = mturk.list_bonus_payments(AssignmentId=payload["assignment_id"])["BonusPayments"]
-    assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(good.result.worker_id, "0.05")]
+    assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(worker_id, "0.05")]
     assert before - market.balance() == Decimal("0.06")  # one bonus and its fee
     with session_scope(market_sessions) as session:
         assert session.scalar(select(func.sum(LedgerEntry.amount))) == 0
@@ -91,16 +101,9 @@ def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
 def test_a_bonus_retried_after_the_marketplace_forgot_its_token_is_not_paid_again(
     tmp_path, live_server, market, mturk, requester_sessions, market_sessions
 ) -> None:
-    quality = {**CONFIDENT, "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9}}
-    _, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-4", quality=quality
+    _, worker_id, _, bonus_id, payload = _earned_bonus(
+        tmp_path, live_server, market, requester_sessions, "replay-4"
     )
-    good = campaign_bot(live_server.url, "replay-late", Profile("perfect", 1.0), truth, "replay-4")
-    assert good.run(max_hits=2).submitted == 2
-    ids = _sync(requester_sessions, market)
-    entries = _entries(requester_sessions, ids)
-    (bonus_id,) = [i for i, (action, _, _) in entries.items() if action == "bonus"]
-    payload = entries[bonus_id][2]
     # The killed attempt claimed the entry (an attempt counted) and paid; nothing was recorded.
     with session_scope(requester_sessions) as session:
         entry = session.get(OutboxEntry, bonus_id)
@@ -119,7 +122,7 @@ def test_a_bonus_retried_after_the_marketplace_forgot_its_token_is_not_paid_agai
     outcome = pipeline.apply_entry(requester_sessions, market, bonus_id)
     assert outcome == "bonus (already paid: listed by ListBonusPayments)"
     paid = mturk.list_bonus_payments(AssignmentId=payload["assignment_id"])["BonusPayments"]
-    assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(good.result.worker_id, "0.05")]
+    assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(worker_id, "0.05")]
     assert market.balance() == before
     with session_scope(requester_sessions) as session:
         entry = session.get(OutboxEntry, bonus_id)
