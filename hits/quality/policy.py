@@ -32,17 +32,26 @@ class WorkerVerdict:
     evidence: dict[str, Any]
 
 
-@lru_cache(maxsize=65536)
-def _beta_cdf(threshold: float, correct: int, wrong: int) -> float:
+def probability_rate_below(successes: float, trials: float, rate: float) -> float:
+    """P(true rate < ``rate``) after ``successes`` of ``trials``, under a uniform prior.
+
+    The Beta(1 + successes, 1 + trials - successes) posterior; ``successes``
+    may be fractional (an estimated accuracy times the labels it rests on).
+    """
     # The Beta cdf is the regularised incomplete beta function. scipy.special.betainc
     # computes it directly (the same Boost routine behind beta.cdf, identical floats)
-    # without the ~70 microseconds of argument handling of scipy.stats; gold records
-    # are small integer pairs that recur across workers, so the result is memoised too.
-    if threshold <= 0:
+    # without the ~70 microseconds of argument handling of scipy.stats.
+    if rate <= 0:
         return 0.0
-    if threshold >= 1:
+    if rate >= 1:
         return 1.0
-    return float(betainc(1 + correct, 1 + wrong, threshold))
+    return float(betainc(1 + successes, 1 + trials - successes, rate))
+
+
+@lru_cache(maxsize=65536)
+def _beta_cdf(threshold: float, correct: int, wrong: int) -> float:
+    # Gold records are small integer pairs that recur across workers: memoised.
+    return probability_rate_below(correct, correct + wrong, threshold)
 
 
 def probability_below(record: GoldRecord, threshold: float) -> float:

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
-from scipy.special import betainc
 
-from hits.quality.policy import Verdict, WorkerVerdict
+from hits.quality.policy import Verdict, WorkerVerdict, probability_rate_below
 
 
 @dataclass(frozen=True)
@@ -109,19 +108,6 @@ def _leave_one_out_agreement(frame: pd.DataFrame) -> dict[Any, tuple[int, int]]:
         verdict = agrees_with_others(label, others)
         out[worker] = (agreed, compared) if verdict is None else (agreed + verdict, compared + 1)
     return out
-
-
-def probability_rate_below(successes: float, trials: float, rate: float) -> float:
-    """P(true rate < ``rate``) after ``successes`` of ``trials``, under a uniform prior.
-
-    The Beta(1 + successes, 1 + trials - successes) posterior, as for gold;
-    ``successes`` may be fractional (an estimated accuracy times the labels).
-    """
-    if rate <= 0:
-        return 0.0
-    if rate >= 1:
-        return 1.0
-    return float(betainc(1 + successes, 1 + trials - successes, rate))
 
 
 def dawid_skene_accuracy(frame: pd.DataFrame, *, n_iter: int = 100) -> dict[Any, float]:

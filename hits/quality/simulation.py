@@ -398,10 +398,7 @@ class _Campaign:
         """
         rows = []
         for a in self.assignments:
-            left_out = a.status == "rejected" or (
-                a.status == "held" and self.workers[a.worker].outcome.flagged
-            )
-            if left_out and not include_rejected:
+            if not include_rejected and not self._counts(a):
                 continue
             for key, answer in zip(self.layout[a.hit], a.answers, strict=True):
                 if key not in self.gold:

@@ -8,13 +8,12 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from hits.quality.policy import WorkerVerdict
+from hits.quality.policy import WorkerVerdict, probability_rate_below
 from hits.quality.signals import (
     agreement_signals,
     combined_verdict,
     dawid_skene_accuracy,
     majority_agreement_signal,
-    probability_rate_below,
     speed_signal,
     straightline_signal,
     worker_signals,
