@@ -73,24 +73,26 @@ def update_settings(
     ``allow_private``: the operator's setting; otherwise a web-hook destination
     must be a public ``http(s)://`` address (checked again at each delivery).
     """
+    # Checked before the first query: resolving a name can take seconds, and must not do so
+    # while this request holds the database (on SQLite, every writer's turn).
+    spec = None if notification is None else _spec(notification)
+    if spec is not None and _fetched(spec):
+        try:
+            check_destination(spec["destination"], allow_private)
+        except DestinationRefused:
+            raise invalid(DESTINATION_REFUSED) from None
     hit_type = session.get(HITType, hit_type_id) if isinstance(hit_type_id, str) else None
     if hit_type is None or hit_type.requester_id != requester_id:
         raise not_found("HITType", str(hit_type_id))
     if active is not None and not isinstance(active, bool):
         raise invalid("Active must be true or false.")
     setting = session.get(NotificationSetting, hit_type.id)
-    if notification is None:
+    if spec is None:
         if setting is None:
             raise invalid("This HIT type has no notification specification; give Notification.")
         if active is None:
             raise invalid("Give Notification, Active, or both.")
     else:
-        spec = _spec(notification)
-        if _fetched(spec):
-            try:
-                check_destination(spec["destination"], allow_private)
-            except DestinationRefused:
-                raise invalid(DESTINATION_REFUSED) from None
         if setting is None:
             setting = NotificationSetting(hit_type_id=hit_type.id, **spec)
             session.add(setting)
@@ -98,7 +100,7 @@ def update_settings(
         else:
             for key, value in spec.items():
                 setattr(setting, key, value)
-    setting.active = True if active is None and notification is not None else bool(active)
+    setting.active = True if active is None and spec is not None else bool(active)
     setting.updated_at = utcnow()
     session.flush()
     return setting
