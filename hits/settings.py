@@ -31,6 +31,9 @@ class Settings:
     mturk_region: str = "us-east-1"
     sync_interval_seconds: float = 2.0
     auto_approve_check_seconds: float = 60.0
+    #: Notification events may go to private, loopback and link-local addresses (receivers on the
+    #: operator's own network); off, only public addresses are sent to.
+    notification_allow_private: bool = False
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -88,7 +91,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         mturk_secret_access_key=env.get("HITFORGE_MTURK_SECRET_ACCESS_KEY", ""),
         mturk_region=env.get("HITFORGE_MTURK_REGION", "us-east-1"),
         sync_interval_seconds=float(env.get("HITFORGE_SYNC_INTERVAL", "2.0")),
+        notification_allow_private=_flag(env.get("HITFORGE_NOTIFICATION_ALLOW_PRIVATE", "")),
     )
+
+
+def _flag(value: str) -> bool:
+    """A yes/no setting: ``1``, ``true``, ``yes`` or ``on`` (any case) is yes; anything else no."""
+    return value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def _normalise_db_url(url: str) -> str:

@@ -132,18 +132,61 @@ def staff() -> None:
 @staff.command("create")
 @click.argument("username")
 @click.option("--role", type=click.Choice(["qa", "requester", "admin"]), default="qa", show_default=True)
+@click.option(
+    "--access-key",
+    default=None,
+    help="requester role: its marketplace account's access key (it sees the campaigns published with it).",
+)
 @click.password_option()
-def staff_create(username: str, role: str, password: str) -> None:
-    """Create a dashboard user."""
+def staff_create(username: str, role: str, access_key: str | None, password: str) -> None:
+    """Create a dashboard user (qa: assigned campaigns; requester: its own; admin: all)."""
     from werkzeug.security import generate_password_hash
 
-    from hits.campaigns.models import StaffUser
+    from hits.campaigns.staff import StaffError, create_staff
+    from hits.db import make_engine, make_session_factory, session_scope
+
+    settings = load_settings()
+    try:
+        with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+            create_staff(session, username, role, generate_password_hash(password), access_key)
+    except StaffError as exc:
+        raise click.UsageError(str(exc)) from exc
+    console.print(f"created {role} user {username}", highlight=False)
+
+
+@staff.command("assign")
+@click.argument("username")
+@click.argument("campaign")
+def staff_assign(username: str, campaign: str) -> None:
+    """Let a QA reviewer (or a requester user) see and review CAMPAIGN (its id or name)."""
+    from hits.campaigns.staff import StaffError, assign_campaign
+    from hits.db import make_engine, make_session_factory, session_scope
+
+    settings = load_settings()
+    try:
+        with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+            user, found, new = assign_campaign(session, username, campaign)
+            state = "is now" if new else "was already"
+            message = f"{user.username} {state} assigned to campaign {found.id} ({found.name})"
+    except StaffError as exc:
+        raise click.UsageError(str(exc)) from exc
+    console.print(message, highlight=False)
+
+
+@staff.command("unassign")
+@click.argument("username")
+@click.argument("campaign")
+def staff_unassign(username: str, campaign: str) -> None:
+    """Take CAMPAIGN (its id or name) away from a user assigned to it."""
+    from hits.campaigns.staff import unassign_campaign
     from hits.db import make_engine, make_session_factory, session_scope
 
     settings = load_settings()
     with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
-        session.add(StaffUser(username=username, password_hash=generate_password_hash(password), role=role))
-    console.print(f"created {role} user {username}")
+        removed = unassign_campaign(session, username, campaign)
+    if not removed:
+        raise click.UsageError(f"{username} is not assigned to campaign {campaign}")
+    console.print(f"{username} is no longer assigned to campaign {campaign}", highlight=False)
 
 
 @main.command()

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from hits.db import make_engine, make_session_factory, read_only_engine
+from hits.market.destinations import allow_private_destinations
 from hits.settings import Settings
 
 _NAMES = ("market_session", "requester_session")
@@ -37,6 +38,8 @@ class Runtime:
 
 def build_runtime(settings: Settings) -> Runtime:
     market_engine = make_engine(settings.market_database_url)
+    if settings.notification_allow_private:
+        allow_private_destinations(market_engine)  # events delivered after this app's commits
     requester_engine = (
         market_engine if settings.requester_database_url_is_market else make_engine(settings.database_url)
     )

@@ -89,7 +89,15 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
     staff_password = secrets.token_urlsafe(9)
     requester_sessions = make_session_factory(make_engine(settings.database_url))
     with session_scope(requester_sessions) as session:
-        session.add(StaffUser(username="qa", password_hash=generate_password_hash(staff_password), role="qa"))
+        # The demo requester's own dashboard user: it sees the campaigns published with the demo's key.
+        session.add(
+            StaffUser(
+                username="qa",
+                password_hash=generate_password_hash(staff_password),
+                role="requester",
+                access_key_id=key.access_key_id,
+            )
+        )
 
     worker_env = {
         **base_env,

@@ -187,6 +187,18 @@ class StaffUser(RequesterBase):
     username: Mapped[str] = mapped_column(String(64), unique=True)
     password_hash: Mapped[str] = mapped_column(String(256))
     role: Mapped[str] = mapped_column(String(16), default="qa")
+    #: A requester user's account on the marketplace (its access key): the campaigns it owns.
+    access_key_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class StaffCampaign(RequesterBase):
+    """A campaign a QA reviewer (or a requester user, besides its own) is assigned to."""
+
+    __tablename__ = "rq_staff_campaigns"
+
+    staff_user_id: Mapped[int] = mapped_column(ForeignKey("rq_staff_users.id"), primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), primary_key=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -11,11 +11,14 @@ in order, and is retried with a growing back-off by later deliveries (every
 clock sweep starts one when something is due), so no event is lost while the
 receiver is away. Delivery is at least once, as on MTurk: receivers should
 de-duplicate on ``EventDocId``.
+
+Events go only to public addresses, checked when each is sent
+(``hits.market.destinations``), unless the operator allowed private ones on
+the engine the delivery runs through (``allow_private_destinations``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import uuid
@@ -28,6 +31,7 @@ from sqlalchemy import Engine, or_, select, update
 from sqlalchemy.orm import Session
 
 from hits.db import call_after_commit, utcnow
+from hits.market.destinations import DestinationRefused, post_json, private_destinations_allowed
 from hits.market.models import HIT, Assignment, MarketEvent, NotificationSetting
 
 log = logging.getLogger(__name__)
@@ -226,23 +230,24 @@ def _release(engine: Engine, event_id: int) -> None:
         session.execute(update(MarketEvent).where(MarketEvent.id == event_id).values(claimed_at=None))
 
 
-def post_document(destination: str, document: dict[str, Any]) -> int:
-    """POST an event document; the HTTP status (network failures raise ``requests.RequestException``)."""
-    response = requests.post(
-        destination,
-        data=json.dumps(document),
-        headers={"Content-Type": "application/json"},
-        timeout=TIMEOUT,
-    )
-    return int(response.status_code)
+def post_document(destination: str, document: dict[str, Any], allow_private: bool = False) -> int:
+    """POST an event document to a checked destination; the HTTP status.
+
+    A destination that may not be sent to raises ``DestinationRefused``, a
+    network failure ``requests.RequestException``; redirects are not followed.
+    """
+    return post_json(destination, document, TIMEOUT, allow_private)
 
 
 def _deliver_one(engine: Engine, event_id: int, destination: str, document: dict[str, Any]) -> int:
     error = None
     try:
-        status = post_document(destination, document)
+        status = post_document(destination, document, private_destinations_allowed(engine))
         if status >= 300:
             error = f"HTTP {status}"
+    except DestinationRefused:
+        # Kept and retried like any failure: the name may resolve to a public address later.
+        error = "DestinationRefused"
     except requests.RequestException as exc:
         error = exc.__class__.__name__
     with Session(engine) as session, session.begin():

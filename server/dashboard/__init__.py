@@ -1,7 +1,14 @@
-"""The QA and requester dashboard: sign-in with roles, flagged workers, evidence, decisions."""
+"""The QA and requester dashboard: sign-in with roles, flagged workers, evidence, decisions.
+
+Every page and action is limited to the campaigns the signed-in user may see
+(``hits.campaigns.staff``: an admin all, a requester user its own, a QA
+reviewer those assigned to it). Anything outside that is a 404, exactly as if
+it did not exist, so that ids cannot be probed.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, cast
@@ -31,6 +38,7 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
+from hits.campaigns.staff import may_see_campaign, scoped_campaign_ids, visible_access_keys
 from hits.quality import qa_review
 from qualification.analysis import item_analysis
 from qualification.models import QualificationAttempt, QualificationTest
@@ -38,7 +46,16 @@ from server.db import requester_session
 from server.task_queue import send_after_commit
 
 bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
-ROLES = ("qa", "requester", "admin")
+
+
+@bp.app_template_filter("as_json")
+def as_json(value: Any) -> str:
+    """JSON as a person reads it; the template escapes it like any other text.
+
+    (Flask's ``tojson`` is for script contexts: it spells ``<`` as ``\\u003c``, which a reviewer
+    reading a worker's evidence should not have to decode.)
+    """
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def current_staff() -> StaffUser | None:
@@ -57,6 +74,18 @@ def staff_required(view: Callable[..., Any]) -> Callable[..., Any]:
         return view(*args, **kwargs)
 
     return wrapped
+
+
+def _signed_in() -> StaffUser:
+    staff = current_staff()
+    assert staff is not None  # staff_required ran first
+    return staff
+
+
+def _campaign_or_404(campaign_id: int) -> None:
+    """404 for a campaign that does not exist or that the user may not see (the same answer)."""
+    if not may_see_campaign(requester_session(), _signed_in(), campaign_id):
+        abort(404)
 
 
 @bp.route("/signin", methods=["GET", "POST"])
@@ -84,20 +113,35 @@ def signout() -> Any:
 @staff_required
 def home() -> Any:
     rs = requester_session()
-    campaigns = rs.scalars(select(Campaign).order_by(Campaign.created_at.desc())).all()
-    results = {r.campaign_id: r for r in rs.scalars(select(CampaignResult))}
-    flagged = rs.scalars(select(WorkerStats).where(WorkerStats.flagged.is_(True))).all()
-    decisions = dict(rs.execute(select(OutboxEntry.action, func.count()).group_by(OutboxEntry.action)).all())
-    # Work waiting for a person, whoever's it is: flagged workers' and work held when a campaign ended.
+    visible = scoped_campaign_ids(_signed_in())
+    campaigns = rs.scalars(
+        select(Campaign).where(Campaign.id.in_(visible)).order_by(Campaign.created_at.desc())
+    ).all()
+    results = {
+        r.campaign_id: r
+        for r in rs.scalars(select(CampaignResult).where(CampaignResult.campaign_id.in_(visible)))
+    }
+    flagged = rs.scalars(
+        select(WorkerStats).where(WorkerStats.flagged.is_(True), WorkerStats.campaign_id.in_(visible))
+    ).all()
+    decisions = dict(
+        rs.execute(
+            select(OutboxEntry.action, func.count())
+            .where(OutboxEntry.campaign_id.in_(visible))
+            .group_by(OutboxEntry.action)
+        ).all()
+    )
+    # Work waiting for a person: flagged workers' and work held when a campaign ended.
     held = rs.execute(
         select(PublishedHIT.campaign_id, Submission.worker_id, func.count())
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(Submission.decision == "held")
+        .where(Submission.decision == "held", PublishedHIT.campaign_id.in_(visible))
         .group_by(PublishedHIT.campaign_id, Submission.worker_id)
         .order_by(PublishedHIT.campaign_id, Submission.worker_id)
     ).all()
     return render_template(
         "dashboard/home.html",
+        staff=_signed_in(),
         campaigns=campaigns,
         results=results,
         flagged=flagged,
@@ -111,8 +155,7 @@ def home() -> Any:
 def compute_results(campaign_id: int) -> Any:
     """Aggregate the campaign's labels and agreement again (a Celery task), e.g. after QA decisions."""
     rs = requester_session()
-    if rs.get(Campaign, campaign_id) is None:
-        abort(404)
+    _campaign_or_404(campaign_id)
     send_after_commit(rs, "hitforge.store_results", campaign_id)
     flash(f"Results of campaign {campaign_id} are being computed.", "info")
     return redirect(url_for("dashboard.home"))
@@ -122,6 +165,7 @@ def compute_results(campaign_id: int) -> Any:
 @staff_required
 def worker(campaign_id: int, worker_id: str) -> Any:
     rs = requester_session()
+    _campaign_or_404(campaign_id)
     stats = rs.get(WorkerStats, (campaign_id, worker_id))
     if stats is None:
         abort(404)
@@ -144,10 +188,12 @@ def worker(campaign_id: int, worker_id: str) -> Any:
 def review(campaign_id: int, worker_id: str) -> Any:
     """Confirm a flag (held work rejected, the policy's block applied) or clear it (held work approved)."""
     rs = requester_session()
-    staff = current_staff()
-    assert staff is not None
+    staff = _signed_in()
+    _campaign_or_404(campaign_id)
+    if rs.get(WorkerStats, (campaign_id, worker_id)) is None:
+        abort(404)
     action = request.form.get("action", "")
-    if action not in ("confirm", "clear") or rs.get(WorkerStats, (campaign_id, worker_id)) is None:
+    if action not in ("confirm", "clear"):
         abort(400)
     action = cast(qa_review.WorkerReview, action)
     entry_ids = qa_review.review_worker(
@@ -163,11 +209,13 @@ def review(campaign_id: int, worker_id: str) -> Any:
 def decide_submission(submission_id: int) -> Any:
     """A reviewer approves or rejects held work; the outbox applies it through the API."""
     rs = requester_session()
-    staff = current_staff()
-    assert staff is not None
+    staff = _signed_in()
     submission = rs.get(Submission, submission_id)
+    if submission is None:
+        abort(404)
+    _campaign_or_404(submission.published_hit.campaign_id)
     action = request.form.get("action", "")
-    if submission is None or action not in ("approve", "reject"):
+    if action not in ("approve", "reject"):
         abort(400)
     action = cast(qa_review.HeldDecision, action)
     try:
@@ -200,7 +248,8 @@ def item_analysis_view(test_id: int) -> Any:
     """Item analysis of a qualification test from its graded attempts."""
     rs = requester_session()
     test = rs.get(QualificationTest, test_id)
-    if test is None:
+    keys = visible_access_keys(rs, _signed_in())
+    if test is None or (keys is not None and test.access_key_id not in keys):
         abort(404)
     graded = rs.scalars(
         select(QualificationAttempt.correct_items).where(

@@ -16,11 +16,17 @@ def update_notification_settings(ctx: CallContext, params: dict[str, Any]) -> di
         params.get("HITTypeId"),
         params.get("Notification"),
         params.get("Active"),
+        allow_private=ctx.settings.notification_allow_private,
     )
     return {}
 
 
 @operation("SendTestEventNotification")
 def send_test_event_notification(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    notifications.send_test_event(ctx.requester_id, params.get("Notification"), params.get("TestEventType"))
+    notifications.send_test_event(
+        ctx.requester_id,
+        params.get("Notification"),
+        params.get("TestEventType"),
+        allow_private=ctx.settings.notification_allow_private,
+    )
     return {}

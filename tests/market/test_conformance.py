@@ -348,7 +348,16 @@ class _Receiver(BaseHTTPRequestHandler):
         pass
 
 
-def test_notification_settings_and_test_events(api) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def hook_api(hook_mturk) -> Iterator[Checked]:  # type: ignore[no-untyped-def]
+    """``api`` on a server that may send to the loopback receiver (tests/market/conftest.py)."""
+    checked = Checked(hook_mturk)
+    yield checked
+    CALLED.update(checked.called)
+
+
+def test_notification_settings_and_test_events(hook_api) -> None:  # type: ignore[no-untyped-def]
+    api = hook_api
     hit_type_id = api.create_hit_type(
         Title="Notified", Description="d", Reward="0.05", AssignmentDurationInSeconds=300
     )["HITTypeId"]

@@ -20,6 +20,15 @@ from hits.market.questions import answers_to_xml
 from server.runner import free_port
 from tests.helpers import hit_params
 
+# The receivers here listen on loopback: the operator has allowed private destinations, for the
+# API calls (hook_server) and for events committed through the tests' own sessions.
+pytestmark = pytest.mark.usefixtures("private_hooks_for_direct_calls")
+
+
+@pytest.fixture
+def mturk(hook_mturk):  # type: ignore[no-untyped-def]
+    return hook_mturk
+
 
 class Receiver:
     """A real HTTP endpoint that records the event documents POSTed to it."""
@@ -357,7 +366,9 @@ def test_a_setting_made_after_its_absence_was_noted_is_used(market_sessions, req
         )
         first = hit_ops.create_hit(session, requester.requester_id, hit_type, hit_ops.hit_spec(params))
         # The same session, the same transaction: the setting made now counts at once.
-        notifications.update_settings(session, requester.requester_id, hit_type.id, spec, True)
+        notifications.update_settings(
+            session, requester.requester_id, hit_type.id, spec, True, allow_private=True
+        )
         second = hit_ops.create_hit(session, requester.requester_id, hit_type, hit_ops.hit_spec(params))
         first_id, second_id = first.id, second.id
     assert _stored(market_sessions, first_id) == []
@@ -371,7 +382,9 @@ def test_a_setting_made_after_its_absence_was_noted_is_used(market_sessions, req
         )
         session.commit()
         with session_scope(market_sessions) as other:
-            notifications.update_settings(other, requester.requester_id, hit_type.id, spec, True)
+            notifications.update_settings(
+                other, requester.requester_id, hit_type.id, spec, True, allow_private=True
+            )
         third = hit_ops.create_hit(session, requester.requester_id, hit_type, hit_ops.hit_spec(later))
         session.commit()
     finally:

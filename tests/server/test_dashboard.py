@@ -23,9 +23,11 @@ from hits.quality.aggregation import store_results
 
 
 def staff_session(base: str, requester_sessions) -> requests.Session:  # type: ignore[no-untyped-def]
-    name = f"qa-{uuid.uuid4().hex[:6]}"
+    # An admin sees every campaign (roles and what each sees: test_dashboard_roles.py).
+    name = f"admin-{uuid.uuid4().hex[:6]}"
     with session_scope(requester_sessions) as session:
-        session.add(StaffUser(username=name, password_hash=generate_password_hash("qa-password"), role="qa"))
+        password_hash = generate_password_hash("qa-password")
+        session.add(StaffUser(username=name, password_hash=password_hash, role="admin"))
     http = requests.Session()
     form = BeautifulSoup(http.get(base + "/dashboard/signin").text, "html.parser")
     token = form.find("input", attrs={"name": "csrf_token"})["value"]  # type: ignore[index]
