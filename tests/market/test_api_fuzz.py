@@ -246,3 +246,12 @@ def test_the_issue_inputs_on_real_rows(world: World, market_sessions) -> None:  
         response = call(world.url, world.key, operation, params)
         assert response.status_code == 400, (operation, params, response.text[:300])
         assert_botocore_reads(response, operation)
+
+
+def test_a_body_over_the_size_limit_is_a_json_error(world: World) -> None:
+    body = b'{"HITId": "3X", "Question": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+    response = signed_post(world.url, world.key, "GetHIT", body)
+    assert response.status_code == 413
+    assert response.headers["Content-Type"] == "application/x-amz-json-1.1"
+    assert parsed(response, "GetHIT")["Error"]["Code"] == "SerializationException"
+    assert response.headers["x-amzn-RequestId"]
