@@ -11,6 +11,7 @@ into ``Error.Code``, and always an ``x-amzn-RequestId``.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,8 +29,8 @@ from tests.market.signed import call, parsed, signed_post
 from tests.market.test_conformance import new_worker, work_on
 
 OPERATIONS = sorted(service_model().operation_names)
-#: Examples a operation: 39 x 20 requests, about 20 seconds on the embedded backend.
-EXAMPLES = 20
+#: Examples an operation: 39 x 20 requests, about 20 seconds; HITFORGE_FUZZ_EXAMPLES asks for a longer run.
+EXAMPLES = int(os.environ.get("HITFORGE_FUZZ_EXAMPLES", "20"))
 
 
 @dataclass
