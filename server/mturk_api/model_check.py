@@ -36,7 +36,7 @@ INTEGER_RANGES = {"integer": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1
 #: Epoch seconds a timestamp may take: 1970-01-01 to the last second of year 9999.
 TIMESTAMP_RANGE = (0, 253_402_300_799)
 #: Shapes whose pattern and length are left to the domain's stricter check and message (money, locales).
-DOMAIN_CHECKED_PATTERNS = {"CurrencyAmount", "CountryParameters"}
+DOMAIN_CHECKED_SHAPES = {"CurrencyAmount", "CountryParameters"}
 
 
 @cache
@@ -101,7 +101,7 @@ def _string(shape: Shape, value: Any, name: str) -> None:
     meta = shape.metadata
     if "enum" in meta and value not in meta["enum"]:
         raise invalid(f"{name} must be one of {', '.join(meta['enum'])}; got {value!r}.")
-    if shape.name in DOMAIN_CHECKED_PATTERNS:
+    if shape.name in DOMAIN_CHECKED_SHAPES:
         return
     too_short = "min" in meta and len(value) < meta["min"]
     too_long = "max" in meta and len(value) > meta["max"]

@@ -247,6 +247,13 @@ def test_the_issue_inputs_on_real_rows(world: World, market_sessions) -> None:  
         response = call(world.url, world.key, operation, params)
         assert response.status_code == 400, (operation, params, response.text[:300])
         assert_botocore_reads(response, operation)
+    # The last second of year 9999 is a time the HIT can take, and be read back with.
+    last = call(
+        world.url, world.key, "UpdateExpirationForHIT", {"HITId": hit_id, "ExpireAt": 253_402_300_799}
+    )
+    assert last.status_code == 200, last.text
+    for operation, params in [("GetHIT", {"HITId": hit_id}), ("ListHITs", {})]:
+        assert call(world.url, world.key, operation, params).status_code == 200
 
 
 def test_a_body_over_the_size_limit_is_a_json_error(world: World) -> None:
