@@ -44,3 +44,23 @@ def not_found(entity: str, entity_id: str) -> RequestError:
         f"{entity} {entity_id} does not exist. ({entity_id})",
         f"AWS.MechanicalTurk.{entity}DoesNotExist",
     )
+
+
+class ParameterValidationError(RequestError):
+    """A parameter that breaks the service model's constraints (an id's pattern or length).
+
+    MTurk reports these with the error type ``ParameterValidationError``
+    (not ``RequestError``) and a message naming the value and the parameter;
+    it answers the same way for a well-formed worker id it does not know in
+    SendBonus and CreateWorkerBlock.
+    """
+
+    wire_type = "ParameterValidationError"
+
+
+def bad_parameter(name: str, value: object) -> ParameterValidationError:
+    """MTurk's answer to a value that ``name`` cannot take."""
+    shown = str(value)
+    if len(shown) > 64:  # the message echoes the value: not all 64 KB of it
+        shown = shown[:64] + "..."
+    return ParameterValidationError(f'The value "{shown}" is not valid for the parameter {name}.')

@@ -16,6 +16,7 @@ from hits.market.models import HIT, HITType
 from hits.market.models.work import ACCEPTED, DISPOSED, REVIEWABLE, REVIEWING, SUBMITTED
 
 INVALID_HIT_STATE = "AWS.MechanicalTurk.InvalidHITState"
+INVALID_MAXIMUM_ASSIGNMENTS_INCREASE = "AWS.MechanicalTurk.InvalidMaximumAssignmentsIncrease"
 MAX_ASSIGNMENTS = 1_000_000_000
 
 
@@ -32,9 +33,10 @@ def add_assignments(session: Session, requester_id: str, hit_id: Any, number: An
         raise invalid("NumberOfAdditionalAssignments must be a positive integer.")
     hit = _live_hit(session, hit_id, requester_id)
     if hit.max_assignments < 10 <= hit.max_assignments + number:
-        raise invalid(
+        raise RequestError(
             "A HIT created with fewer than 10 assignments cannot be extended to have 10 or more "
-            f"assignments (it has {hit.max_assignments}; asked for {number} more)."
+            f"assignments (it has {hit.max_assignments}; asked for {number} more).",
+            INVALID_MAXIMUM_ASSIGNMENTS_INCREASE,
         )
     if hit.max_assignments + number > MAX_ASSIGNMENTS:
         raise invalid("MaxAssignments would exceed its maximum.")
@@ -49,8 +51,15 @@ def add_assignments(session: Session, requester_id: str, hit_id: Any, number: An
 
 
 def update_expiration(session: Session, requester_id: str, hit_id: Any, expire_at: datetime) -> HIT:
-    """UpdateExpirationForHIT: a time in the past expires the HIT at once."""
-    hit = _live_hit(session, hit_id, requester_id)
+    """UpdateExpirationForHIT: a time in the past expires the HIT at once.
+
+    A deleted (Disposed) HIT is left as it is, without an error: MTurk does not
+    fail the expire of a HIT it has disposed of, so a cleanup script that
+    expires and deletes each HIT can run twice.
+    """
+    hit = get_hit(session, hit_id, requester_id)
+    if hit.status == DISPOSED:
+        return hit
     now = utcnow()
     hit.expires_at = now if expire_at <= now else expire_at
     refresh_status(session, hit, now)
@@ -97,8 +106,12 @@ def update_hit_type(session: Session, requester_id: str, hit_id: Any, hit_type_i
 def delete(session: Session, requester_id: str, hit_id: Any) -> HIT:
     """DeleteHIT: only a Reviewable (or expired) HIT whose assignments are all decided."""
     hit = get_hit(session, hit_id, requester_id)
-    if hit.status == DISPOSED:
-        return hit
+    if hit.status == DISPOSED:  # deleted already: MTurk refuses a second delete with the state
+        raise RequestError(
+            f"This HIT is currently in the state '{DISPOSED}'. This operation can be called with a "
+            "status of: Reviewable",
+            INVALID_HIT_STATE,
+        )
     refresh_status(session, hit)
     counts = slot_counts(session, hit.id)
     expired = utcnow() >= hit.expires_at

@@ -78,6 +78,13 @@ def score(session: Session, requester_id: str, qtype_id: Any, worker_id: Any) ->
     grant = _grant(session, qtype.id, worker_id)
     if grant is None:
         raise RequestError("You requested a Qualification that does not exist.", QUALIFICATION_DOES_NOT_EXIST)
+    if grant.status != GRANTED:
+        # MTurk does not show a revoked qualification; clients match this text to treat the worker
+        # as unqualified, so it is MTurk's wording.
+        raise RequestError(
+            f"This operation can be called with a status of: Granted (the qualification is {grant.status})",
+            "AWS.MechanicalTurk.InvalidQualificationState",
+        )
     return grant
 
 

@@ -63,7 +63,7 @@ def create_type(session: Session, requester_id: str, params: dict[str, Any]) -> 
         )
     ):
         raise RequestError(
-            f"You have already created a QualificationType with this name: {name}",
+            "You have already created a QualificationType with this name.",
             "AWS.MechanicalTurk.QualificationTypeAlreadyExists",
         )
     qtype = QualificationType(

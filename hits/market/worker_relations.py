@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import ledger
 from hits.market import validation as v
-from hits.market.errors import RequestError, invalid, not_found
+from hits.market.errors import RequestError, bad_parameter, invalid, not_found
 from hits.market.models import HIT, Assignment, BonusPayment, Worker, WorkerBlock, WorkerMessage
 from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
 from hits.market.request_tokens import UNIQUE_TOKEN_WINDOW, already_processed
@@ -67,7 +67,9 @@ def send_bonus(
                 raise already_processed(token)
             previous.unique_request_token = None
             session.flush()
-    if not isinstance(worker_id, str) or not has_worked_for(session, requester_id, worker_id):
+    if not isinstance(worker_id, str) or session.get(Worker, worker_id) is None:
+        raise bad_parameter("WorkerId", worker_id)  # MTurk's answer for a worker it does not know
+    if not has_worked_for(session, requester_id, worker_id):
         raise RequestError(
             f"Worker {worker_id} has not worked for you; bonuses can only be sent to your workers.",
             "AWS.MechanicalTurk.WorkerDoesNotExist",
@@ -161,7 +163,7 @@ def block(session: Session, requester_id: str, worker_id: Any, reason: Any) -> W
         session.flush()
         return existing
     if session.get(Worker, worker_id) is None:
-        raise RequestError(f"Worker {worker_id} does not exist.", "AWS.MechanicalTurk.WorkerDoesNotExist")
+        raise bad_parameter("WorkerId", worker_id)  # MTurk's answer for a worker it does not know
     row = WorkerBlock(requester_id=requester_id, worker_id=worker_id, reason=reason, created_at=utcnow())
     session.add(row)
     session.flush()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any
 
 from flask import Blueprint, Flask, Response, g, request
+from werkzeug.exceptions import HTTPException
 
 from hits.market.accounts import Caller, find_caller
 from hits.market.errors import MarketError
@@ -27,6 +29,7 @@ from server.mturk_api import (  # noqa: F401
     ops_workers,
     throttle,
 )
+from server.mturk_api.model_check import check_request
 from server.mturk_api.registry import OPERATIONS, READ_ONLY_OPERATIONS, CallContext
 from server.mturk_api.sigv4 import AuthFailure, SignedRequest, parse_authorization, verify
 
@@ -66,8 +69,36 @@ def _authenticate() -> Caller:
         )
     headers = {name.lower(): value for name, value in request.headers.items()}
     signed = SignedRequest(request.method, request.url, headers, request.get_data())
-    verify(signed, caller.secret_access_key)
+    verify(signed, caller.secret_access_key, region=runtime().settings.mturk_region)
     return caller
+
+
+@bp.before_request
+def _request_id() -> None:
+    g.aws_request_id = str(uuid.uuid4())
+
+
+@bp.after_request
+def _send_request_id(response: Response) -> Response:
+    # botocore reads ResponseMetadata["RequestId"] from this header, on errors too.
+    response.headers["x-amzn-RequestId"] = g.get("aws_request_id") or str(uuid.uuid4())
+    return response
+
+
+@bp.errorhandler(HTTPException)
+def _http_error(exc: HTTPException) -> Response:
+    """An HTTP-level refusal inside the API (a body over the size limit) as a JSON error, not a page."""
+    status = exc.code or 400
+    return _error("SerializationException" if status < 500 else "ServiceFault", exc.description or "", status)
+
+
+@bp.errorhandler(Exception)
+def _unexpected(exc: Exception) -> Response:
+    """A bug reaches the client as MTurk's retryable ServiceFault in JSON, never a traceback page."""
+    log.exception("MTurk API request %s failed", g.get("aws_request_id"))
+    return _error(
+        "ServiceFault", "The service failed to process the request.", 500, "AWS.MechanicalTurk.ServiceFault"
+    )
 
 
 @bp.post("/")
@@ -87,7 +118,7 @@ def dispatch() -> Response:
         return _error(exc.wire_type, exc.message, exc.status)
     try:
         params = json.loads(request.get_data() or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays or objects nested thousands deep
         return _error("SerializationException", "The request body is not valid JSON.", 400)
     if not isinstance(params, dict):
         return _error("SerializationException", "The request body must be a JSON object.", 400)
@@ -96,6 +127,10 @@ def dispatch() -> Response:
         return _error("ThrottlingException", "Rate exceeded", 400, message_key="message")
     if verdict == "fault":
         return _error("ServiceFault", "Injected fault: please retry.", 500, "AWS.MechanicalTurk.ServiceFault")
+    try:
+        check_request(name, params)
+    except MarketError as exc:
+        return _error(exc.wire_type, exc.message, exc.http_status, exc.turk_error_code)
     ctx = CallContext(session=market_session(), requester_id=caller.requester_id, settings=runtime().settings)
     try:
         result = handler(ctx, params)

@@ -83,7 +83,8 @@ def approve_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, An
 @operation("RejectAssignment")
 def reject_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     feedback = params.get("RequesterFeedback")
-    if not isinstance(feedback, str) or not feedback.strip() or len(feedback) > 1024:
-        raise invalid("RequesterFeedback is required (1 to 1024 characters) when rejecting.")
+    # Required, but MTurk's model sets no minimum: an empty reason is taken, as MTurk took it.
+    if not isinstance(feedback, str) or len(feedback) > 1024:
+        raise invalid("RequesterFeedback is required (at most 1024 characters) when rejecting.")
     assignment_ops.reject(ctx.session, ctx.requester_id, params.get("AssignmentId", ""), feedback)
     return {}

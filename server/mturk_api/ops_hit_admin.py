@@ -23,10 +23,10 @@ def _timestamp(value: Any, name: str) -> datetime:
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
+            # In UTC, as it is stored: a time at either end of the calendar may fall off it.
+            return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+        except (ValueError, OverflowError):
             pass
-        else:
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     raise invalid(f"{name} must be a timestamp.")
 
 

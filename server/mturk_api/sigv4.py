@@ -17,6 +17,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
 SERVICE = "mturk-requester"
+#: Headers a request must sign: the target names the operation, so an unsigned one could be swapped.
+REQUIRED_SIGNED_HEADERS = ("host", "x-amz-date", "x-amz-target")
 MAX_CLOCK_SKEW = timedelta(minutes=15)
 _AUTH_RE = re.compile(
     r"^AWS4-HMAC-SHA256\s+Credential=(?P<key>[^/]+)/(?P<date>\d{8})/(?P<region>[^/]+)/"
@@ -54,12 +56,30 @@ def parse_authorization(header: str | None) -> re.Match[str]:
     return match
 
 
-def verify(request: SignedRequest, secret_key: str, now: datetime | None = None) -> None:
-    """Raise ``AuthFailure`` unless ``request`` was signed with ``secret_key``."""
+def verify(
+    request: SignedRequest, secret_key: str, now: datetime | None = None, region: str | None = None
+) -> None:
+    """Raise ``AuthFailure`` unless ``request`` was signed with ``secret_key`` (for ``region``, if given).
+
+    The signature must cover the ``X-Amz-Target`` header (which operation
+    runs) and be scoped to the configured region: a signature made for
+    another region, or one that leaves the operation open to change, is refused.
+    """
     match = parse_authorization(request.headers.get("authorization"))
     if match["service"] != SERVICE:
         raise AuthFailure(
             "InvalidSignatureException", f"Credential should be scoped to correct service: '{SERVICE}'."
+        )
+    if region is not None and match["region"] != region:
+        raise AuthFailure(
+            "InvalidSignatureException",
+            f"Credential should be scoped to a valid region, not '{match['region']}' "
+            f"(this endpoint is '{region}').",
+        )
+    unsigned = [name for name in REQUIRED_SIGNED_HEADERS if name not in match["signed"].split(";")]
+    if unsigned:
+        raise AuthFailure(
+            "IncompleteSignatureException", f"The request must sign the header(s): {', '.join(unsigned)}."
         )
     timestamp = request.headers.get("x-amz-date", "")
     try:

@@ -233,21 +233,29 @@ def keyset_request(params: dict[str, Any], scope: str) -> tuple[PageKey, int]:
 
 
 def keyset_token(last: PageKey, returned: int, limit: int, scope: str) -> str | None:
-    """A token for the page after the row keyed ``last`` of the list ``scope``, or None at the end."""
-    if returned < limit or last is None:
+    """A token for the page after the row keyed ``last`` of the list ``scope``; None after an empty page.
+
+    As MTurk did, every page with rows carries a token, a short last page
+    too: the end of the list is the empty page that follows. Scripts written
+    against MTurk read ``response["NextToken"]`` while ``NumResults > 0``.
+    """
+    if returned == 0 or last is None:
         return None
     return _token(scope, {"k": [last[0].isoformat(), last[1]]})
 
 
 def next_token(offset: int, limit: int, returned: int, scope: str) -> str | None:
-    """A token for the next page of the list ``scope`` paged by position, or None at the end."""
-    if returned < limit:
+    """A token for the next page of the list ``scope`` paged by position; None after an empty page.
+
+    Every page with rows carries one, as with :func:`keyset_token`.
+    """
+    if returned == 0:
         return None
     return _token(scope, {"o": offset + returned})
 
 
 def page_reply(key: str, items: list[dict[str, Any]], token: str | None) -> dict[str, Any]:
-    """A page of a list operation: NumResults, the items under ``key``, and NextToken if more may follow."""
+    """A page of a list operation: NumResults, the items under ``key``, and NextToken unless it is empty."""
     out: dict[str, Any] = {"NumResults": len(items), key: items}
     if token:
         out["NextToken"] = token

@@ -266,7 +266,10 @@ def test_each_list_pages_to_the_end_with_botocore(world: World, operation: str) 
     listing = BY_NAME[operation]
     assert world.a.can_paginate(operation)
     whole = getattr(world.a, operation)(**listing.filters(world))
-    assert "NextToken" not in whole and len(whole[listing.key]) >= 2
+    assert len(whole[listing.key]) >= 2
+    # As on MTurk, the short last page carries a token too; the page after it is empty and ends the list.
+    end = getattr(world.a, operation)(**listing.filters(world), NextToken=whole["NextToken"])
+    assert (end["NumResults"], end[listing.key], "NextToken" in end) == (0, [], False)
     pages = list(
         world.a.get_paginator(operation).paginate(**listing.filters(world), PaginationConfig={"PageSize": 1})
     )
