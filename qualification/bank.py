@@ -28,13 +28,14 @@ field and, for items, the item id.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
+from qualification.media import image_problem, served_name
 
 DEFAULT_BANK = Path(__file__).resolve().parent / "banks" / "default.yaml"
 
@@ -103,6 +104,10 @@ class Bank:
     overall_pass: int
     sections: tuple[Section, ...]
     items: dict[str, Item]
+    #: Served name (content hash and file type) -> picture file: the only files a test serves.
+    media: dict[str, Path] = field(default_factory=dict)
+    #: Item id -> served name of its picture.
+    image_names: dict[str, str] = field(default_factory=dict)
 
     def section(self, section_id: str) -> Section:
         return next(s for s in self.sections if s.id == section_id)
@@ -115,7 +120,12 @@ class Bank:
         return item.choices or DEFAULT_CHOICES
 
     def image_path(self, item: Item) -> Path | None:
+        """The item's picture file, or None for an item without one."""
         return self.path.parent / item.image if item.image else None
+
+    def image_name(self, item: Item) -> str | None:
+        """The name the item's picture is served by (see ``qualification.media``)."""
+        return self.image_names.get(item.id)
 
 
 def _where(raw: Any, index: int) -> str:
@@ -200,7 +210,14 @@ def load_bank(path: Path | str) -> Bank:
             )
     if errors:
         raise InputFileErrors(errors)
-    return Bank(path, header.title, header.overall_pass, tuple(sections), items)
+    media: dict[str, Path] = {}
+    image_names: dict[str, str] = {}
+    for item in items.values():
+        if item.image:
+            file = path.parent / item.image
+            image_names[item.id] = served_name(file)
+            media[image_names[item.id]] = file
+    return Bank(path, header.title, header.overall_pass, tuple(sections), items, media, image_names)
 
 
 def _duplicates(values: list[str]) -> list[tuple[int, int]]:
@@ -219,9 +236,11 @@ def _item_problems(path: Path, section: Section, item: Item) -> list[tuple[tuple
             out.append((("choices",), "a judgment item needs at least two choices"))
         if not item.image:
             out.append((("image",), "a judgment item needs an image"))
-        elif not (path.parent / item.image).is_file():
-            out.append((("image",), f"image file not found: {item.image}"))
-        if item.image and not item.alt:
+    if item.image:
+        problem = image_problem(path.parent, item.image)
+        if problem:
+            out.append((("image",), problem))
+        if not item.alt:
             out.append((("alt",), "an item with an image needs alt text"))
     if len(set(ids)) != len(ids):
         out.append((("choices",), "choice ids must be unique"))

@@ -43,7 +43,8 @@ def _formatted(parent: etree._Element, xhtml: str) -> None:
 def question_form(bank: Bank, paper: Paper, media_url: str) -> str:
     """The QuestionForm XML (the ``Test`` of CreateQualificationType) for ``paper``.
 
-    ``media_url`` is the http(s) URL images are served under (``<media_url>/<image>``).
+    ``media_url`` is the http(s) URL images are served under, by their served names
+    (``<media_url>/<bank.image_name(item)>``, see ``qualification.media``).
     """
     root = etree.Element(f"{{{QF_NS}}}QuestionForm", nsmap={None: QF_NS})
     number = 0
@@ -63,8 +64,9 @@ def question_form(bank: Bank, paper: Paper, media_url: str) -> str:
                 _el(content, "Text", item.prompt)
             if item.sentence:
                 _el(content, "Text", item.sentence)
-            if item.image:
-                src = media_url.rstrip("/") + "/" + item.image.removeprefix("media/")
+            image = bank.image_name(item)
+            if image:
+                src = media_url.rstrip("/") + "/" + image
                 _formatted(content, f"<p><img src={quoteattr(src)} alt={quoteattr(item.alt or '')}/></p>")
             spec = _el(_el(question, "AnswerSpecification"), "SelectionAnswer")
             _el(spec, "StyleSuggestion", "radiobutton")

@@ -7,7 +7,6 @@ marketplace through the outbox as ``AssociateQualificationWithWorker``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from flask import (
@@ -17,11 +16,12 @@ from flask import (
     redirect,
     render_template,
     request,
-    send_from_directory,
+    send_file,
     session,
     url_for,
 )
 
+from qualification.media import content_type
 from qualification.models import QualificationAttempt, QualificationTest
 from qualification.service import attempts_of, bank_for, may_start, paper_view, start_attempt, submit_attempt
 from server.db import requester_session
@@ -94,11 +94,18 @@ def submit(attempt_id: int) -> Any:
     return render_template("qualify/result.html", test=test, attempt=attempt)
 
 
-@bp.get("/<int:test_id>/media/<path:filename>")
+@bp.get("/<int:test_id>/media/<path:filename>", merge_slashes=False)
 def media(test_id: int, filename: str) -> Any:
+    """A picture of the test, by its served name: only files the test's items show."""
     test = _test(test_id)
     _worker_id()
-    return send_from_directory(Path(test.bank_path).parent, filename, max_age=3600)
+    # Looked up, never joined onto a folder: no spelling of a path reaches another file.
+    path = bank_for(test.bank_path).media.get(filename)
+    if path is None:
+        abort(404)
+    response = send_file(path, mimetype=content_type(filename), max_age=3600, conditional=True)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def init_app(app: Flask) -> None:

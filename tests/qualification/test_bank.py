@@ -117,3 +117,36 @@ def test_not_yaml_is_a_located_error(tmp_path: Path) -> None:
 def test_default_bank_path_points_inside_the_package() -> None:
     assert DEFAULT_BANK.is_file()
     assert DEFAULT_BANK.parent.name == "banks"
+
+
+def test_a_picture_must_be_an_image_file_inside_the_banks_folder(tmp_path: Path) -> None:
+    (tmp_path / "pics").mkdir()
+    (tmp_path / "pics" / "ok.png").write_bytes(b"\x89PNG not really")
+    (tmp_path / "pics" / "notes.txt").write_text("secret")
+    (tmp_path.parent / "outside.png").write_bytes(b"\x89PNG")
+    (tmp_path / "pics" / "link.png").symlink_to(tmp_path.parent / "outside.png")
+    data = small_bank_data()
+    refs = {
+        "s1": "../outside.png",
+        "s2": "/etc/hosts.png",
+        "g1": "pics\\ok.png",
+        "g2": "pics/notes.txt",
+    }
+    for item in data["items"]:
+        item["image"], item["alt"] = refs[item["id"]], "a picture"
+    messages = "\n".join(_errors(tmp_path, data))
+    assert "item 's1': image must stay inside the bank's folder (no '.' or '..'): ../outside.png" in messages
+    assert "item 's2': image must be a path relative to the bank file" in messages
+    assert "item 'g1': image must be a path relative to the bank file" in messages
+    assert "item 'g2': image must be one of .gif, .jpeg, .jpg, .png, .webp: pics/notes.txt" in messages
+    data["items"][0]["image"] = "pics/link.png"
+    assert "item 's1': image must stay inside the bank's folder: pics/link.png" in "\n".join(
+        _errors(tmp_path, data)
+    )
+
+
+def test_pictures_are_served_by_content_hash_names(bank: Bank) -> None:
+    names = [bank.image_name(item) for item in bank.items_in("judgment")]
+    assert all(name and re.fullmatch(r"[0-9a-f]{40}\.png", name) for name in names)
+    assert set(bank.media) == set(names)
+    assert bank.image_name(bank.items["sp-001"]) is None
