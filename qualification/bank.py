@@ -90,7 +90,8 @@ class BankHeader(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: str = Field(min_length=1)
-    overall_pass: int = Field(ge=0, le=100)
+    # At least 1, so that the value 0 a failed attempt earns is always below the pass mark.
+    overall_pass: int = Field(ge=1, le=100)
     sections: list[Any] = Field(min_length=1)
     items: list[Any] = Field(min_length=1)
 

@@ -19,7 +19,7 @@ from hits.db import utcnow
 from hits.mturk import Marketplace
 from qualification.assembly import WorkerView, assemble, worker_view
 from qualification.bank import Bank, load_bank
-from qualification.grading import GradeResult, grade
+from qualification.grading import GradeResult, grade, tally
 from qualification.models import QualificationAttempt, QualificationTest
 from qualification.policy import AttemptRecord, Decision, Policy, can_start, can_submit
 
@@ -68,6 +68,14 @@ def start_attempt(session: Session, test: QualificationTest, worker_id: str) -> 
     return attempt
 
 
+def attempt_result(test: QualificationTest, attempt: QualificationAttempt) -> GradeResult | None:
+    """A submitted attempt's result per section, from its stored correct items (None if not graded)."""
+    if attempt.correct_items is None:
+        return None
+    bank = bank_for(test.bank_path)
+    return tally(bank, assemble(bank, attempt.seed), attempt.correct_items)
+
+
 def paper_view(test: QualificationTest, attempt: QualificationAttempt) -> WorkerView:
     """What the worker sees: questions and shuffled choices, never the answers."""
     bank = bank_for(test.bank_path)
@@ -100,7 +108,8 @@ def submit_attempt(
         payload={
             "qualification_type_id": test.qualification_type_id,
             "worker_id": attempt.worker_id,
-            "value": result.score,
+            # The value means passed: a failed attempt sends 0, whatever its score (grading).
+            "value": result.value,
         },
     )
     session.add(entry)

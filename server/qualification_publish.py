@@ -19,7 +19,7 @@ from hits.settings import load_settings
 @click.option("--max-attempts", default=3, show_default=True)
 def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attempts: int) -> None:
     """Create the qualification type through the API and open the test on the worker site."""
-    from qualification.service import publish_test
+    from qualification.service import bank_for, publish_test
 
     settings = load_settings()
     sessions = make_session_factory(make_engine(settings.database_url))
@@ -34,7 +34,9 @@ def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attemp
             max_attempts=max_attempts,
         )
         test_id, qtype = test.id, test.qualification_type_id
+        pass_mark = bank_for(test.bank_path).overall_pass
     click.echo(
         f"qualification type {qtype}; workers take the test at {settings.public_url}/qualify/{test_id}"
     )
-    click.echo(f"require it in a campaign: QualificationTypeId {qtype}, GreaterThanOrEqualTo 80")
+    # The value is the score only for a passing attempt (else 0): the bank's pass mark means passed.
+    click.echo(f"require it in a campaign: QualificationTypeId {qtype}, GreaterThanOrEqualTo {pass_mark}")

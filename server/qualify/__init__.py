@@ -23,7 +23,15 @@ from flask import (
 
 from qualification.media import content_type
 from qualification.models import QualificationAttempt, QualificationTest
-from qualification.service import attempts_of, bank_for, may_start, paper_view, start_attempt, submit_attempt
+from qualification.service import (
+    attempt_result,
+    attempts_of,
+    bank_for,
+    may_start,
+    paper_view,
+    start_attempt,
+    submit_attempt,
+)
 from server.db import requester_session
 from server.task_queue import send_after_commit
 
@@ -77,7 +85,7 @@ def _own_attempt(attempt_id: int) -> tuple[QualificationAttempt, QualificationTe
 def attempt(attempt_id: int) -> Any:
     attempt, test = _own_attempt(attempt_id)
     if attempt.submitted_at is not None:
-        return render_template("qualify/result.html", test=test, attempt=attempt)
+        return _result_page(test, attempt)
     return render_template("qualify/test.html", test=test, attempt=attempt, view=paper_view(test, attempt))
 
 
@@ -89,9 +97,23 @@ def submit(attempt_id: int) -> Any:
     try:
         submitted = submit_attempt(rs, test, attempt, answers)
     except PermissionError as exc:
-        return render_template("qualify/result.html", test=test, attempt=attempt, refused=str(exc)), 409
+        return _result_page(test, attempt, refused=str(exc)), 409
     send_after_commit(rs, "hitforge.apply_decision", submitted.outbox_id)
-    return render_template("qualify/result.html", test=test, attempt=attempt)
+    return _result_page(test, attempt)
+
+
+def _result_page(test: QualificationTest, attempt: QualificationAttempt, refused: str | None = None) -> str:
+    """The score, each section against its bar, and the value the marketplace records."""
+    bank = bank_for(test.bank_path)
+    return render_template(
+        "qualify/result.html",
+        test=test,
+        attempt=attempt,
+        result=attempt_result(test, attempt),
+        titles={s.id: s.title or s.id.title() for s in bank.sections},
+        overall_pass=bank.overall_pass,
+        refused=refused,
+    )
 
 
 @bp.get("/<int:test_id>/media/<path:filename>", merge_slashes=False)

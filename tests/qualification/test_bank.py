@@ -150,3 +150,12 @@ def test_pictures_are_served_by_content_hash_names(bank: Bank) -> None:
     assert all(name and re.fullmatch(r"[0-9a-f]{40}\.png", name) for name in names)
     assert set(bank.media) == set(names)
     assert bank.image_name(bank.items["sp-001"]) is None
+
+
+def test_overall_pass_of_0_is_refused(tmp_path: Path) -> None:
+    """A failed attempt's value is 0: a pass mark of 0 could not tell it from a pass."""
+    data = small_bank_data()
+    data["overall_pass"] = 0
+    assert any(
+        "'overall_pass': Input should be greater than or equal to 1" in m for m in _errors(tmp_path, data)
+    )
