@@ -9,18 +9,20 @@ import click
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.mturk import Marketplace
 from hits.settings import load_settings
+from server.qualification_cli import BANK_ARGUMENT, load_or_exit
 
 
 @click.command("publish")
-@click.argument("bank_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@BANK_ARGUMENT
 @click.option("--name", required=True, help="Name of the qualification type to create.")
 @click.option("--duration", default=1800, show_default=True, help="Seconds to finish the test.")
 @click.option("--cooldown", default=86400, show_default=True, help="Seconds before a retake.")
 @click.option("--max-attempts", default=3, show_default=True)
 def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attempts: int) -> None:
-    """Create the qualification type through the API and open the test on the worker site."""
+    """Create the qualification type for BANK through the API and open its test on the worker site."""
     from qualification.service import bank_for, publish_test
 
+    load_or_exit(bank_path)  # every problem of the bank, listed, before anything is created
     settings = load_settings()
     sessions = make_session_factory(make_engine(settings.database_url))
     with session_scope(sessions) as session:
