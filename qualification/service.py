@@ -144,23 +144,38 @@ def publish_test(
     duration_seconds: int = 1800,
     cooldown_seconds: int = 86400,
     max_attempts: int = 3,
+    public_url: str | None = None,
 ) -> QualificationTest:
-    """Validate a bank, create its qualification type through the API, and store the test."""
-    bank = bank_for(str(bank_path.resolve()))
-    qtype = market.create_qualification_type(
-        Name=name,
-        Description=f"{bank.title}: a score from 0 to 100 earned on hitforge's qualification test.",
-        QualificationTypeStatus="Active",
-    )
+    """Validate a bank, create its qualification type through the API, and store the test.
+
+    With ``public_url`` (the worker site's address) the type's description
+    names the test's page, for workers who meet the type elsewhere. Raises
+    ``ValueError`` when a test of that name exists already.
+    """
+    bank_path = bank_path.resolve()
+    bank = bank_for(str(bank_path))
+    if session.scalar(select(QualificationTest.id).where(QualificationTest.name == name)) is not None:
+        raise ValueError(f"a qualification test named '{name}' exists already: choose another name")
     test = QualificationTest(
         name=name,
-        bank_path=str(bank_path.resolve()),
-        qualification_type_id=qtype["QualificationTypeId"],
+        bank_path=str(bank_path),
+        qualification_type_id="",  # set below, once the marketplace has made the type
         access_key_id=market.access_key_id,
         duration_seconds=duration_seconds,
         cooldown_seconds=cooldown_seconds,
         max_attempts=max_attempts,
     )
     session.add(test)
+    session.flush()  # the id names the test's page in the description
+    description = (
+        f"{bank.title}: granted by passing a qualification test graded by hitforge; "
+        f"its value is the score (0 to 100) of a passing attempt, 0 otherwise."
+    )
+    if public_url:
+        description += f" Take the test at {public_url.rstrip('/')}/qualify/{test.id}"
+    qtype = market.create_qualification_type(
+        Name=name, Description=description, QualificationTypeStatus="Active"
+    )
+    test.qualification_type_id = qtype["QualificationTypeId"]
     session.flush()
     return test

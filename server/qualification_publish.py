@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from hits.db import make_engine, make_session_factory, session_scope
-from hits.mturk import Marketplace
+from hits.mturk import Marketplace, MarketplaceError
 from hits.settings import load_settings
 from server.qualification_cli import BANK_ARGUMENT, load_or_exit
 
@@ -24,19 +24,27 @@ def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attemp
 
     load_or_exit(bank_path)  # every problem of the bank, listed, before anything is created
     settings = load_settings()
+    try:
+        market = Marketplace.from_settings(settings)
+    except RuntimeError as exc:  # no keys configured
+        raise click.ClickException(str(exc)) from exc
     sessions = make_session_factory(make_engine(settings.database_url))
-    with session_scope(sessions) as session:
-        test = publish_test(
-            session,
-            Marketplace.from_settings(settings),
-            name=name,
-            bank_path=bank_path,
-            duration_seconds=duration,
-            cooldown_seconds=cooldown,
-            max_attempts=max_attempts,
-        )
-        test_id, qtype = test.id, test.qualification_type_id
-        pass_mark = bank_for(test.bank_path).overall_pass
+    try:
+        with session_scope(sessions) as session:
+            test = publish_test(
+                session,
+                market,
+                name=name,
+                bank_path=bank_path,
+                duration_seconds=duration,
+                cooldown_seconds=cooldown,
+                max_attempts=max_attempts,
+                public_url=settings.public_url,
+            )
+            test_id, qtype = test.id, test.qualification_type_id
+            pass_mark = bank_for(test.bank_path).overall_pass
+    except (ValueError, MarketplaceError) as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(
         f"qualification type {qtype}; workers take the test at {settings.public_url}/qualify/{test_id}"
     )

@@ -7,6 +7,7 @@ marketplace through the outbox as ``AssociateQualificationWithWorker``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from flask import (
@@ -20,9 +21,11 @@ from flask import (
     session,
     url_for,
 )
+from sqlalchemy import select
 
 from qualification.media import content_type
 from qualification.models import QualificationAttempt, QualificationTest
+from qualification.policy import Decision
 from qualification.service import (
     attempt_result,
     attempts_of,
@@ -58,7 +61,7 @@ def intro(test_id: int) -> Any:
     worker_id = _worker_id()
     decision = may_start(requester_session(), test, worker_id)
     history = attempts_of(requester_session(), test.id, worker_id)
-    return render_template("qualify/intro.html", test=test, decision=decision, history=history)
+    return _intro_page(test, history, decision=decision)
 
 
 @bp.post("/<int:test_id>/start")
@@ -68,10 +71,27 @@ def start(test_id: int) -> Any:
         attempt = start_attempt(requester_session(), test, _worker_id())
     except PermissionError as exc:
         history = attempts_of(requester_session(), test.id, _worker_id())
-        return render_template(
-            "qualify/intro.html", test=test, refused=str(exc), decision=None, history=history
-        ), 403
+        return _intro_page(test, history, refused=str(exc)), 403
     return redirect(url_for("qualify.attempt", attempt_id=attempt.id))
+
+
+def _intro_page(
+    test: QualificationTest,
+    history: list[QualificationAttempt],
+    decision: Decision | None = None,
+    refused: str | None = None,
+) -> str:
+    """What the test holds (its sections, as the bank defines them), the rules, and the worker's attempts."""
+    bank = bank_for(test.bank_path)
+    return render_template(
+        "qualify/intro.html",
+        test=test,
+        bank=bank,
+        questions=sum(s.sample for s in bank.sections),
+        decision=decision,
+        refused=refused,
+        history=history,
+    )
 
 
 def _own_attempt(attempt_id: int) -> tuple[QualificationAttempt, QualificationTest]:
@@ -128,6 +148,27 @@ def media(test_id: int, filename: str) -> Any:
     response = send_file(path, mimetype=content_type(filename), max_age=3600, conditional=True)
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def test_links(qtype_ids: Iterable[str]) -> dict[str, str]:
+    """Qualification type id -> the URL of the hitforge-graded test that grants it, for types that have one.
+
+    The worker site links a qualification's page here instead of offering a
+    request: a request of such a type would only wait for a requester who
+    grades through the test, not through requests.
+    """
+    ids = set(qtype_ids)
+    if not ids:
+        return {}
+    rows = requester_session().execute(
+        select(QualificationTest.qualification_type_id, QualificationTest.id)
+        .where(QualificationTest.qualification_type_id.in_(ids))
+        .order_by(QualificationTest.id)
+    )
+    links: dict[str, str] = {}
+    for qtype_id, test_id in rows:
+        links.setdefault(qtype_id, url_for("qualify.intro", test_id=test_id))
+    return links
 
 
 def init_app(app: Flask) -> None:
