@@ -19,7 +19,10 @@ A bank file has three top-level keys::
 
 Spelling and grammar items get the choices ``correct`` / ``incorrect`` unless
 they list their own. Judgment items list ``choices`` (``id`` and ``text``, the
-candidate sentences) and an ``image`` path relative to the bank file.
+candidate sentences) and what to judge them against: an ``image`` path
+relative to the bank file, a ``sentence``, a ``prompt``, or several of these.
+The whole format, with how scores round and the qualification value, is in
+``docs/qualification.md``.
 
 Loading reports every problem at once, each naming the file, the line, the
 field and, for items, the item id.
@@ -235,8 +238,9 @@ def _item_problems(path: Path, section: Section, item: Item) -> list[tuple[tuple
     if section.kind == "judgment":
         if len(choices) < 2:
             out.append((("choices",), "a judgment item needs at least two choices"))
-        if not item.image:
-            out.append((("image",), "a judgment item needs an image"))
+        # Text-only judgment items (no picture) are fine: judging descriptions of a text.
+        if not (item.image or item.sentence or item.prompt):
+            out.append((("prompt",), "a judgment item needs a prompt, a sentence or an image"))
     if item.image:
         problem = image_problem(path.parent, item.image)
         if problem:

@@ -159,3 +159,59 @@ def test_overall_pass_of_0_is_refused(tmp_path: Path) -> None:
     assert any(
         "'overall_pass': Input should be greater than or equal to 1" in m for m in _errors(tmp_path, data)
     )
+
+
+def text_only_judgment_bank() -> dict:
+    data = small_bank_data()
+    data["sections"].append(
+        {
+            "id": "judge",
+            "kind": "judgment",
+            "instructions": "Pick the better caption.",
+            "sample": 2,
+            "pass_threshold": 1,
+        }
+    )
+    for n, (good, bad) in enumerate(
+        [
+            ("A dog runs on a beach.", "A cat sleeps on a beach."),
+            ("Two men ride bikes.", "Two men ride horses."),
+        ]
+    ):
+        data["items"].append(
+            {
+                "id": f"tj{n}",
+                "section": "judge",
+                "prompt": "Which sentence says the same as the description?",
+                "sentence": good,
+                "choices": [{"id": "a", "text": good.upper()}, {"id": "b", "text": bad}],
+                "answer": "a",
+            }
+        )
+    return data
+
+
+def test_judgment_items_may_be_text_only(tmp_path: Path) -> None:
+    """Issue 15, item 12: Hodosh-style judgment items need no picture."""
+    from qualification.assembly import assemble, worker_view
+    from qualification.grading import grade
+    from qualification.mturk import answer_key, question_form, validate_answer_key, validate_question_form
+
+    loaded = load_bank(write_bank(tmp_path, text_only_judgment_bank()))
+    assert loaded.media == {}
+    paper = assemble(loaded, 1)
+    view = worker_view(loaded, paper)
+    judged = [q for s in view.sections if s.id == "judge" for q in s.questions]
+    assert len(judged) == 2 and all(q.image is None and q.sentence for q in judged)
+    answers = {e.item_id: loaded.items[e.item_id].answer for e in paper.items}
+    assert grade(loaded, paper, answers).value == 100
+    validate_question_form(question_form(loaded, paper, ""))
+    validate_answer_key(answer_key(loaded, paper))
+
+
+def test_a_judgment_item_with_nothing_to_judge_is_refused(tmp_path: Path) -> None:
+    data = text_only_judgment_bank()
+    del data["items"][-1]["prompt"], data["items"][-1]["sentence"]
+    assert "item 'tj1': a judgment item needs a prompt, a sentence or an image" in "\n".join(
+        _errors(tmp_path, data)
+    )
