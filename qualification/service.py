@@ -117,9 +117,14 @@ def submit_attempt(
     return Submitted(result, entry.id)
 
 
+def anchor_name(test_name: str) -> str:
+    """The name of the placeholder campaign a test's outbox rows belong to."""
+    return f"qualification:{test_name}"
+
+
 def _anchor_campaign(session: Session, test: QualificationTest) -> int:
     """Outbox rows belong to a campaign; a test's rows hang off a placeholder campaign."""
-    name = f"qualification:{test.name}"
+    name = anchor_name(test.name)
     campaign = session.scalar(select(Campaign).where(Campaign.name == name))
     if campaign is None:
         campaign = Campaign(

@@ -20,6 +20,7 @@ from server.qualification_cli import BANK_ARGUMENT, load_or_exit
 @click.option("--max-attempts", default=3, show_default=True)
 def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attempts: int) -> None:
     """Create the qualification type for BANK through the API and open its test on the worker site."""
+    from qualification.delivery import publish_warning
     from qualification.service import bank_for, publish_test
 
     load_or_exit(bank_path)  # every problem of the bank, listed, before anything is created
@@ -43,6 +44,7 @@ def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attemp
             )
             test_id, qtype = test.id, test.qualification_type_id
             pass_mark = bank_for(test.bank_path).overall_pass
+            warning = publish_warning(session, market.access_key_id)
     except (ValueError, MarketplaceError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(
@@ -50,3 +52,9 @@ def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attemp
     )
     # The value is the score only for a passing attempt (else 0): the bank's pass mark means passed.
     click.echo(f"require it in a campaign: QualificationTypeId {qtype}, GreaterThanOrEqualTo {pass_mark}")
+    click.echo(
+        f"results reach the marketplace through a `hitforge worker` running with the keys of requester "
+        f"{market.access_key_id} (HITFORGE_MTURK_ACCESS_KEY_ID={market.access_key_id})"
+    )
+    if warning:
+        click.secho(warning, err=True, fg="yellow")

@@ -31,8 +31,10 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
+from hits.db import utcnow
 from hits.quality import qa_review
 from qualification.analysis import item_analysis
+from qualification.delivery import waiting_tests
 from qualification.models import QualificationAttempt, QualificationTest
 from server.db import requester_session
 from server.task_queue import send_after_commit
@@ -103,6 +105,8 @@ def home() -> Any:
         flagged=flagged,
         decisions=decisions,
         held=held,
+        # Tests whose values wait for a worker with their publisher's keys (qualification.delivery).
+        waiting_tests=waiting_tests(rs, utcnow()),
     )
 
 
