@@ -150,7 +150,7 @@ def media(test_id: int, filename: str) -> Any:
     return response
 
 
-def test_links(qtype_ids: Iterable[str]) -> dict[str, str]:
+def graded_test_links(qtype_ids: Iterable[str]) -> dict[str, str]:
     """Qualification type id -> the URL of the hitforge-graded test that grants it, for types that have one.
 
     The worker site links a qualification's page here instead of offering a

@@ -31,7 +31,7 @@ from hits.market.worker_quals import (
     test_seconds,
 )
 from server.db import market_session
-from server.qualify import test_links
+from server.qualify import graded_test_links
 from server.worker_site.base import bp, signed_in_worker, worker_required
 from server.worker_site.work import QUESTION_FORM_CSP
 
@@ -50,8 +50,8 @@ def qualifications() -> Any:
     query = request.args.get("q", "").strip()[:200]
     ms, worker = market_session(), signed_in_worker()
     offers = [offer(ms, worker, t) for t in requestable_types(ms, query)]
-    links = test_links(o.qtype.id for o in offers)
-    return render_template("worker/qualifications.html", offers=offers, query=query, test_links=links)
+    links = graded_test_links(o.qtype.id for o in offers)
+    return render_template("worker/qualifications.html", offers=offers, query=query, graded_test_links=links)
 
 
 @bp.get("/qualifications/<qtype_id>")
@@ -65,7 +65,7 @@ def qualification(qtype_id: str) -> Any:
         "worker/qualification.html",
         offer=offer(market_session(), signed_in_worker(), qtype),
         now=utcnow(),
-        test_link=test_links([qtype.id]).get(qtype.id),
+        test_link=graded_test_links([qtype.id]).get(qtype.id),
     )
 
 
@@ -76,7 +76,7 @@ def request_without_test(qtype_id: str) -> Response:
     qtype = _qtype(qtype_id)
     if qtype.test is not None:
         return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
-    link = test_links([qtype.id]).get(qtype.id)
+    link = graded_test_links([qtype.id]).get(qtype.id)
     if link is not None:
         # Granted by passing hitforge's test: a request would wait for nobody.
         return redirect(link)
