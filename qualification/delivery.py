@@ -49,21 +49,17 @@ class WaitingTest:
     @property
     def message(self) -> str:
         """What to tell the requester, naming both requesters by access key."""
-        waiting = (
-            f"{self.pending} qualification value{'s' if self.pending != 1 else ''} of test '{self.name}'"
-        )
-        owner = f"requester {self.published_with}, who published it"
+        one = self.pending == 1
+        waiting = f"{self.pending} qualification value{'' if one else 's'} of test '{self.name}'"
+        owner = f"only requester {self.published_with}, who published it, may grant its qualification"
+        run = f"a `hitforge worker` with HITFORGE_MTURK_ACCESS_KEY_ID={self.published_with}"
         if self.applied_with is not None and self.applied_with.access_key_id != self.published_with:
             return (
-                f"{waiting} wait: only {owner}, may grant its qualification, but the review worker "
-                f"applies decisions with the keys of requester {self.applied_with.access_key_id}. "
-                f"Run a `hitforge worker` with HITFORGE_MTURK_ACCESS_KEY_ID={self.published_with}."
+                f"{waiting} {'waits' if one else 'wait'}: {owner}, but the review worker applies "
+                f"decisions with the keys of requester {self.applied_with.access_key_id}. Run {run}."
             )
-        return (
-            f"{waiting} have waited since {self.oldest:%Y-%m-%d %H:%M} UTC: only {owner}, may grant its "
-            f"qualification; is a `hitforge worker` running with HITFORGE_MTURK_ACCESS_KEY_ID="
-            f"{self.published_with}?"
-        )
+        since = f"{self.oldest:%Y-%m-%d %H:%M} UTC" if self.oldest else "publishing"
+        return f"{waiting} {'has' if one else 'have'} waited since {since}: {owner}; is {run} running?"
 
 
 def applied_with(session: Session) -> AppliedWith | None:

@@ -77,7 +77,7 @@ def test_publishing_with_other_keys_than_the_review_workers_warns_naming_both(
     alert = soup(page).select_one(f"#waiting-test-{test_b_id}")
     assert alert is not None, page.text
     text = " ".join(alert.get_text().split())
-    assert "1 qualification value of test 'Keys B' wait" in text
+    assert "1 qualification value of test 'Keys B' waits:" in text
     assert other.access_key_id in text and requester.access_key_id in text
     assert soup(page).select_one(f"#waiting-test-{test_a}") is None
 
@@ -98,5 +98,5 @@ def test_a_value_pending_for_long_is_shown_even_with_the_right_keys(
         assert test_id not in [w.test_id for w in waiting_tests(session, utcnow())]
         later = {w.test_id: w for w in waiting_tests(session, utcnow() + STUCK_AFTER)}
     message = later[test_id].message
-    assert "1 qualification value of test 'Nobody applies' have waited since" in message
+    assert "1 qualification value of test 'Nobody applies' has waited since" in message
     assert f"HITFORGE_MTURK_ACCESS_KEY_ID={requester.access_key_id}" in message
