@@ -20,8 +20,9 @@ Submit::
 
     decision = can_submit(record, now, policy)   # refuses a second submission or a late one
     result = grade(bank, assemble(bank, seed), answers)   # answers: {question_id: choice_id}
-    result.score        # 0..100, the qualification's IntegerValue
+    result.score        # 0..100, the share of right answers rounded down
     result.passed       # every section threshold and bank.overall_pass met
+    result.value        # the qualification's IntegerValue: the score if passed, else 0
     result.correct_items  # {item_id: bool}: store it for item analysis
 
 Report and export::
@@ -31,8 +32,10 @@ Report and export::
     question_form(bank, paper, media_url), answer_key(bank, paper)   # MTurk Test + AnswerKey XML
     grade_answers(answer_key_xml, question_form_answers_xml)         # MTurk's AnswerKey scoring
 
-Images of judgment items are files relative to the bank (``bank.image_path(item)``);
-``WorkerView`` gives their bank-relative names for a media route to serve.
+Images of judgment items are files relative to the bank (``bank.image_path(item)``).
+A media route serves only ``bank.media`` (served name -> file), looked up by the
+served names ``WorkerView`` and the QuestionForm export use (``qualification.media``).
+The bank format is documented in ``docs/qualification.md``.
 """
 
 from qualification.analysis import ItemStats, item_analysis

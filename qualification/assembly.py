@@ -67,7 +67,10 @@ class ViewChoice:
 
 @dataclass(frozen=True)
 class ViewQuestion:
-    """A question as the worker sees it. ``question_id`` is the form field name."""
+    """A question as the worker sees it. ``question_id`` is the form field name.
+
+    ``image`` is the picture's served name (``qualification.media``), not its path in the bank.
+    """
 
     question_id: str
     number: int
@@ -117,7 +120,7 @@ def worker_view(bank: Bank, paper: Paper) -> WorkerView:
                     section=section.id,
                     sentence=item.sentence,
                     prompt=item.prompt,
-                    image=item.image,
+                    image=bank.image_name(item),
                     alt=item.alt,
                     choices=tuple(ViewChoice(cid, texts[cid]) for cid in entry.choice_order),
                 )

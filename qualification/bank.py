@@ -19,7 +19,10 @@ A bank file has three top-level keys::
 
 Spelling and grammar items get the choices ``correct`` / ``incorrect`` unless
 they list their own. Judgment items list ``choices`` (``id`` and ``text``, the
-candidate sentences) and an ``image`` path relative to the bank file.
+candidate sentences) and what to judge them against: an ``image`` path
+relative to the bank file, a ``sentence``, a ``prompt``, or several of these.
+The whole format, with how scores round and the qualification value, is in
+``docs/qualification.md``.
 
 Loading reports every problem at once, each naming the file, the line, the
 field and, for items, the item id.
@@ -28,13 +31,14 @@ field and, for items, the item id.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
+from qualification.media import image_problem, served_name
 
 DEFAULT_BANK = Path(__file__).resolve().parent / "banks" / "default.yaml"
 
@@ -89,7 +93,8 @@ class BankHeader(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: str = Field(min_length=1)
-    overall_pass: int = Field(ge=0, le=100)
+    # At least 1, so that the value 0 a failed attempt earns is always below the pass mark.
+    overall_pass: int = Field(ge=1, le=100)
     sections: list[Any] = Field(min_length=1)
     items: list[Any] = Field(min_length=1)
 
@@ -103,6 +108,10 @@ class Bank:
     overall_pass: int
     sections: tuple[Section, ...]
     items: dict[str, Item]
+    #: Served name (content hash and file type) -> picture file: the only files a test serves.
+    media: dict[str, Path] = field(default_factory=dict)
+    #: Item id -> served name of its picture.
+    image_names: dict[str, str] = field(default_factory=dict)
 
     def section(self, section_id: str) -> Section:
         return next(s for s in self.sections if s.id == section_id)
@@ -115,7 +124,12 @@ class Bank:
         return item.choices or DEFAULT_CHOICES
 
     def image_path(self, item: Item) -> Path | None:
+        """The item's picture file, or None for an item without one."""
         return self.path.parent / item.image if item.image else None
+
+    def image_name(self, item: Item) -> str | None:
+        """The name the item's picture is served by (see ``qualification.media``)."""
+        return self.image_names.get(item.id)
 
 
 def _where(raw: Any, index: int) -> str:
@@ -200,7 +214,14 @@ def load_bank(path: Path | str) -> Bank:
             )
     if errors:
         raise InputFileErrors(errors)
-    return Bank(path, header.title, header.overall_pass, tuple(sections), items)
+    media: dict[str, Path] = {}
+    image_names: dict[str, str] = {}
+    for item in items.values():
+        if item.image:
+            file = path.parent / item.image
+            image_names[item.id] = served_name(file)
+            media[image_names[item.id]] = file
+    return Bank(path, header.title, header.overall_pass, tuple(sections), items, media, image_names)
 
 
 def _duplicates(values: list[str]) -> list[tuple[int, int]]:
@@ -217,11 +238,14 @@ def _item_problems(path: Path, section: Section, item: Item) -> list[tuple[tuple
     if section.kind == "judgment":
         if len(choices) < 2:
             out.append((("choices",), "a judgment item needs at least two choices"))
-        if not item.image:
-            out.append((("image",), "a judgment item needs an image"))
-        elif not (path.parent / item.image).is_file():
-            out.append((("image",), f"image file not found: {item.image}"))
-        if item.image and not item.alt:
+        # Text-only judgment items (no picture) are fine: judging descriptions of a text.
+        if not (item.image or item.sentence or item.prompt):
+            out.append((("prompt",), "a judgment item needs a prompt, a sentence or an image"))
+    if item.image:
+        problem = image_problem(path.parent, item.image)
+        if problem:
+            out.append((("image",), problem))
+        if not item.alt:
             out.append((("alt",), "an item with an image needs alt text"))
     if len(set(ids)) != len(ids):
         out.append((("choices",), "choice ids must be unique"))

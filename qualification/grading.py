@@ -1,15 +1,21 @@
-"""Grading a paper, and the exact chance that a guesser passes.
+"""Grading a paper, the qualification value it earns, and the exact chance that a guesser passes.
 
-The overall score is the integer percentage of correct answers, rounded
-down: ``100 * correct // total``. This is the same number the exported
-AnswerKey's ``PercentageMapping`` yields (``qualification.mturk``), so a test
-graded here and one graded from MTurk XML give the same qualification value.
-A worker passes when every section reaches its ``pass_threshold`` (correct
-answers among the drawn items) and the score reaches ``bank.overall_pass``.
+The score is the integer percentage of correct answers, rounded down:
+``100 * correct // total`` (27 of 28 is 96, not 96.4 or 97). A worker passes
+when every section reaches its ``pass_threshold`` (correct answers among the
+drawn items) and the score reaches ``bank.overall_pass``.
+
+The qualification value, what the marketplace records and a
+QualificationRequirement compares, is the score when the worker passed and 0
+when not (``qualification_value``), so ``GreaterThanOrEqualTo overall_pass``
+holds exactly for workers who passed: a high score with a failed section does
+not clear it. The exported AnswerKey (``qualification.mturk``) yields the same
+value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import product
@@ -41,10 +47,32 @@ class GradeResult:
     correct_items: dict[str, bool]
     unanswered: tuple[str, ...]
 
+    @property
+    def value(self) -> int:
+        """The qualification value this attempt earns (see ``qualification_value``)."""
+        return qualification_value(self.score, self.passed)
+
 
 def percentage(correct: int, total: int) -> int:
     """Integer percentage, rounded down, as AnswerKey PercentageMapping computes it."""
     return 100 * correct // total if total else 0
+
+
+def qualification_value(score: int, passed: bool) -> int:
+    """What the marketplace records for an attempt: the score if it passed, else 0.
+
+    A requirement ``GreaterThanOrEqualTo overall_pass`` (``overall_pass`` is at
+    least 1) is then met by exactly the workers who passed.
+    """
+    return score if passed else 0
+
+
+def verdict(bank: Bank, counts: Sequence[int]) -> tuple[int, bool]:
+    """(score, passed) for ``counts``, the correct answers per section in ``bank.sections`` order."""
+    total = sum(s.sample for s in bank.sections)
+    score = percentage(sum(counts), total)
+    sections_met = all(k >= s.pass_threshold for k, s in zip(counts, bank.sections, strict=True))
+    return score, sections_met and score >= bank.overall_pass
 
 
 def grade(bank: Bank, paper: Paper, answers: dict[str, str]) -> GradeResult:
@@ -60,18 +88,25 @@ def grade(bank: Bank, paper: Paper, answers: dict[str, str]) -> GradeResult:
         if chosen is None or chosen == "":
             unanswered.append(entry.item_id)
         correct_items[entry.item_id] = chosen == bank.items[entry.item_id].answer
+    return tally(bank, paper, correct_items, tuple(unanswered))
+
+
+def tally(
+    bank: Bank, paper: Paper, correct_items: Mapping[str, bool], unanswered: tuple[str, ...] = ()
+) -> GradeResult:
+    """The result of ``paper`` from which of its items were answered correctly (a stored attempt)."""
+    correct = {e.item_id: bool(correct_items.get(e.item_id)) for e in paper.items}
     sections = tuple(
         SectionResult(
             section.id,
-            sum(1 for e in paper.items if e.section == section.id and correct_items[e.item_id]),
+            sum(1 for e in paper.items if e.section == section.id and correct[e.item_id]),
             sum(1 for e in paper.items if e.section == section.id),
             section.pass_threshold,
         )
         for section in bank.sections
     )
-    score = percentage(sum(correct_items.values()), len(paper.items))
-    passed = all(s.passed for s in sections) and score >= bank.overall_pass
-    return GradeResult(score, passed, sections, correct_items, tuple(unanswered))
+    score, passed = verdict(bank, [s.correct for s in sections])
+    return GradeResult(score, passed, sections, correct, unanswered)
 
 
 def _section_guess_p(bank: Bank, section_id: str) -> Fraction:
@@ -95,11 +130,10 @@ def guessing_pass_probability(bank: Bank) -> Fraction:
     section thresholds and the overall score threshold.
     """
     pmfs = [binomial_pmf(s.sample, _section_guess_p(bank, s.id)) for s in bank.sections]
-    total = sum(s.sample for s in bank.sections)
     out = Fraction(0)
     ranges = [range(s.pass_threshold, s.sample + 1) for s in bank.sections]
     for counts in product(*ranges):
-        if percentage(sum(counts), total) < bank.overall_pass:
+        if not verdict(bank, counts)[1]:
             continue
         term = Fraction(1)
         for pmf, k in zip(pmfs, counts, strict=True):

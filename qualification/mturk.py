@@ -5,8 +5,10 @@
 against the schemas in ``hits/market/schemas`` without network access (the
 XHTML subset used by FormattedContent imports ``xml.xsd``, which is mapped to
 a local copy). MTurk shows every worker the same QuestionForm, so an export is
-one paper, one seed. ``grade_answers(answer_key_xml, answers_xml)`` computes the
-qualification value MTurk would from a QuestionFormAnswers document.
+one paper, one seed. The AnswerKey yields hitforge's qualification value (the
+score if passed, else 0) through a RangeMapping (``answer_key``).
+``grade_answers(answer_key_xml, answers_xml)`` computes the qualification value
+MTurk would from a QuestionFormAnswers document.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from lxml import etree
 from hits.market.xml_schemas import schema
 from qualification.assembly import Paper
 from qualification.bank import Bank
+from qualification.grading import qualification_value, verdict
 
 XML_NS = "http://www.w3.org/XML/1998/namespace"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
@@ -43,7 +46,8 @@ def _formatted(parent: etree._Element, xhtml: str) -> None:
 def question_form(bank: Bank, paper: Paper, media_url: str) -> str:
     """The QuestionForm XML (the ``Test`` of CreateQualificationType) for ``paper``.
 
-    ``media_url`` is the http(s) URL images are served under (``<media_url>/<image>``).
+    ``media_url`` is the http(s) URL images are served under, by their served names
+    (``<media_url>/<bank.image_name(item)>``, see ``qualification.media``).
     """
     root = etree.Element(f"{{{QF_NS}}}QuestionForm", nsmap={None: QF_NS})
     number = 0
@@ -63,8 +67,9 @@ def question_form(bank: Bank, paper: Paper, media_url: str) -> str:
                 _el(content, "Text", item.prompt)
             if item.sentence:
                 _el(content, "Text", item.sentence)
-            if item.image:
-                src = media_url.rstrip("/") + "/" + item.image.removeprefix("media/")
+            image = bank.image_name(item)
+            if image:
+                src = media_url.rstrip("/") + "/" + image
                 _formatted(content, f"<p><img src={quoteattr(src)} alt={quoteattr(item.alt or '')}/></p>")
             spec = _el(_el(question, "AnswerSpecification"), "SelectionAnswer")
             _el(spec, "StyleSuggestion", "radiobutton")
@@ -77,18 +82,67 @@ def question_form(bank: Bank, paper: Paper, media_url: str) -> str:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True).decode()
 
 
+def section_weights(bank: Bank, paper: Paper) -> list[int]:
+    """The points a correct answer earns in each section, so that the sum names every section's count.
+
+    Weights grow like the places of a number whose digits are the sections'
+    counts: the first section's answers are worth 1, the next section's
+    ``n1 + 1`` (``n1`` being how many questions the first has), and so on. A
+    summed score then decodes to exactly one count per section.
+    """
+    weights, place = [], 1
+    for section in bank.sections:
+        weights.append(place)
+        place *= sum(1 for e in paper.items if e.section == section.id) + 1
+    return weights
+
+
+def value_ranges(bank: Bank, paper: Paper) -> list[tuple[int, int, int]]:
+    """(lowest sum, highest sum, qualification value) for every summed score the key can give.
+
+    Each sum is decoded into per-section counts and judged as ``grade`` judges
+    them, so the exported key gives the same value as hitforge's own grading,
+    including 0 for a high score with a failed section. Neighbouring sums with
+    the same value share one range.
+    """
+    weights = section_weights(bank, paper)
+    sizes = [sum(1 for e in paper.items if e.section == s.id) for s in bank.sections]
+    highest = sum(w * n for w, n in zip(weights, sizes, strict=True))
+    ranges: list[tuple[int, int, int]] = []
+    for total in range(highest + 1):
+        counts = [(total // w) % (n + 1) for w, n in zip(weights, sizes, strict=True)]
+        value = qualification_value(*verdict(bank, counts))
+        if ranges and ranges[-1][2] == value:
+            ranges[-1] = (ranges[-1][0], total, value)
+        else:
+            ranges.append((total, total, value))
+    return ranges
+
+
 def answer_key(bank: Bank, paper: Paper) -> str:
-    """The AnswerKey XML: one point per correct selection, PercentageMapping to 0..100."""
+    """The AnswerKey XML: a RangeMapping that turns the summed score into hitforge's qualification value.
+
+    A PercentageMapping cannot see sections: it would give 82 to a worker who
+    failed one. Correct answers earn their section's weight
+    (``section_weights``) and the RangeMapping lists the value of every sum
+    (``value_ranges``).
+    """
     root = etree.Element(f"{{{AK_NS}}}AnswerKey", nsmap={None: AK_NS})
+    weights = dict(zip((s.id for s in bank.sections), section_weights(bank, paper), strict=True))
     for entry in paper.items:
         question = _el(root, "Question", ns=AK_NS)
         _el(question, "QuestionIdentifier", entry.item_id, ns=AK_NS)
         option = _el(question, "AnswerOption", ns=AK_NS)
         _el(option, "SelectionIdentifier", bank.items[entry.item_id].answer, ns=AK_NS)
-        _el(option, "AnswerScore", "1", ns=AK_NS)
+        _el(option, "AnswerScore", str(weights[entry.section]), ns=AK_NS)
         _el(question, "DefaultScore", "0", ns=AK_NS)
-    mapping = _el(_el(root, "QualificationValueMapping", ns=AK_NS), "PercentageMapping", ns=AK_NS)
-    _el(mapping, "MaximumSummedScore", str(len(paper.items)), ns=AK_NS)
+    mapping = _el(_el(root, "QualificationValueMapping", ns=AK_NS), "RangeMapping", ns=AK_NS)
+    for low, high, value in value_ranges(bank, paper):
+        bucket = _el(mapping, "SummedScoreRange", ns=AK_NS)
+        _el(bucket, "InclusiveLowerBound", str(low), ns=AK_NS)
+        _el(bucket, "InclusiveUpperBound", str(high), ns=AK_NS)
+        _el(bucket, "QualificationValue", str(value), ns=AK_NS)
+    _el(mapping, "OutOfRangeQualificationValue", "0", ns=AK_NS)
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True).decode()
 
 

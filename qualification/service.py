@@ -19,7 +19,7 @@ from hits.db import utcnow
 from hits.mturk import Marketplace
 from qualification.assembly import WorkerView, assemble, worker_view
 from qualification.bank import Bank, load_bank
-from qualification.grading import GradeResult, grade
+from qualification.grading import GradeResult, grade, tally
 from qualification.models import QualificationAttempt, QualificationTest
 from qualification.policy import AttemptRecord, Decision, Policy, can_start, can_submit
 
@@ -68,6 +68,14 @@ def start_attempt(session: Session, test: QualificationTest, worker_id: str) -> 
     return attempt
 
 
+def attempt_result(test: QualificationTest, attempt: QualificationAttempt) -> GradeResult | None:
+    """A submitted attempt's result per section, from its stored correct items (None if not graded)."""
+    if attempt.correct_items is None:
+        return None
+    bank = bank_for(test.bank_path)
+    return tally(bank, assemble(bank, attempt.seed), attempt.correct_items)
+
+
 def paper_view(test: QualificationTest, attempt: QualificationAttempt) -> WorkerView:
     """What the worker sees: questions and shuffled choices, never the answers."""
     bank = bank_for(test.bank_path)
@@ -100,7 +108,8 @@ def submit_attempt(
         payload={
             "qualification_type_id": test.qualification_type_id,
             "worker_id": attempt.worker_id,
-            "value": result.score,
+            # The value means passed: a failed attempt sends 0, whatever its score (grading).
+            "value": result.value,
         },
     )
     session.add(entry)
@@ -108,9 +117,14 @@ def submit_attempt(
     return Submitted(result, entry.id)
 
 
+def anchor_name(test_name: str) -> str:
+    """The name of the placeholder campaign a test's outbox rows belong to."""
+    return f"qualification:{test_name}"
+
+
 def _anchor_campaign(session: Session, test: QualificationTest) -> int:
     """Outbox rows belong to a campaign; a test's rows hang off a placeholder campaign."""
-    name = f"qualification:{test.name}"
+    name = anchor_name(test.name)
     campaign = session.scalar(select(Campaign).where(Campaign.name == name))
     if campaign is None:
         campaign = Campaign(
@@ -135,23 +149,38 @@ def publish_test(
     duration_seconds: int = 1800,
     cooldown_seconds: int = 86400,
     max_attempts: int = 3,
+    public_url: str | None = None,
 ) -> QualificationTest:
-    """Validate a bank, create its qualification type through the API, and store the test."""
-    bank = bank_for(str(bank_path.resolve()))
-    qtype = market.create_qualification_type(
-        Name=name,
-        Description=f"{bank.title}: a score from 0 to 100 earned on hitforge's qualification test.",
-        QualificationTypeStatus="Active",
-    )
+    """Validate a bank, create its qualification type through the API, and store the test.
+
+    With ``public_url`` (the worker site's address) the type's description
+    names the test's page, for workers who meet the type elsewhere. Raises
+    ``ValueError`` when a test of that name exists already.
+    """
+    bank_path = bank_path.resolve()
+    bank = bank_for(str(bank_path))
+    if session.scalar(select(QualificationTest.id).where(QualificationTest.name == name)) is not None:
+        raise ValueError(f"a qualification test named '{name}' exists already: choose another name")
     test = QualificationTest(
         name=name,
-        bank_path=str(bank_path.resolve()),
-        qualification_type_id=qtype["QualificationTypeId"],
+        bank_path=str(bank_path),
+        qualification_type_id="",  # set below, once the marketplace has made the type
         access_key_id=market.access_key_id,
         duration_seconds=duration_seconds,
         cooldown_seconds=cooldown_seconds,
         max_attempts=max_attempts,
     )
     session.add(test)
+    session.flush()  # the id names the test's page in the description
+    description = (
+        f"{bank.title}: granted by passing a qualification test graded by hitforge; "
+        f"its value is the score (0 to 100) of a passing attempt, 0 otherwise."
+    )
+    if public_url:
+        description += f" Take the test at {public_url.rstrip('/')}/qualify/{test.id}"
+    qtype = market.create_qualification_type(
+        Name=name, Description=description, QualificationTypeStatus="Active"
+    )
+    test.qualification_type_id = qtype["QualificationTypeId"]
     session.flush()
     return test

@@ -1,11 +1,14 @@
 """``hitforge qualification``: validate, show, export and grade qualification tests.
 
-Registered in ``server.cli`` with ``main.add_command(qualification)``.
+Registered in ``server.cli`` with ``main.add_command(qualification)``. Every
+command that reads a bank takes its path as the first argument, BANK
+(``show BANK``, ``create BANK``, ``grade BANK ANSWERS``, ``publish BANK``).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,22 +19,17 @@ from rich.table import Table
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors, read_jsonl
 from qualification.analysis import item_analysis
 from qualification.assembly import assemble
-from qualification.bank import DEFAULT_BANK, Bank, load_bank
+from qualification.bank import Bank, load_bank
 from qualification.grading import grade, guessing_pass_probability
 from qualification.mturk import answer_key, question_form, validate_answer_key, validate_question_form
 
 console = Console()
-BANK_OPTION = click.option(
-    "--bank",
-    "bank_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_BANK,
-    show_default="the default bank",
-    help="Item bank YAML file.",
-)
+#: The bank, always the first argument; the default bank is qualification/banks/default.yaml.
+BANK_ARGUMENT = click.argument("bank_path", metavar="BANK", type=click.Path(dir_okay=False, path_type=Path))
 
 
-def _load(path: Path) -> Bank:
+def load_or_exit(path: Path) -> Bank:
+    """The bank at ``path``, or every problem it has printed and exit status 1."""
     try:
         return load_bank(path)
     except InputFileErrors as exc:
@@ -46,43 +44,57 @@ def qualification() -> None:
 
 
 @qualification.command("create")
-@BANK_OPTION
+@BANK_ARGUMENT
 @click.option(
     "--export",
     "export_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Write test.xml and answerkey.xml (MTurk QuestionForm and AnswerKey) here.",
+    help="Write test.xml and answerkey.xml (MTurk QuestionForm and AnswerKey), and media/, here.",
 )
 @click.option("--seed", default=0, show_default=True, type=int, help="Which paper to export.")
 @click.option(
     "--media-url",
-    default="http://127.0.0.1:5000/qualification/media",
-    show_default=True,
-    help="http(s) URL the judgment images are served under.",
+    default=None,
+    help="http(s) URL where you will publish the files of DIR/media/ (needed when the test has pictures).",
 )
-def create(bank_path: Path, export_dir: Path | None, seed: int, media_url: str) -> None:
-    """Validate a bank and print a summary; optionally export it for MTurk."""
-    bank = _load(bank_path)
+def create(bank_path: Path, export_dir: Path | None, seed: int, media_url: str | None) -> None:
+    """Validate BANK and print a summary; with --export DIR, write it as an MTurk-native test."""
+    bank = load_or_exit(bank_path)
     _summary(bank)
-    if export_dir is not None:
-        paper = assemble(bank, seed)
-        test, key = question_form(bank, paper, media_url), answer_key(bank, paper)
-        validate_question_form(test)
-        validate_answer_key(key)
-        export_dir.mkdir(parents=True, exist_ok=True)
-        (export_dir / "test.xml").write_text(test, encoding="utf-8")
-        (export_dir / "answerkey.xml").write_text(key, encoding="utf-8")
-        console.print(
-            f"wrote {export_dir / 'test.xml'} and {export_dir / 'answerkey.xml'} (seed {seed}, valid)"
+    if export_dir is None:
+        return
+    paper = assemble(bank, seed)
+    pictures = {n: bank.media[n] for e in paper.items if (n := bank.image_name(bank.items[e.item_id]))}
+    if pictures and not media_url:
+        raise click.UsageError(
+            f"this test shows {len(pictures)} pictures: give --media-url, the http(s) URL where you "
+            f"will publish the files written to {export_dir / 'media'}"
         )
+    if media_url and not media_url.startswith(("https://", "http://")):
+        raise click.BadParameter("must start with https:// or http://", param_hint="--media-url")
+    test, key = question_form(bank, paper, media_url or ""), answer_key(bank, paper)
+    validate_question_form(test)
+    validate_answer_key(key)
+    export_dir.mkdir(parents=True, exist_ok=True)
+    (export_dir / "test.xml").write_text(test, encoding="utf-8")
+    (export_dir / "answerkey.xml").write_text(key, encoding="utf-8")
+    if pictures:
+        # Under their served names, the names test.xml links to: upload the folder as it is.
+        (export_dir / "media").mkdir(exist_ok=True)
+        for name, file in pictures.items():
+            shutil.copyfile(file, export_dir / "media" / name)
+    console.print(
+        f"wrote {export_dir / 'test.xml'} and {export_dir / 'answerkey.xml'} (seed {seed}, valid)"
+        + (f" and {len(pictures)} pictures in {export_dir / 'media'}" if pictures else "")
+    )
 
 
 @qualification.command("show")
-@BANK_OPTION
+@BANK_ARGUMENT
 def show(bank_path: Path) -> None:
-    """Print the bank's sections, item counts and thresholds."""
-    _summary(_load(bank_path))
+    """Print BANK's sections, item counts and thresholds."""
+    _summary(load_or_exit(bank_path))
 
 
 def _summary(bank: Bank) -> None:
@@ -99,12 +111,12 @@ def _summary(bank: Bank) -> None:
 
 
 @qualification.command("grade")
-@BANK_OPTION
+@BANK_ARGUMENT
 @click.option("--seed", required=True, type=int, help="The seed the worker's paper was assembled from.")
 @click.argument("answers_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def grade_command(bank_path: Path, seed: int, answers_file: Path) -> None:
-    """Grade a JSON file of answers ({question_id: choice_id}) for the paper of SEED."""
-    bank = _load(bank_path)
+    """Grade ANSWERS_FILE, a JSON object {question_id: choice_id}, for BANK's paper of --seed."""
+    bank = load_or_exit(bank_path)
     try:
         answers = json.loads(answers_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -116,7 +128,9 @@ def grade_command(bank_path: Path, seed: int, answers_file: Path) -> None:
         mark = "[green]pass[/green]" if s.passed else "[red]fail[/red]"
         console.print(f"{s.section}: {s.correct}/{s.total} (needs {s.threshold}) {mark}")
     verdict = "[green]PASSED[/green]" if result.passed else "[red]FAILED[/red]"
-    console.print(f"score {result.score} (needs {bank.overall_pass}): {verdict}")
+    console.print(
+        f"score {result.score} (needs {bank.overall_pass}): {verdict}; qualification value {result.value}"
+    )
     if result.unanswered:
         console.print(f"unanswered: {', '.join(result.unanswered)}")
 

@@ -7,34 +7,54 @@ from pathlib import Path
 import click
 
 from hits.db import make_engine, make_session_factory, session_scope
-from hits.mturk import Marketplace
+from hits.mturk import Marketplace, MarketplaceError
 from hits.settings import load_settings
+from server.qualification_cli import BANK_ARGUMENT, load_or_exit
 
 
 @click.command("publish")
-@click.argument("bank_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@BANK_ARGUMENT
 @click.option("--name", required=True, help="Name of the qualification type to create.")
 @click.option("--duration", default=1800, show_default=True, help="Seconds to finish the test.")
 @click.option("--cooldown", default=86400, show_default=True, help="Seconds before a retake.")
 @click.option("--max-attempts", default=3, show_default=True)
 def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attempts: int) -> None:
-    """Create the qualification type through the API and open the test on the worker site."""
-    from qualification.service import publish_test
+    """Create the qualification type for BANK through the API and open its test on the worker site."""
+    from qualification.delivery import publish_warning
+    from qualification.service import bank_for, publish_test
 
+    load_or_exit(bank_path)  # every problem of the bank, listed, before anything is created
     settings = load_settings()
+    try:
+        market = Marketplace.from_settings(settings)
+    except RuntimeError as exc:  # no keys configured
+        raise click.ClickException(str(exc)) from exc
     sessions = make_session_factory(make_engine(settings.database_url))
-    with session_scope(sessions) as session:
-        test = publish_test(
-            session,
-            Marketplace.from_settings(settings),
-            name=name,
-            bank_path=bank_path,
-            duration_seconds=duration,
-            cooldown_seconds=cooldown,
-            max_attempts=max_attempts,
-        )
-        test_id, qtype = test.id, test.qualification_type_id
+    try:
+        with session_scope(sessions) as session:
+            test = publish_test(
+                session,
+                market,
+                name=name,
+                bank_path=bank_path,
+                duration_seconds=duration,
+                cooldown_seconds=cooldown,
+                max_attempts=max_attempts,
+                public_url=settings.public_url,
+            )
+            test_id, qtype = test.id, test.qualification_type_id
+            pass_mark = bank_for(test.bank_path).overall_pass
+            warning = publish_warning(session, market.access_key_id)
+    except (ValueError, MarketplaceError) as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(
         f"qualification type {qtype}; workers take the test at {settings.public_url}/qualify/{test_id}"
     )
-    click.echo(f"require it in a campaign: QualificationTypeId {qtype}, GreaterThanOrEqualTo 80")
+    # The value is the score only for a passing attempt (else 0): the bank's pass mark means passed.
+    click.echo(f"require it in a campaign: QualificationTypeId {qtype}, GreaterThanOrEqualTo {pass_mark}")
+    click.echo(
+        f"results reach the marketplace through a `hitforge worker` running with the keys of requester "
+        f"{market.access_key_id} (HITFORGE_MTURK_ACCESS_KEY_ID={market.access_key_id})"
+    )
+    if warning:
+        click.secho(warning, err=True, fg="yellow")

@@ -39,8 +39,10 @@ from hits.campaigns.models import (
     WorkerStats,
 )
 from hits.campaigns.staff import may_see_campaign, scoped_campaign_ids, visible_access_keys
+from hits.db import utcnow
 from hits.quality import qa_review
 from qualification.analysis import item_analysis
+from qualification.delivery import waiting_tests
 from qualification.models import QualificationAttempt, QualificationTest
 from server.db import requester_session
 from server.task_queue import send_after_commit
@@ -147,7 +149,15 @@ def home() -> Any:
         flagged=flagged,
         decisions=decisions,
         held=held,
+        # Tests whose values wait for a worker with their publisher's keys (qualification.delivery).
+        waiting_tests=_visible_waiting_tests(rs),
     )
+
+
+def _visible_waiting_tests(rs: Any) -> list[Any]:
+    """The stuck-test alerts for the tests the signed-in user may see (their access keys are shown)."""
+    keys = visible_access_keys(rs, _signed_in())
+    return [w for w in waiting_tests(rs, utcnow()) if keys is None or w.published_with in keys]
 
 
 @bp.post("/campaigns/<int:campaign_id>/results")

@@ -7,7 +7,7 @@ marketplace through the outbox as ``AssociateQualificationWithWorker``.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from flask import (
@@ -17,13 +17,24 @@ from flask import (
     redirect,
     render_template,
     request,
-    send_from_directory,
+    send_file,
     session,
     url_for,
 )
+from sqlalchemy import select
 
+from qualification.media import content_type
 from qualification.models import QualificationAttempt, QualificationTest
-from qualification.service import attempts_of, bank_for, may_start, paper_view, start_attempt, submit_attempt
+from qualification.policy import Decision
+from qualification.service import (
+    attempt_result,
+    attempts_of,
+    bank_for,
+    may_start,
+    paper_view,
+    start_attempt,
+    submit_attempt,
+)
 from server.db import requester_session
 from server.task_queue import send_after_commit
 
@@ -50,7 +61,7 @@ def intro(test_id: int) -> Any:
     worker_id = _worker_id()
     decision = may_start(requester_session(), test, worker_id)
     history = attempts_of(requester_session(), test.id, worker_id)
-    return render_template("qualify/intro.html", test=test, decision=decision, history=history)
+    return _intro_page(test, history, decision=decision)
 
 
 @bp.post("/<int:test_id>/start")
@@ -60,10 +71,27 @@ def start(test_id: int) -> Any:
         attempt = start_attempt(requester_session(), test, _worker_id())
     except PermissionError as exc:
         history = attempts_of(requester_session(), test.id, _worker_id())
-        return render_template(
-            "qualify/intro.html", test=test, refused=str(exc), decision=None, history=history
-        ), 403
+        return _intro_page(test, history, refused=str(exc)), 403
     return redirect(url_for("qualify.attempt", attempt_id=attempt.id))
+
+
+def _intro_page(
+    test: QualificationTest,
+    history: list[QualificationAttempt],
+    decision: Decision | None = None,
+    refused: str | None = None,
+) -> str:
+    """What the test holds (its sections, as the bank defines them), the rules, and the worker's attempts."""
+    bank = bank_for(test.bank_path)
+    return render_template(
+        "qualify/intro.html",
+        test=test,
+        bank=bank,
+        questions=sum(s.sample for s in bank.sections),
+        decision=decision,
+        refused=refused,
+        history=history,
+    )
 
 
 def _own_attempt(attempt_id: int) -> tuple[QualificationAttempt, QualificationTest]:
@@ -77,7 +105,7 @@ def _own_attempt(attempt_id: int) -> tuple[QualificationAttempt, QualificationTe
 def attempt(attempt_id: int) -> Any:
     attempt, test = _own_attempt(attempt_id)
     if attempt.submitted_at is not None:
-        return render_template("qualify/result.html", test=test, attempt=attempt)
+        return _result_page(test, attempt)
     return render_template("qualify/test.html", test=test, attempt=attempt, view=paper_view(test, attempt))
 
 
@@ -89,16 +117,58 @@ def submit(attempt_id: int) -> Any:
     try:
         submitted = submit_attempt(rs, test, attempt, answers)
     except PermissionError as exc:
-        return render_template("qualify/result.html", test=test, attempt=attempt, refused=str(exc)), 409
+        return _result_page(test, attempt, refused=str(exc)), 409
     send_after_commit(rs, "hitforge.apply_decision", submitted.outbox_id)
-    return render_template("qualify/result.html", test=test, attempt=attempt)
+    return _result_page(test, attempt)
 
 
-@bp.get("/<int:test_id>/media/<path:filename>")
+def _result_page(test: QualificationTest, attempt: QualificationAttempt, refused: str | None = None) -> str:
+    """The score, each section against its bar, and the value the marketplace records."""
+    bank = bank_for(test.bank_path)
+    return render_template(
+        "qualify/result.html",
+        test=test,
+        attempt=attempt,
+        result=attempt_result(test, attempt),
+        titles={s.id: s.title or s.id.title() for s in bank.sections},
+        overall_pass=bank.overall_pass,
+        refused=refused,
+    )
+
+
+@bp.get("/<int:test_id>/media/<path:filename>", merge_slashes=False)
 def media(test_id: int, filename: str) -> Any:
+    """A picture of the test, by its served name: only files the test's items show."""
     test = _test(test_id)
     _worker_id()
-    return send_from_directory(Path(test.bank_path).parent, filename, max_age=3600)
+    # Looked up, never joined onto a folder: no spelling of a path reaches another file.
+    path = bank_for(test.bank_path).media.get(filename)
+    if path is None:
+        abort(404)
+    response = send_file(path, mimetype=content_type(filename), max_age=3600, conditional=True)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def graded_test_links(qtype_ids: Iterable[str]) -> dict[str, str]:
+    """Qualification type id -> the URL of the hitforge-graded test that grants it, for types that have one.
+
+    The worker site links a qualification's page here instead of offering a
+    request: a request of such a type would only wait for a requester who
+    grades through the test, not through requests.
+    """
+    ids = set(qtype_ids)
+    if not ids:
+        return {}
+    rows = requester_session().execute(
+        select(QualificationTest.qualification_type_id, QualificationTest.id)
+        .where(QualificationTest.qualification_type_id.in_(ids))
+        .order_by(QualificationTest.id)
+    )
+    links: dict[str, str] = {}
+    for qtype_id, test_id in rows:
+        links.setdefault(qtype_id, url_for("qualify.intro", test_id=test_id))
+    return links
 
 
 def init_app(app: Flask) -> None:

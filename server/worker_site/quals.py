@@ -1,5 +1,8 @@
 """Qualifications on the worker site: find, request, and take MTurk-native tests.
 
+A type granted by a test hitforge grades (``hitforge qualification publish``)
+links to that test (``/qualify/<id>``) instead of offering a request.
+
 The test's clock starts when the worker presses "Start the test" and is kept
 in the marketplace (``hits.market.worker_quals.start_test``): starting again,
 from any browser, continues the same clock; answers that arrive after
@@ -28,6 +31,7 @@ from hits.market.worker_quals import (
     test_seconds,
 )
 from server.db import market_session
+from server.qualify import graded_test_links
 from server.worker_site.base import bp, signed_in_worker, worker_required
 from server.worker_site.work import QUESTION_FORM_CSP
 
@@ -46,7 +50,8 @@ def qualifications() -> Any:
     query = request.args.get("q", "").strip()[:200]
     ms, worker = market_session(), signed_in_worker()
     offers = [offer(ms, worker, t) for t in requestable_types(ms, query)]
-    return render_template("worker/qualifications.html", offers=offers, query=query)
+    links = graded_test_links(o.qtype.id for o in offers)
+    return render_template("worker/qualifications.html", offers=offers, query=query, graded_test_links=links)
 
 
 @bp.get("/qualifications/<qtype_id>")
@@ -57,7 +62,10 @@ def qualification(qtype_id: str) -> Any:
         return render_template("worker/qualification_system.html", name=SYSTEM_NAMES[qtype_id])
     qtype = _qtype(qtype_id)
     return render_template(
-        "worker/qualification.html", offer=offer(market_session(), signed_in_worker(), qtype), now=utcnow()
+        "worker/qualification.html",
+        offer=offer(market_session(), signed_in_worker(), qtype),
+        now=utcnow(),
+        test_link=graded_test_links([qtype.id]).get(qtype.id),
     )
 
 
@@ -68,6 +76,10 @@ def request_without_test(qtype_id: str) -> Response:
     qtype = _qtype(qtype_id)
     if qtype.test is not None:
         return redirect(url_for("worker_site.qualification", qtype_id=qtype.id))
+    link = graded_test_links([qtype.id]).get(qtype.id)
+    if link is not None:
+        # Granted by passing hitforge's test: a request would wait for nobody.
+        return redirect(link)
     try:
         result = request_qualification(market_session(), signed_in_worker(), qtype)
     except RequestError as exc:

@@ -79,9 +79,18 @@ def test_worker_fails_is_refused_a_retake_then_a_passing_worker_sees_the_gated_c
             tab.get_by_label("Password (at least 8 characters)").fill("a-long-password")
             tab.get_by_role("button", name="Sign up").click()
             assert "Gated drawings" not in tab.content()
-            tab.goto(f"{live_server.url}/qualify/{test_id}")
+            # Found from the qualification's page on the worker site, not typed in (issue 15, item 11).
+            tab.goto(f"{live_server.url}/qualifications/{qtype_id}")
+            assert tab.get_by_role("button", name="Request this qualification").count() == 0
+            tab.get_by_role("link", name="Take the test").click()
+            assert tab.url == f"{live_server.url}/qualify/{test_id}"
             tab.get_by_role("button", name="Start the test").click()
             html = tab.content()
+            # Every picture loads from its served name (issue 15, item 1).
+            pictures = tab.locator("#qualification-form img")
+            assert pictures.count() == 8
+            for picture in pictures.all():
+                assert picture.evaluate("img => img.complete && img.naturalWidth") == 320
             for item in bank.items.values():  # the key never reaches the browser
                 assert not item.explanation or item.explanation not in html
             answer_everything(tab, bank, correct)

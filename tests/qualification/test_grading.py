@@ -9,7 +9,7 @@ from scipy import stats
 
 from qualification.assembly import assemble
 from qualification.bank import Bank
-from qualification.grading import grade, guessing_pass_probability, percentage
+from qualification.grading import grade, guessing_pass_probability, percentage, tally
 
 
 def _perfect(bank: Bank, seed: int) -> dict[str, str]:
@@ -88,3 +88,23 @@ def test_monte_carlo_guessing_agrees_with_the_exact_probability(bank: Bank) -> N
     low, high = stats.binom.ppf([0.0005, 0.9995], trials, p)
     assert low <= passed <= high
     assert passed / trials < 0.01
+
+
+def test_the_qualification_value_means_passed(bank: Bank) -> None:
+    """Issue 15, item 9: a value that clears GreaterThanOrEqualTo overall_pass means the worker passed."""
+    rng = random.Random(9)
+    seen = {True: 0, False: 0}
+    for seed in range(400):
+        paper = assemble(bank, seed)
+        skill = rng.uniform(0.6, 1.0)
+        answers = {
+            e.item_id: bank.items[e.item_id].answer if rng.random() < skill else rng.choice(e.choice_order)
+            for e in paper.items
+        }
+        result = grade(bank, paper, answers)
+        assert (result.value >= bank.overall_pass) == result.passed
+        assert result.value == (result.score if result.passed else 0)
+        again = tally(bank, paper, result.correct_items)  # from a stored attempt's correct items
+        assert (again.score, again.passed, again.sections) == (result.score, result.passed, result.sections)
+        seen[result.passed] += 1
+    assert min(seen.values()) > 20

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import socket
+from itertools import product
 
 import pytest
 import xmlschema
@@ -81,7 +82,7 @@ def test_answer_key_grading_matches_the_server_grader(bank: Bank) -> None:
                 continue  # left unanswered
             right = bank.items[entry.item_id].answer
             answers[entry.item_id] = right if rng.random() < skill else rng.choice(entry.choice_order)
-        ours = grade(bank, paper, answers).score
+        ours = grade(bank, paper, answers).value
         assert grade_answers(key, selection_answers_xml(answers)) == ours, seed
 
 
@@ -89,9 +90,9 @@ def test_free_text_answers_grade_like_selections(bank: Bank) -> None:
     from hits.market.questions import answers_to_xml
 
     paper = assemble(bank, 8)
-    answers = {e.item_id: bank.items[e.item_id].answer for e in paper.items[:20]}
-    expected = grade(bank, paper, answers).score
-    assert grade_answers(answer_key(bank, paper), answers_to_xml(list(answers.items()))) == expected == 71
+    answers = {e.item_id: bank.items[e.item_id].answer for e in paper.items[:27]}
+    expected = grade(bank, paper, answers).value
+    assert grade_answers(answer_key(bank, paper), answers_to_xml(list(answers.items()))) == expected == 96
 
 
 def test_answer_key_semantics_for_other_mappings() -> None:
@@ -139,3 +140,36 @@ def test_answer_key_semantics_for_other_mappings() -> None:
     validate_answer_key(ranged)
     assert grade_answers(ranged, answers(["a"], ["c"])) == 1
     assert grade_answers(ranged, answers(["a", "b"], ["c"])) == 9
+
+
+def test_a_failed_section_earns_value_0_from_the_exported_key_too(bank: Bank) -> None:
+    """Issue 15, item 9: spelling and grammar all right, judgment 3 of 8 (needs 7): 82, not passed."""
+    for seed in range(20):
+        paper = assemble(bank, seed)
+        answers = {e.item_id: bank.items[e.item_id].answer for e in paper.items}
+        for entry in [e for e in paper.items if e.section == "judgment"][:5]:
+            answers[entry.item_id] = next(c for c in entry.choice_order if c != answers[entry.item_id])
+        result = grade(bank, paper, answers)
+        assert (result.score, result.passed, result.value) == (82, False, 0)
+        key = answer_key(bank, paper)
+        validate_answer_key(key)
+        assert grade_answers(key, selection_answers_xml(answers)) == 0
+        assert len(key.encode()) < 65535  # MTurk's limit on an AnswerKey
+
+
+def test_every_possible_sum_of_the_key_decodes_to_the_graders_value(bank: Bank) -> None:
+    """Exhaustive: each count per section (11 x 11 x 9 of them) gets the grader's value from the key."""
+    paper = assemble(bank, 4)
+    key = answer_key(bank, paper)
+    by_section = {s.id: [e for e in paper.items if e.section == s.id] for s in bank.sections}
+    spelling, grammar, judgment = (len(by_section[s.id]) for s in bank.sections)
+    for counts in product(range(spelling + 1), range(grammar + 1), range(judgment + 1)):
+        answers = {}
+        for section, count in zip(bank.sections, counts, strict=True):
+            for i, entry in enumerate(by_section[section.id]):
+                right = bank.items[entry.item_id].answer
+                answers[entry.item_id] = (
+                    right if i < count else next(c for c in entry.choice_order if c != right)
+                )
+        expected = grade(bank, paper, answers).value
+        assert grade_answers(key, selection_answers_xml(answers)) == expected, counts
