@@ -9,6 +9,7 @@ naming both requesters, and so does the dashboard, with the count waiting.
 
 from __future__ import annotations
 
+from bs4 import BeautifulSoup
 from click.testing import CliRunner
 from sqlalchemy import select
 
@@ -24,6 +25,7 @@ from server.cli import main
 from tests.conftest import new_requester
 from tests.qualification.test_value_means_passed import granted, outbox_entry, take_test
 from tests.server.test_dashboard import staff_session
+from tests.server.test_dashboard_roles import Dashboard, make_user
 from tests.server.worker_helpers import WorkerClient, soup
 
 
@@ -80,6 +82,16 @@ def test_publishing_with_other_keys_than_the_review_workers_warns_naming_both(
     assert "1 qualification value of test 'Keys B' waits:" in text
     assert other.access_key_id in text and requester.access_key_id in text
     assert soup(page).select_one(f"#waiting-test-{test_a}") is None
+
+    # Only staff who may see B's tests are told: B's requester user is, A's is not.
+    b_user = Dashboard(live_server.url, make_user(requester_sessions, "requester", other.access_key_id))
+    assert soup_text(b_user.home()).count("test 'Keys B'") == 1
+    a_user = Dashboard(live_server.url, make_user(requester_sessions, "requester", requester.access_key_id))
+    assert "Keys B" not in soup_text(a_user.home())
+
+
+def soup_text(html: str) -> str:
+    return " ".join(BeautifulSoup(html, "html.parser").get_text().split())
 
 
 def test_a_value_pending_for_long_is_shown_even_with_the_right_keys(
