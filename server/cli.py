@@ -29,8 +29,8 @@ def db_upgrade() -> None:
     """Apply all migrations to both halves' databases."""
     from hits.schema import upgrade
 
-    upgrade(load_settings())
-    console.print("[green]schema is up to date[/green]")
+    for side in upgrade(load_settings()):
+        console.print(side.describe(), highlight=False)
 
 
 @main.command()
