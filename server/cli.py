@@ -156,7 +156,11 @@ def staff_create(username: str, role: str, password: str) -> None:
     "(CAMPAIGN_FILE may also be the campaign's name).",
 )
 def launch(campaign_file: str, resume: bool) -> None:
-    """Validate a campaign file, store it, and publish its HITs through the API."""
+    """Validate a campaign file, store it, and publish its HITs through the API.
+
+    A launch that stops half way (bad keys, the marketplace unreachable) is
+    finished with --resume: HITs already created are never created again.
+    """
     from hits.campaigns.fileerrors import InputFileError, InputFileErrors
     from hits.campaigns.service import (
         BudgetExceeded,
