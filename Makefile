@@ -7,13 +7,20 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck unit services-start services-stop clean bench
 
+# Each step says what it is doing, and pip lists every package as it fetches and
+# installs it (with its download bar on a terminal): the first install takes minutes.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@echo "==> [1/3] creating the virtual environment $(VENV)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "==> [2/3] upgrading pip"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "==> [3/3] installing hitforge and its dependencies (a few minutes the first time)"
+	@$(BIN)/python -m pip install --progress-bar on --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+	@echo "==> installed; next: $(BIN)/hitforge"
 
 demo: $(STAMP)
+	@echo "==> running the demo campaign (server, Celery worker, simulated crowd)"
 	$(BIN)/hitforge demo
 
 lint: $(STAMP)

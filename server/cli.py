@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -29,8 +30,8 @@ def db_upgrade() -> None:
     """Apply all migrations to both halves' databases."""
     from hits.schema import upgrade
 
-    upgrade(load_settings())
-    console.print("[green]schema is up to date[/green]")
+    for side in upgrade(load_settings()):
+        console.print(side.describe(), highlight=False)
 
 
 @main.command()
@@ -190,43 +191,85 @@ def staff_unassign(username: str, campaign: str) -> None:
 
 
 @main.command()
-@click.argument("campaign_file", type=click.Path(dir_okay=False, path_type=Path))
-def launch(campaign_file: Path) -> None:
-    """Validate a campaign file, store it, and publish its HITs through the API."""
+@click.argument("campaign_file", metavar="CAMPAIGN_FILE")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Publish the rest of a campaign whose launch stopped half way "
+    "(CAMPAIGN_FILE may also be the campaign's name).",
+)
+def launch(campaign_file: str, resume: bool) -> None:
+    """Validate a campaign file, store it, and publish its HITs through the API.
+
+    A launch that stops half way (bad keys, the marketplace unreachable) is
+    finished with --resume: HITs already created are never created again.
+    """
     from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-    from hits.campaigns.service import BudgetExceeded, campaign_warnings, create_campaign, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
+    from hits.campaigns.service import (
+        BudgetExceeded,
+        PublishInterrupted,
+        campaign_to_resume,
+        campaign_warnings,
+        changed_fields,
+        create_campaign,
+        publish_campaign,
+    )
+    from hits.campaigns.spec import CampaignFile, load_campaign_file
     from hits.db import make_engine, make_session_factory, session_scope
     from hits.mturk import Marketplace
 
+    def fail(message: str, code: int = 2) -> NoReturn:
+        console.print(f"[red]error:[/red] {message}", highlight=False)
+        sys.exit(code)
+
     settings = load_settings()
+    loaded: CampaignFile | None = None
+    if not resume or Path(campaign_file).is_file():
+        try:
+            loaded = load_campaign_file(Path(campaign_file))
+        except (InputFileError, InputFileErrors) as exc:
+            fail(str(exc))
     try:
-        loaded = load_campaign_file(campaign_file)
-    except (InputFileError, InputFileErrors) as exc:
-        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
-        sys.exit(2)
-    for warning in campaign_warnings(loaded):
-        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+        # Before anything is stored: missing keys must not leave a campaign behind.
+        market = Marketplace.from_settings(settings)
+    except RuntimeError as exc:
+        fail(str(exc))
     sessions = make_session_factory(make_engine(settings.database_url))
     try:
         with session_scope(sessions) as session:
-            campaign_id = create_campaign(session, loaded).id
+            if resume:
+                campaign = campaign_to_resume(session, loaded.spec.name if loaded else campaign_file)
+                if loaded is not None and (changed := changed_fields(campaign, loaded.spec)):
+                    console.print(
+                        f"[yellow]warning:[/yellow] {', '.join(changed)} changed in the file since the "
+                        "campaign was created; the rest of its HITs are published as first planned",
+                        highlight=False,
+                    )
+            else:
+                assert loaded is not None
+                for warning in campaign_warnings(loaded):
+                    console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+                campaign = create_campaign(session, loaded)
+            campaign_id, name = campaign.id, campaign.name
     except (BudgetExceeded, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(2)
-    market = Marketplace.from_settings(settings)
+        fail(str(exc))
     from rich.progress import Progress
 
-    with Progress(console=console) as progress:
-        task = progress.add_task("publishing HITs", total=None)
-        publish_campaign(
-            sessions,
-            market,
-            campaign_id,
-            settings.public_url + "/tasks/hit",
-            progress=lambda done, total: progress.update(task, completed=done, total=total),
-        )
-    console.print(f"[green]campaign {loaded.spec.name} is running[/green]")
+    try:
+        with Progress(console=console) as progress:
+            task = progress.add_task("publishing HITs", total=None)
+            publish_campaign(
+                sessions,
+                market,
+                campaign_id,
+                settings.public_url + "/tasks/hit",
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+    except PublishInterrupted as exc:
+        fail(f"{exc}\nFix the cause, then publish the rest with: hitforge launch --resume {name}", 1)
+    except ValueError as exc:
+        fail(str(exc))
+    console.print(f"[green]campaign {name} is running[/green]")
 
 
 @main.command()

@@ -1,11 +1,14 @@
-"""``hitforge workers``: what the marketplace's operator decides about a worker.
+"""``hitforge workers``: worker accounts, and what the marketplace's operator decides about a worker.
 
-Masters is granted by the operator, as Amazon grants it on MTurk; Locale and
-Adult are read from the worker's profile, which the operator can correct.
+Accounts are usually made on the worker site's sign-up page; ``create`` makes
+one from the shell (a first account, a script). Masters is granted by the
+operator, as Amazon grants it on MTurk; Locale and Adult are read from the
+worker's profile, which the operator can correct.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -21,7 +24,39 @@ from hits.settings import load_settings
 
 @click.group()
 def workers() -> None:
-    """Worker accounts of the marketplace: Masters, locale and adult status."""
+    """Worker accounts of the marketplace: create, Masters, locale and adult status."""
+
+
+@workers.command("create")
+@click.argument("username")
+@click.option(
+    "--password-env",
+    metavar="VAR",
+    help="Read the password from this environment variable (default: ask, hidden, twice).",
+)
+@click.option("--country", default="US", show_default=True, help="ISO 3166-1 alpha-2 code.")
+def create(username: str, password_env: str | None, country: str) -> None:
+    """Create a worker-site account USERNAME that signs in with its password.
+
+    The password is never taken on the command line, where other users of the
+    machine could read it in the process list and it would stay in the shell's history.
+    """
+    from hits.market.accounts import create_worker
+
+    if password_env is not None:
+        password = os.environ.get(password_env, "")
+        if not password:
+            raise click.BadParameter(f"the environment variable {password_env} is not set or empty")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    sessions = make_session_factory(make_engine(load_settings().market_database_url))
+    try:
+        with session_scope(sessions) as session:
+            worker = create_worker(session, username, password, country=country)
+            worker_id = worker.id
+    except RequestError as exc:
+        raise click.ClickException(exc.message) from exc
+    click.echo(f"created worker {username} ({worker_id}); they sign in at /signin")
 
 
 @contextmanager

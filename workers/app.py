@@ -62,6 +62,8 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
         app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
         app.conf.broker_transport = "workers.broker:EmbeddedTransport"
     app.conf.beat_schedule_filename = str(settings.var_dir / "celerybeat-schedule")
+    # One scheduler per schedule file, dying with the worker that embeds it (workers/beat.py).
+    app.conf.beat_scheduler = "workers.beat:SingleScheduler"
     app.hitforge = WorkerRuntime(  # type: ignore[attr-defined]
         settings=settings, sessions=make_session_factory(make_engine(settings.database_url))
     )

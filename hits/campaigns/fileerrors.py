@@ -14,9 +14,23 @@ from pydantic import BaseModel, ValidationError
 class InputFileError(ValueError):
     """A problem in an input file, located precisely."""
 
-    def __init__(self, path: Path | str, line: int | None, field: str | None, message: str):
+    def __init__(
+        self,
+        path: Path | str,
+        line: int | None,
+        field: str | None,
+        message: str,
+        *,
+        column: int | None = None,
+    ):
         self.path, self.line, self.field, self.message = str(path), line, field, message
-        where = str(path) + (f", line {line}" if line else "") + (f", field '{field}'" if field else "")
+        self.column = column
+        where = (
+            str(path)
+            + (f", line {line}" if line else "")
+            + (f", column {column}" if column else "")
+            + (f", field '{field}'" if field else "")
+        )
         super().__init__(f"{where}: {message}")
 
 
@@ -28,33 +42,115 @@ class InputFileErrors(ValueError):
         super().__init__("\n".join(str(e) for e in errors))
 
 
-def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    out[path] = node.start_mark.line + 1
+#: The largest YAML document read, in bytes: campaign files and banks are a few kilobytes.
+MAX_YAML_BYTES = 1_000_000
+#: The most nodes a YAML document may stand for once its aliases are expanded. An alias
+#: re-uses a node, so nine lines of nine aliases each ("billion laughs") stand for 9**9
+#: nodes: walking or validating that ran out of memory.
+MAX_YAML_NODES = 100_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _decode(path: Path, raw: bytes, first_line: int = 1) -> str:
+    """``raw`` as UTF-8, or an error naming the line and column of the first bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = first_line + before.count(b"\n")
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise InputFileError(
+            path,
+            line,
+            None,
+            f"not UTF-8: byte 0x{raw[exc.start]:02x} cannot start or continue a character "
+            "(save the file as UTF-8)",
+            column=column,
+        ) from exc
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes ``node`` stands for with every alias expanded (memoised per node)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a recursive alias (&a [*a]) counts once instead of looping
+    size = 1
     if isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    size = min(size, MAX_YAML_NODES + 1)  # enough to know it is too big; keeps the sums small
+    memo[id(node)] = size
+    return size
+
+
+def _line_map(path: Path, node: yaml.Node, at: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    """Record the line of every field under ``at``; refuse a key given twice in one mapping."""
+    out[at] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        first: dict[tuple[str, Any], int] = {}
         for key, value in node.value:
-            out[(*path, key.value)] = key.start_mark.line + 1
-            _line_map(value, (*path, key.value), out)
-            out[(*path, key.value)] = key.start_mark.line + 1
+            line = key.start_mark.line + 1
+            if key.tag != _MERGE_TAG and isinstance(key, yaml.ScalarNode):
+                # Without this, the last of two "reward:" lines silently won.
+                ident = (key.tag, key.value)
+                if ident in first:
+                    raise InputFileError(
+                        path,
+                        line,
+                        _field_name((*at, key.value)),
+                        f"this key was already given on line {first[ident]}; give each key once",
+                    )
+                first[ident] = line
+            _line_map(path, value, (*at, key.value), out)
+            out[(*at, key.value)] = line
     elif isinstance(node, yaml.SequenceNode):
         for index, child in enumerate(node.value):
-            _line_map(child, (*path, index), out)
+            _line_map(path, child, (*at, index), out)
 
 
 def load_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
-    """The YAML document in ``path`` and a map from field paths to line numbers."""
+    """The YAML document in ``path`` and a map from field paths to line numbers.
+
+    Refused with file and line: a document over ``MAX_YAML_BYTES``, bytes
+    that are not UTF-8 (with the column), a key given twice in one mapping
+    (with the field), and aliases expanding past ``MAX_YAML_NODES`` nodes.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_YAML_BYTES + 1)
     except OSError as exc:
         raise InputFileError(path, None, None, f"cannot read file: {exc.strerror}") from exc
+    if len(raw) > MAX_YAML_BYTES:
+        raise InputFileError(path, None, None, f"the file is larger than {MAX_YAML_BYTES:,} bytes")
+    text = _decode(path, raw)
+    loader = yaml.SafeLoader(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None, {}
+            if _expanded_size(node, {}) > MAX_YAML_NODES:
+                raise InputFileError(
+                    path,
+                    None,
+                    None,
+                    f"the document stands for more than {MAX_YAML_NODES:,} values once its "
+                    "aliases (*name) are expanded; write the values out or use fewer aliases",
+                )
+            lines: dict[tuple[Any, ...], int] = {}
+            _line_map(path, node, (), lines)
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise InputFileError(path, line, None, f"not valid YAML: {exc.problem}") from exc
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _line_map(node, (), lines)
+    except yaml.YAMLError as exc:  # the reader's errors (a control character) carry no mark
+        raise InputFileError(path, None, None, f"not valid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise InputFileError(path, None, None, "not valid YAML: nested too deeply") from exc
     return data, lines
 
 
@@ -93,20 +189,47 @@ def parse_model(model: type[M], path: Path, data: Any, lines: dict[tuple[Any, ..
         raise validation_errors(path, exc, lines) from exc
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line of a JSON Lines file."""
+    """(line number, object) for each non-blank line of a JSON Lines file.
+
+    A line that is not UTF-8 (reported with its column), not JSON, not an
+    object, or that gives a key twice (JSON's last-one-wins would hide one)
+    is an error naming the file and line.
+    """
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InputFileError(path, None, None, f"cannot read file: {exc.strerror}") from exc
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw_bytes in enumerate(handle, start=1):
+            raw = _decode(path, raw_bytes, first_line=number)
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = json.loads(raw, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as exc:
                 raise InputFileError(path, number, None, f"not valid JSON: {exc.msg}") from exc
+            except _DuplicateKey as exc:
+                raise InputFileError(
+                    path, number, exc.key, f"the key {exc.key!r} is given twice; give each key once"
+                ) from exc
+            except RecursionError as exc:
+                raise InputFileError(path, number, None, "not valid JSON: nested too deeply") from exc
             if not isinstance(obj, dict):
                 raise InputFileError(path, number, None, "each line must be a JSON object")
             yield number, obj

@@ -17,7 +17,7 @@ from hits.campaigns.models import Campaign, GoldItem, HITSlot, Item, PublishedHI
 from hits.campaigns.spec import CampaignFile, CampaignSpec
 from hits.db import session_scope
 from hits.money import mturk_fee
-from hits.mturk import HITAlreadyExists, Marketplace
+from hits.mturk import HITAlreadyExists, Marketplace, MarketplaceError
 
 EXTERNAL_QUESTION = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -28,6 +28,61 @@ EXTERNAL_QUESTION = (
 
 class BudgetExceeded(ValueError):
     """Launching would commit more money than the campaign's budget."""
+
+
+#: Campaign states in which some HITs may still be unpublished: a launch can be resumed.
+RESUMABLE = ("draft", "publishing")
+
+
+class CampaignExists(ValueError):
+    """A campaign of that name exists already (``resumable`` if publishing it stopped half way)."""
+
+    def __init__(self, message: str, *, resumable: bool):
+        super().__init__(message)
+        self.resumable = resumable
+
+
+class PublishInterrupted(Exception):
+    """Publishing stopped on a marketplace error; what is published stays recorded."""
+
+    def __init__(self, campaign_name: str, published: int, total: int, cause: MarketplaceError):
+        self.campaign_name, self.published, self.total, self.cause = campaign_name, published, total, cause
+        super().__init__(
+            f"publishing campaign {campaign_name!r} stopped with {published} of {total} HITs "
+            f"published: {cause}"
+        )
+
+
+def unpublished_count(session: Session, campaign_id: int) -> int:
+    """HITs of a campaign planned but not yet created on the marketplace."""
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(PublishedHIT)
+            .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.mturk_hit_id.is_(None))
+        )
+        or 0
+    )
+
+
+def campaign_to_resume(session: Session, name: str) -> Campaign:
+    """The campaign ``name`` whose launch stopped half way, to publish the rest of its HITs.
+
+    Raises ``ValueError`` naming the campaign's state when there is nothing to resume.
+    """
+    campaign = session.scalar(select(Campaign).where(Campaign.name == name))
+    if campaign is None:
+        raise ValueError(f"there is no campaign named {name!r} to resume")
+    if campaign.status not in RESUMABLE or not unpublished_count(session, campaign.id):
+        raise ValueError(f"campaign {name!r} is {campaign.status}: all its HITs are published already")
+    return campaign
+
+
+def changed_fields(campaign: Campaign, spec: CampaignSpec) -> list[str]:
+    """Top-level fields of ``spec`` that differ from what ``campaign`` was created with."""
+    stored = {k: v for k, v in campaign.spec.items() if k != "media_path"}
+    fresh = spec.model_dump(mode="json")
+    return sorted(k for k in stored.keys() | fresh.keys() if stored.get(k) != fresh.get(k))
 
 
 def planned_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
@@ -50,8 +105,16 @@ def campaign_warnings(loaded: CampaignFile) -> list[str]:
 def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
     """Store a validated campaign file and plan its HITs; refuse if over budget."""
     spec = loaded.spec
-    if session.scalar(select(Campaign).where(Campaign.name == spec.name)):
-        raise ValueError(f"a campaign named {spec.name!r} already exists")
+    existing = session.scalar(select(Campaign).where(Campaign.name == spec.name))
+    if existing is not None:
+        if existing.status in RESUMABLE and unpublished_count(session, existing.id):
+            raise CampaignExists(
+                f"campaign {spec.name!r} exists and {unpublished_count(session, existing.id)} of its HITs "
+                "are not published yet (its launch stopped half way); "
+                f"to publish them, run: hitforge launch --resume {loaded.path}",
+                resumable=True,
+            )
+        raise CampaignExists(f"a campaign named {spec.name!r} already exists", resumable=False)
     hits_needed = hit_count_for(spec, len(loaded.items))
     cost = planned_cost(spec, hits_needed)
     if cost > spec.budget:
@@ -119,8 +182,10 @@ def publish_campaign(
 ) -> PublishReport:
     """Create every pending HIT of a campaign through the API, one transaction per HIT.
 
-    Safe to run again after a crash: the token comes from the row, and a HIT
-    the marketplace already has is found by its annotation and recorded.
+    Safe to run again after a crash or a failure (that is how a launch is
+    resumed): the token comes from the row, and a HIT the marketplace already
+    has is found by its annotation and recorded, so no HIT is created twice.
+    A marketplace error raises ``PublishInterrupted`` with what got published.
     """
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
@@ -134,10 +199,27 @@ def publish_campaign(
                 .order_by(PublishedHIT.id)
             )
         )
+        if campaign.access_key_id and campaign.access_key_id != market.access_key_id:
+            # The pipeline reads a campaign's HITs with the key that created them.
+            raise ValueError(
+                f"campaign {campaign.name!r} was published with access key {campaign.access_key_id}; "
+                "publish the rest with that requester's keys"
+            )
         campaign.status = "publishing"
+        campaign_name = campaign.name
+        total = int(
+            session.scalar(
+                select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+            )
+            or 0
+        )
+    earlier = total - len(pending)
     requirements = list(spec.qualification_requirements)
     if spec.quality.flagged_worker == "soft_block":
-        requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
+        try:
+            requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
+        except MarketplaceError as exc:
+            raise PublishInterrupted(campaign_name, earlier, total, exc) from exc
     question = EXTERNAL_QUESTION.format(url=escape(hit_page_url), height=800)
     report = PublishReport(0, 0)
     for done, published_id in enumerate(pending, start=1):
@@ -155,14 +237,17 @@ def publish_campaign(
             "QualificationRequirements": requirements,
         }
         try:
-            hit = market.create_hit(unique_request_token=token, reward=spec.reward, **params)
-            report.published += 1
-        except HITAlreadyExists:
-            found = market.find_hit_by_annotation(token)
-            if found is None:
-                raise
-            hit = found
-            report.already_there += 1
+            try:
+                hit = market.create_hit(unique_request_token=token, reward=spec.reward, **params)
+                report.published += 1
+            except HITAlreadyExists:
+                found = market.find_hit_by_annotation(token)
+                if found is None:
+                    raise
+                hit = found
+                report.already_there += 1
+        except MarketplaceError as exc:
+            raise PublishInterrupted(campaign_name, earlier + done - 1, total, exc) from exc
         with session_scope(sessions) as session:
             row = session.get(PublishedHIT, published_id)
             assert row is not None
