@@ -97,7 +97,7 @@ def test_production_server_answers_boto3_and_the_worker_site(
         listed = {h["HITId"] for page in mturk.get_paginator("list_hits").paginate() for h in page["HITs"]}
         assert hit_ids <= listed
         with pytest.raises(mturk.exceptions.RequestError):
-            mturk.get_hit(HITId="NO-SUCH-HIT")
+            mturk.get_hit(HITId="3NOSUCHHIT000000000000000000")
         page = requests.get(url + "/", timeout=10)
         assert page.status_code == 200
         assert "text/html" in page.headers["Content-Type"]
