@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import redirect, render_template, request, session, url_for
 
-from hits.market.worker_groups import SORTS, in_progress, list_groups
+from hits.market.worker_groups import COUNT_CAP, SORTS, in_progress, list_groups
 from hits.market.worker_quals import qualification_names
 from server.db import market_session
 from server.worker_site.base import bp, current_worker
@@ -57,6 +57,7 @@ def index() -> Any:
         sort=sort,
         order=order,
         sort_labels=SORT_LABELS,
+        count_cap=COUNT_CAP,
         page_url=page_url,
         in_progress=in_progress(ms, worker),
         qual_names=qualification_names(

@@ -6,14 +6,16 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
 
 import requests
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
 
 from hits.db import session_scope
 from hits.market.models import HIT, Assignment
 from hits.market.models.work import ACCEPTED
+from hits.market.worker_groups import COUNT_CAP
 from tests.conftest import BACKEND
 from tests.server.worker_helpers import MTURK_HTML, WorkerClient, create_hit, csrf_of, html_question, soup
 
@@ -165,3 +167,37 @@ def test_a_used_up_group_gives_a_clear_message_and_stores_nothing(
     assert unknown.status_code == 200 and "does not exist" in unknown.text.lower()
     with session_scope(market_sessions) as session:
         assert session.scalars(select(Assignment).where(Assignment.worker_id == second.worker_id)).all() == []
+
+
+def test_a_large_group_is_listed_with_its_count_capped_and_its_oldest_hit_first(
+    live_server, mturk, market_sessions
+) -> None:
+    # The list reads at most COUNT_CAP + 1 of a group's open HITs, so its cost does not grow with the group.
+    tag = uuid.uuid4().hex[:10]
+    first = create_hit(mturk, QUESTION, Title=f"Big {tag}")
+    with session_scope(market_sessions) as session:
+        template = session.get(HIT, first)
+        assert template is not None
+        session.execute(
+            insert(HIT),
+            [
+                {
+                    "id": f"3BIG{tag}{n:05d}".upper()[:30],
+                    "hit_type_id": template.hit_type_id,
+                    "requester_id": template.requester_id,
+                    "question": template.question,
+                    "max_assignments": 1,
+                    "status": "Assignable",
+                    "created_at": template.created_at + timedelta(seconds=1 + n),
+                    "expires_at": template.expires_at,
+                }
+                for n in range(COUNT_CAP + 50)
+            ],
+        )
+    worker = WorkerClient(live_server.url, "big")
+    listing = worker.get("/", params={"q": tag})
+    (row,) = soup(listing).select("tbody tr[data-hit-type-id]")
+    assert row.find_all("td")[4].get_text(strip=True) == f"{COUNT_CAP}+"
+    assert row["data-hit-id"] == first  # the preview link shows the oldest
+    accepted = worker.post_form(listing, "tr[data-hit-type-id] form", {})
+    assert soup(accepted).find("iframe", id="hit-frame")["src"].count(f"hitId={first}") == 1  # type: ignore[index]
