@@ -203,7 +203,8 @@ def main() -> None:
         if args.against_turkle:
             from bench import turkle as turkle_bench
 
-            turkle = turkle_bench.start(var_dir, args.hits, *shape)
+            turkle_db = _fresh_postgres(args.postgres, f"{pg_name}_turkle") if args.postgres else None
+            turkle = turkle_bench.start(var_dir, args.hits, *shape, turkle_db)
         for workers in crowds:
             for round_ in range(args.rounds):
                 tag = f"{run}-{workers}-{round_}"
@@ -229,6 +230,8 @@ def main() -> None:
         if args.postgres:
             market.kw["bind"].dispose()
             _drop_postgres(args.postgres, pg_name)
+            if args.against_turkle:
+                _drop_postgres(args.postgres, f"{pg_name}_turkle")
     _summary(results, settings.market_database_url, args, seeded)
 
 

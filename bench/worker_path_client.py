@@ -196,19 +196,28 @@ def run_crowd(
     signing = list(range(workers))
     sign_lock = threading.Lock()
 
+    failures: list[BaseException] = []
+
     def sign_some() -> None:
-        while True:
+        while not failures:
             with sign_lock:
                 if not signing:
                     return
                 n = signing.pop()
-            flow.sign_in(browsers[n], n)
+            try:
+                flow.sign_in(browsers[n], n)
+            except Exception as err:  # reported below, in the caller's thread
+                failures.append(err)
 
     signers = [threading.Thread(target=sign_some) for _ in range(min(8, workers))]
     for t in signers:
         t.start()
     for t in signers:
         t.join()
+    if failures:
+        for b in browsers:
+            b.close()
+        raise RuntimeError(f"workers could not sign in: {failures[0]}") from failures[0]
     stop = threading.Event()
 
     def work(browser: Browser) -> None:

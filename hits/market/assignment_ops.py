@@ -7,6 +7,7 @@ from functools import cache
 
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from hits.db import utcnow
@@ -155,6 +156,17 @@ def _take_slot(session: Session, worker: Worker, hit: HIT) -> Assignment:
 
 
 def _own_active(session: Session, worker: Worker, assignment_id: str) -> Assignment:
+    # With its HIT, HIT type and notification setting in the same query: submitting and
+    # returning change the HIT's status and record events (each read on its own cost a query,
+    # and a lazy load of the HIT flushed the assignment's changes early, in two UPDATEs).
+    if identity_key(Assignment, assignment_id) not in session.identity_map:
+        row = session.execute(_with_hit_and_setting(), {"assignment_id": assignment_id}).first()
+        if row is not None:
+            if row[2] is None:
+                events.note_no_setting(session, row[1].hit_type_id)
+            # The session holds what it loaded only weakly: tie the HIT to its assignment
+            # while the row still holds it, or it is gone (and read again) by first use.
+            set_committed_value(row[0], "hit", row[1])
     assignment = session.get(Assignment, assignment_id)
     # Another worker's assignment is reported exactly like a missing one.
     if assignment is None or assignment.worker_id != worker.id:

@@ -148,6 +148,7 @@ def accept_from_group(hit_type_id: str) -> Any:
         flash(exc.message, "error")
         g.rollback_only = True
         return redirect(url_for("worker_site.index"))
+    market_session().commit()  # before the response is built: the write lock is held no longer than needed
     return redirect(url_for("worker_site.work", assignment_id=assignment.id))
 
 
@@ -235,6 +236,9 @@ def _submit(worker: Worker, assignment_id: str, answer_xml: str, *, cross_site: 
             return render_template("worker/submitted.html", ok=False, message=exc.message), 409
         flash(exc.message, "error")
         return render_template("worker/submitted.html", ok=False), 409
+    # Committed before the page is rendered: on SQLite the write lock is then held
+    # for the submission's statements only (a commit that fails is still a 500).
+    market_session().commit()
     return render_template("worker/submitted.html", ok=True, hit_type_id=submitted.hit.hit_type_id)
 
 
