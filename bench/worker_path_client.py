@@ -111,7 +111,9 @@ class Flow:
         raise NotImplementedError
 
 
-GROUP_ACCEPT = re.compile(r'action="(/groups/[^"/]+/accept)"')
+# The group's Accept; or, on the worker site before accepting by group (commit 35c652a, for an
+# A/B), the accept form of the group's oldest HIT.
+GROUP_ACCEPT = re.compile(r'action="(/groups/[^"/]+/accept|/hits/[^"/]+/accept)"')
 IFRAME_SRC = re.compile(r'<iframe[^>]* src="([^"]+)"')
 
 
