@@ -7,6 +7,7 @@ from functools import cache
 
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
 from hits.db import utcnow
@@ -14,12 +15,13 @@ from hits.market import events, ledger, review_policies
 from hits.market.errors import RequestError, not_found
 from hits.market.hit_ops import refresh_status
 from hits.market.ids import new_entity_id
-from hits.market.models import HIT, Assignment, NotificationSetting, Worker
+from hits.market.models import HIT, Assignment, HITType, NotificationSetting, Worker
 from hits.market.models.work import (
     ABANDONED,
     ACCEPTED,
     APPROVED,
     ASSIGNABLE,
+    OPEN_ASSIGNMENT_STATUSES,
     REJECTED,
     RETURNED,
     SUBMITTED,
@@ -77,12 +79,66 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
         raise RequestError("You have already worked on this HIT.", "AWS.MechanicalTurk.AlreadyWorked")
     if hit.status != ASSIGNABLE:
         raise RequestError("This HIT is no longer available.", "AWS.MechanicalTurk.HITNotAvailable")
-    if is_blocked(session, hit.requester_id, worker.id):
+    _check_may_work_for(session, worker, hit.hit_type)
+    return _take_slot(session, worker, hit)
+
+
+def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Assignment:
+    """Give ``worker`` an assignment of any HIT of the group (HIT type) they may take, oldest first.
+
+    The HIT is chosen and locked in one statement. On PostgreSQL it skips the
+    rows other transactions hold (``FOR UPDATE SKIP LOCKED``), so workers
+    accepting from one group at the same moment each get a different HIT
+    instead of queueing on, and then losing, the same oldest one. On SQLite the
+    unit of work already holds the database's write lock, which serialises the
+    choice and the insert just as well. Only if every candidate was locked does
+    it wait, for HITs whose other slots are being taken (several assignments).
+    """
+    hit_type = session.get(HITType, hit_type_id) if isinstance(hit_type_id, str) else None
+    if hit_type is None:
+        raise not_found("HITType", str(hit_type_id))
+    _check_may_work_for(session, worker, hit_type)
+    candidates = _group_candidates(hit_type.id, worker.id, utcnow())
+    hit = session.scalar(candidates.with_for_update(of=HIT, skip_locked=True))
+    if hit is None and session.get_bind().dialect.name != "sqlite":
+        hit = session.scalar(candidates.with_for_update(of=HIT))
+    if hit is None:
+        raise RequestError(
+            "There are no more HITs in this group that you can accept.", "AWS.MechanicalTurk.HITNotAvailable"
+        )
+    return _take_slot(session, worker, hit)
+
+
+def _group_candidates(hit_type_id: str, worker_id: str, now: datetime) -> Select[HIT]:
+    """The oldest open HIT of the type that the worker holds no slot of (one row)."""
+    worked = select(Assignment.hit_id).where(
+        Assignment.worker_id == worker_id, Assignment.status.in_(OPEN_ASSIGNMENT_STATUSES)
+    )
+    return (
+        select(HIT)
+        .where(
+            HIT.hit_type_id == hit_type_id,
+            HIT.status == ASSIGNABLE,
+            HIT.expires_at > now,
+            HIT.id.not_in(worked),
+        )
+        .order_by(HIT.created_at, HIT.id)
+        .limit(1)
+    )
+
+
+def _check_may_work_for(session: Session, worker: Worker, hit_type: HITType) -> None:
+    """Refuse a worker the requester blocked, or one short of the type's Accept requirements."""
+    if is_blocked(session, hit_type.requester_id, worker.id):
         raise RequestError(
             "The requester of this HIT has blocked you from working on their HITs.",
             "AWS.MechanicalTurk.WorkerBlocked",
         )
-    check_requirements(session, worker, hit.hit_type.qualification_requirements, action="Accept")
+    check_requirements(session, worker, hit_type.qualification_requirements, action="Accept")
+
+
+def _take_slot(session: Session, worker: Worker, hit: HIT) -> Assignment:
+    """Add the worker's assignment to a HIT already checked (and locked) as open to them."""
     now = utcnow()
     assignment = Assignment(
         id=new_entity_id(),
@@ -100,6 +156,17 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
 
 
 def _own_active(session: Session, worker: Worker, assignment_id: str) -> Assignment:
+    # With its HIT, HIT type and notification setting in the same query: submitting and
+    # returning change the HIT's status and record events (each read on its own cost a query,
+    # and a lazy load of the HIT flushed the assignment's changes early, in two UPDATEs).
+    if identity_key(Assignment, assignment_id) not in session.identity_map:
+        row = session.execute(_with_hit_and_setting(), {"assignment_id": assignment_id}).first()
+        if row is not None:
+            if row[2] is None:
+                events.note_no_setting(session, row[1].hit_type_id)
+            # The session holds what it loaded only weakly: tie the HIT to its assignment
+            # while the row still holds it, or it is gone (and read again) by first use.
+            set_committed_value(row[0], "hit", row[1])
     assignment = session.get(Assignment, assignment_id)
     # Another worker's assignment is reported exactly like a missing one.
     if assignment is None or assignment.worker_id != worker.id:

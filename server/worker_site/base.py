@@ -9,10 +9,25 @@ from typing import Any
 from flask import Blueprint, g, redirect, request, session, url_for
 
 from hits.market.models import Worker
-from server.db import market_session
+from server.db import market_session, read_only_request
 
 bp = Blueprint("worker_site", __name__)
 NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
+
+#: The pages a worker loads on every HIT (and their own dashboard): they only read,
+#: so they run without the write lock. On SQLite that lock is the database's one
+#: writer slot: held by every page view, it made a crowd's reads queue behind each
+#: other and behind every accept and submit. A GET not named here (a qualification
+#: test's first view starts its clock) keeps an ordinary unit of work.
+READ_ONLY_PAGES = frozenset(
+    {
+        "worker_site.index",
+        "worker_site.preview",
+        "worker_site.work",
+        "worker_site.dashboard",
+        "worker_site.html_question",
+    }
+)
 
 
 def current_worker() -> Worker | None:
@@ -41,6 +56,12 @@ def worker_required(view: Callable[..., Any]) -> Callable[..., Any]:
         return view(*args, **kwargs)
 
     return wrapped
+
+
+@bp.before_request
+def _reads_only() -> None:
+    if request.method in ("GET", "HEAD") and request.endpoint in READ_ONLY_PAGES:
+        read_only_request()
 
 
 @bp.app_context_processor

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import redirect, render_template, request, url_for
+from flask import redirect, render_template, request, session, url_for
 
-from hits.market.worker_groups import SORTS, in_progress, list_groups
+from hits.market.worker_groups import COUNT_CAP, SORTS, in_progress, list_groups
 from hits.market.worker_quals import qualification_names
 from server.db import market_session
 from server.worker_site.base import bp, current_worker
@@ -32,6 +32,9 @@ def index() -> Any:
     worker = current_worker()
     if worker is None:
         return redirect(url_for("worker_site.signin"))
+    if request.args.get("submitted"):
+        # Back on the list after a submission: the worker stopped taking the group's HITs in a row.
+        session.pop("accept_next", None)
     query = request.args.get("q", "").strip()[:200]
     sort = request.args.get("sort", "newest")
     sort = sort if sort in SORTS else "newest"
@@ -54,6 +57,7 @@ def index() -> Any:
         sort=sort,
         order=order,
         sort_labels=SORT_LABELS,
+        count_cap=COUNT_CAP,
         page_url=page_url,
         in_progress=in_progress(ms, worker),
         qual_names=qualification_names(

@@ -14,7 +14,7 @@ import hmac
 from typing import Any
 from urllib.parse import urlencode
 
-from flask import abort, current_app, flash, g, redirect, render_template, request, url_for
+from flask import abort, current_app, flash, g, redirect, render_template, request, session, url_for
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
@@ -98,6 +98,7 @@ def _show(hit: HIT, assignment: Assignment | None, worker: Worker, **form: Any) 
         doc=doc,
         values=form.get("values", {}),
         errors=form.get("errors", {}),
+        accept_next=bool(session.get("accept_next")),
     )
     status = 422 if form.get("errors") else 200
     headers = {"Content-Security-Policy": QUESTION_FORM_CSP} if doc is not None else {}
@@ -127,6 +128,27 @@ def accept(hit_id: str) -> Any:
         flash(exc.message, "error")
         g.rollback_only = True
         return redirect(url_for("worker_site.index"))
+    return redirect(url_for("worker_site.work", assignment_id=assignment.id))
+
+
+@bp.post("/groups/<hit_type_id>/accept")
+@worker_required
+def accept_from_group(hit_type_id: str) -> Any:
+    """Take an assignment of any HIT of the group the worker may work on, as MTurk's Accept did.
+
+    Posted with ``accept_next`` (the work page's "accept the next HIT" box), it
+    also remembers that the worker wants the next HIT of the group after each
+    submission, until they go back to the HIT list.
+    """
+    if request.form.get("accept_next"):
+        session["accept_next"] = True
+    try:
+        assignment = assignment_ops.accept_from_group(market_session(), signed_in_worker(), hit_type_id)
+    except RequestError as exc:
+        flash(exc.message, "error")
+        g.rollback_only = True
+        return redirect(url_for("worker_site.index"))
+    market_session().commit()  # before the response is built: the write lock is held no longer than needed
     return redirect(url_for("worker_site.work", assignment_id=assignment.id))
 
 
@@ -205,7 +227,7 @@ def answer_question_form(assignment_id: str) -> Any:
 
 def _submit(worker: Worker, assignment_id: str, answer_xml: str, *, cross_site: bool = False) -> Any:
     try:
-        assignment_ops.submit(market_session(), worker, assignment_id, answer_xml)
+        submitted = assignment_ops.submit(market_session(), worker, assignment_id, answer_xml)
     except RequestError as exc:
         g.rollback_only = True
         if exc.turk_error_code.endswith("DoesNotExist"):
@@ -214,7 +236,10 @@ def _submit(worker: Worker, assignment_id: str, answer_xml: str, *, cross_site: 
             return render_template("worker/submitted.html", ok=False, message=exc.message), 409
         flash(exc.message, "error")
         return render_template("worker/submitted.html", ok=False), 409
-    return render_template("worker/submitted.html", ok=True)
+    # Committed before the page is rendered: on SQLite the write lock is then held
+    # for the submission's statements only (a commit that fails is still a 500).
+    market_session().commit()
+    return render_template("worker/submitted.html", ok=True, hit_type_id=submitted.hit.hit_type_id)
 
 
 @bp.post("/work/<assignment_id>/return")

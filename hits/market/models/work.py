@@ -54,6 +54,10 @@ class HIT(MarketBase):
         UniqueConstraint("requester_id", "unique_request_token"),
         # Keyset pages of one status, oldest first (migration mar0007).
         Index("ix_market_hits_listing", "requester_id", "status", "created_at", "id"),
+        # A group's open HITs oldest first (Accept, the worker's HIT list), and the clocks' expiry sweep
+        # (migration mar0009).
+        Index("ix_market_hits_group_queue", "hit_type_id", "status", "created_at", "id"),
+        Index("ix_market_hits_expiry", "expires_at"),
     )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -76,7 +80,13 @@ class Assignment(MarketBase):
     """A worker's acceptance of a HIT, then their submitted answer."""
 
     __tablename__ = "market_assignments"
-    __table_args__ = (UniqueConstraint("hit_id", "worker_id", "accept_time"),)
+    __table_args__ = (
+        UniqueConstraint("hit_id", "worker_id", "accept_time"),
+        # The clocks' sweeps, and what a worker holds (migration mar0009).
+        Index("ix_market_assignments_deadline", "status", "deadline"),
+        Index("ix_market_assignments_auto_approval", "status", "auto_approval_time"),
+        Index("ix_market_assignments_worker_status", "worker_id", "status"),
+    )
 
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     hit_id: Mapped[str] = mapped_column(ForeignKey("market_hits.id"), index=True)

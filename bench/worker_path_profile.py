@@ -1,0 +1,115 @@
+"""Where a worker-path cycle's server time goes: one worker's cycles in-process under cProfile.
+
+    python -m bench.worker_path_profile [--hits 5000] [--cycles 200] [--postgres URL] [--top 25]
+
+Seeds like ``bench.worker_path``, then runs ``--cycles`` cycles (list, group
+accept, work page, task frame, submit) through Flask's test client, with no
+HTTP server, and prints the server time of each request type and the
+functions that cost the most (cumulative and own time). The HTTP layer and
+the client are left out on purpose: this is the application's own cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import html
+import io
+import pstats
+import re
+import shutil
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+from bench.worker_path import _drop_postgres, _fresh_postgres
+from bench.worker_path_seed import seed
+from hits.db import make_engine, make_session_factory
+from hits.schema import upgrade
+from hits.settings import load_settings
+from server import create_app
+
+CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+GROUP_ACCEPT = re.compile(r'action="(/groups/[^"/]+/accept)"')
+IFRAME_SRC = re.compile(r'<iframe[^>]* src="([^"]+)"')
+
+
+def _report(title: str, spent: dict[str, float], cycles: int) -> None:
+    print(f"{title}: {sum(spent.values()) / cycles * 1000:.1f} ms a cycle over {cycles} cycles")
+    for kind, seconds in spent.items():
+        print(f"  {kind:7s} {seconds / cycles * 1000:6.2f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--hits", type=int, default=5_000)
+    parser.add_argument("--cycles", type=int, default=200)
+    parser.add_argument("--postgres")
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args()
+    run = uuid.uuid4().hex[:8]
+    var_dir = Path("var/bench-worker-path-profile").resolve()
+    shutil.rmtree(var_dir, ignore_errors=True)
+    var_dir.mkdir(parents=True)
+    env = {"HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_SECRET_KEY": run}
+    if args.postgres:
+        env["HITFORGE_DATABASE_URL"] = _fresh_postgres(args.postgres, f"hitforge_prof_{run}")
+    settings = load_settings(env)
+    upgrade(settings)
+    seed(make_session_factory(make_engine(settings.market_database_url)), args.hits, progress=True)
+    app = create_app(settings=settings)
+    client = app.test_client()
+    page = client.get("/signup").text
+    client.post(
+        "/signup", data={"csrf_token": CSRF.findall(page)[0], "username": "p", "password": "a-long-password"}
+    )
+    spent: dict[str, float] = defaultdict(float)
+
+    def timed(kind: str, call):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        result = call()
+        spent[kind] += time.perf_counter() - started
+        return result
+
+    def cycle() -> None:
+        listing = timed("list", lambda: client.get("/")).text
+        action, token = GROUP_ACCEPT.findall(listing)[0], CSRF.findall(listing)[0]
+        accepted = timed("accept", lambda: client.post(action, data={"csrf_token": token}))
+        work = timed("work", lambda: client.get(accepted.headers["Location"])).text
+        frame = html.unescape(IFRAME_SRC.findall(work)[0])
+        timed("frame", lambda: client.get(frame))
+        params = {k: v[0] for k, v in parse_qs(urlparse(frame).query).items()}
+        answer = {
+            "assignmentId": params["assignmentId"],
+            "hitforgeToken": params["hitforgeToken"],
+            "caption": "x",
+        }
+        timed("submit", lambda: client.post("/mturk/externalSubmit", data=answer))
+
+    for _ in range(5):
+        cycle()  # warm caches and pools
+    spent.clear()
+    for _ in range(args.cycles):
+        cycle()
+    _report(f"{args.hits:,} HITs, no profiler", spent, args.cycles)
+    spent.clear()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(args.cycles):
+        cycle()
+    profiler.disable()
+    _report(f"{args.hits:,} HITs, under cProfile", spent, args.cycles)
+    for order in ("cumulative", "tottime"):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(args.top)
+        print(out.getvalue())
+    if args.postgres:
+        _drop_postgres(args.postgres, f"hitforge_prof_{run}")
+
+
+if __name__ == "__main__":
+    main()
