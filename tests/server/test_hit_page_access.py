@@ -1,0 +1,197 @@
+"""HIT pages against a cheating worker: made-up ids, another's assignment, comparing pages, foreign relays.
+
+A HIT page (``/tasks/hit``) is served for an assignment only with the
+capability the marketplace put in ``turkSubmitTo`` for exactly that
+assignment, worker and HIT; answers are taken (``/tasks/submit``) on the same
+condition and relayed only to that ``turkSubmitTo``. Every assignment of a HIT
+shows the same items, so comparing pages tells nothing about gold.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import requests
+from bs4 import BeautifulSoup, Tag
+from sqlalchemy import func, select
+
+from hits.campaigns.gold import GoldExposure
+from hits.campaigns.models import PublishedHIT, Submission
+from hits.crowd import PROFILES, Bot
+from hits.db import session_scope
+from tests.helpers import launch_demo_campaign
+from tests.server.test_worker_site import accept, hit_of
+
+
+def _params(src: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(src).query).items()}
+
+
+def _form(html: str) -> dict[str, str]:
+    form = BeautifulSoup(html, "html.parser").find("form", id="task-form")
+    assert isinstance(form, Tag), html[:300]
+    return {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
+
+
+def _items(html: str) -> list[str]:
+    """What a worker can compare between pages: each slot's text and pictures, in order."""
+    page = BeautifulSoup(html, "html.parser")
+    return [
+        " ".join(slot.get_text(" ", strip=True).split())
+        + "|"
+        + ",".join(str(i["src"]) for i in slot.find_all("img"))
+        for slot in page.find_all("fieldset", class_="pair")
+    ]
+
+
+def _traces(requester_sessions, campaign_id: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    with session_scope(requester_sessions) as session:
+        exposures = session.scalar(
+            select(func.count()).select_from(GoldExposure).where(GoldExposure.campaign_id == campaign_id)
+        )
+        submissions = session.scalar(
+            select(func.count())
+            .select_from(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id)
+        )
+    return int(exposures or 0), int(submissions or 0)
+
+
+def _answers() -> dict[str, str]:
+    return {f"rating-{i}": "3" for i in range(3)}
+
+
+def test_made_up_ids_get_neither_a_page_nor_a_stored_answer(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _ = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name="madeup-1"
+    )
+    hit_id = hit_of(requester_sessions, campaign_id)
+    browser = requests.Session()
+    preview = browser.get(live_server.url + "/tasks/hit", params={"hitId": hit_id})
+    assert preview.status_code == 200  # anyone may preview
+    csrf = _form(preview.text)["csrf_token"]
+    made_up = [
+        {"assignmentId": "MADEUP00000000000001", "workerId": "ANOBODY1", "turkSubmitTo": live_server.url},
+        {"assignmentId": "MADEUP00000000000002", "workerId": "ANOBODY2"},
+        {
+            "assignmentId": "MADEUP00000000000003",
+            "workerId": "ANOBODY3",
+            "turkSubmitTo": live_server.url + "/s/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        },
+    ]
+    for params in made_up:
+        page = browser.get(live_server.url + "/tasks/hit", params={"hitId": hit_id, **params})
+        assert page.status_code == 403, page.text[:300]
+        assert "Open the HIT from the worker site" in page.text
+        posted = browser.post(
+            live_server.url + "/tasks/submit",
+            data={"csrf_token": csrf, "hitId": hit_id, **params, **_answers()},
+        )
+        assert posted.status_code == 403
+    # Nothing was recorded for workers and assignments that do not exist.
+    assert _traces(requester_sessions, campaign_id) == (0, 0)
+
+
+def test_another_workers_assignment_is_refused_whatever_is_mixed_in(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name="theirs-1"
+    )
+    with session_scope(requester_sessions) as session:
+        first_hit, second_hit = session.scalars(
+            select(PublishedHIT.mturk_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id)
+            .order_by(PublishedHIT.id)
+        ).all()
+    alice = Bot(live_server.url, "alice-theirs", PROFILES["diligent"], truth)
+    mallory = Bot(live_server.url, "mallory-theirs", PROFILES["diligent"], truth)
+    alice.sign_in()
+    mallory.sign_in()
+    _, alice_src = accept(alice, live_server.url, first_hit)
+    _, mallory_src = accept(mallory, live_server.url, first_hit)
+    a, m = _params(alice_src), _params(mallory_src)
+    assert alice.http.get(alice_src).status_code == 200
+    assert mallory.http.get(mallory_src).status_code == 200
+    attempts = [
+        {**m, "assignmentId": a["assignmentId"]},  # Alice's assignment, Mallory's own capability
+        {**m, "assignmentId": a["assignmentId"], "workerId": a["workerId"]},
+        {**a, "turkSubmitTo": m["turkSubmitTo"]},
+        {**a, "hitId": second_hit},  # Alice's capability spent on another HIT
+        {**a, "workerId": m["workerId"]},
+    ]
+    for params in attempts:
+        # Mallory is signed in and holds a real assignment of her own: neither helps her.
+        assert mallory.http.get(live_server.url + "/tasks/hit", params=params).status_code == 403, params
+    mallory_form = _form(mallory.http.get(mallory_src).text)
+    for params in attempts:
+        posted = mallory.http.post(
+            live_server.url + "/tasks/submit", data={**mallory_form, **params, **_answers()}
+        )
+        assert posted.status_code == 403, params
+    with session_scope(requester_sessions) as session:
+        assert session.scalar(select(Submission).where(Submission.assignment_id == a["assignmentId"])) is None
+        # Only the two real pages opened recorded what they showed.
+        assert set(
+            session.scalars(select(GoldExposure.worker_id).where(GoldExposure.campaign_id == campaign_id))
+        ) == {
+            a["workerId"],
+            m["workerId"],
+        }
+
+
+def test_two_workers_comparing_their_pages_of_one_hit_learn_nothing_about_gold(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=3, name="compare-1", assignments_per_hit=3
+    )
+    hit_id = hit_of(requester_sessions, campaign_id)
+    pages = []
+    for name in ("ann-compare", "ben-compare", "cat-compare"):
+        bot = Bot(live_server.url, name, PROFILES["diligent"], truth)
+        bot.sign_in()
+        _, src = accept(bot, live_server.url, hit_id)
+        pages.append(_items(bot.http.get(src).text))
+    preview = _items(requests.get(live_server.url + "/tasks/hit", params={"hitId": hit_id}).text)
+    assert len(preview) == 3
+    # Every assignment, and the preview, shows the same items in the same places: no position stands out.
+    assert pages[0] == pages[1] == pages[2] == preview
+
+
+def test_answers_are_relayed_only_to_the_marketplaces_own_turk_submit_to(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name="relay-1"
+    )
+    bot = Bot(live_server.url, "relay", PROFILES["diligent"], truth)
+    bot.sign_in()
+    assignment_id, src = accept(bot, live_server.url, hit_of(requester_sessions, campaign_id))
+    form = _form(bot.http.get(src).text)
+    capability = urlsplit(form["turkSubmitTo"]).path
+    foreign = [
+        "https://collector.example",
+        "https://collector.example" + capability,
+        live_server.url.replace("127.0.0.1", "localhost") + capability,
+        form["turkSubmitTo"] + "/../../elsewhere",
+    ]
+    for target in foreign:
+        posted = bot.http.post(
+            live_server.url + "/tasks/submit", data={**form, "turkSubmitTo": target, **_answers()}
+        )
+        assert posted.status_code == 403, target
+        assert "collector.example" not in posted.text
+    assert _traces(requester_sessions, campaign_id)[1] == 0
+    posted = bot.http.post(live_server.url + "/tasks/submit", data={**form, **_answers()})
+    assert posted.status_code == 200
+    handoff = BeautifulSoup(posted.text, "html.parser").find("form", id="handoff")
+    assert isinstance(handoff, Tag)
+    assert handoff["action"] == form["turkSubmitTo"] + "/mturk/externalSubmit"
+    assert str(handoff["action"]).startswith(live_server.url + "/s/")
+    with session_scope(requester_sessions) as session:
+        stored = session.scalar(select(Submission).where(Submission.assignment_id == assignment_id))
+        assert stored is not None and stored.worker_id == form["workerId"]
