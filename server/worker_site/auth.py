@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import flash, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
@@ -33,6 +34,22 @@ def signup() -> Any:
     return render_template("worker/signup.html")
 
 
+def local_path(target: str) -> str | None:
+    """``target`` if a browser would read it as a path on this site, else None (never an open redirect).
+
+    Browsers drop tabs and newlines anywhere in a URL and read a backslash as a
+    slash, so a slash, a tab and ``/example.org`` (or a slash, a backslash and
+    ``example.org``) mean ``//example.org``: any control character or backslash
+    is refused before the parse.
+    """
+    if not target.startswith("/") or "\\" in target or any(ord(c) < 0x20 or ord(c) == 0x7F for c in target):
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or parts.path.startswith("//"):
+        return None
+    return target
+
+
 @bp.route("/signin", methods=["GET", "POST"])
 def signin() -> Any:
     """Sign a worker in, then go back where they were headed (local paths only)."""
@@ -45,11 +62,7 @@ def signin() -> Any:
             return render_template("worker/signin.html"), 401
         session.clear()
         session["worker_id"] = worker.id
-        target = request.args.get("next", "")
-        # Only local paths: never an open redirect.
-        return redirect(
-            target if target.startswith("/") and not target.startswith("//") else url_for("worker_site.index")
-        )
+        return redirect(local_path(request.args.get("next", "")) or url_for("worker_site.index"))
     return render_template("worker/signin.html")
 
 
