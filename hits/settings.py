@@ -31,6 +31,9 @@ class Settings:
     mturk_region: str = "us-east-1"
     sync_interval_seconds: float = 2.0
     auto_approve_check_seconds: float = 60.0
+    #: Proxies in front of the server whose X-Forwarded-For/-Proto to believe (0: none), so the
+    #: sign-in throttle counts the client's address rather than the proxy's.
+    trusted_proxies: int = 0
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -88,7 +91,15 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         mturk_secret_access_key=env.get("HITFORGE_MTURK_SECRET_ACCESS_KEY", ""),
         mturk_region=env.get("HITFORGE_MTURK_REGION", "us-east-1"),
         sync_interval_seconds=float(env.get("HITFORGE_SYNC_INTERVAL", "2.0")),
+        trusted_proxies=_count(env, "HITFORGE_TRUSTED_PROXIES"),
     )
+
+
+def _count(env: Mapping[str, str], name: str) -> int:
+    raw = env.get(name, "0").strip() or "0"
+    if not raw.isdigit():
+        raise ValueError(f"{name} must be a whole number of proxies (0 or more), not {raw!r}")
+    return int(raw)
 
 
 def _normalise_db_url(url: str) -> str:
