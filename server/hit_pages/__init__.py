@@ -10,10 +10,9 @@ answers taken, only with the capability the marketplace framed it with
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Flask, abort, render_template, request, send_from_directory, url_for
+from flask import Blueprint, Flask, abort, render_template, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -22,6 +21,7 @@ from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
 from server.db import requester_session
 from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, page_access
+from server.hit_pages.media import is_local, media_url, serve_media
 
 bp = Blueprint("hit_pages", __name__, url_prefix="/tasks")
 
@@ -44,17 +44,19 @@ def _payloads(published: PublishedHIT, access: PageAccess) -> list[dict[str, Any
     return [slot.payload for slot in page_slots(session, published, access.assignment_id)]
 
 
-def _slot_views(payloads: list[dict[str, Any]], campaign: Campaign, seed: str) -> list[dict[str, Any]]:
+def _slot_views(
+    payloads: list[dict[str, Any]], campaign: Campaign, published: PublishedHIT, access: PageAccess, seed: str
+) -> list[dict[str, Any]]:
     """What the page may show of each slot: the template's view of it, never whether it is gold."""
     template = get_template(campaign.template)
     views = []
     for position, source in enumerate(payloads):
         payload = template.slot_view(source, f"{seed}:{position}")
-        image = payload.get("image", "")
-        if image and not image.startswith(("http://", "https://", "/")):
-            payload["image_url"] = url_for("hit_pages.media", campaign_id=campaign.id, filename=image)
-        else:
-            payload["image_url"] = image
+        image = str(payload.get("image", ""))
+        local = is_local(image)
+        payload["image_url"] = media_url(published.id, position, access.assignment_id) if local else image
+        if local:
+            del payload["image"]  # the requester's file name could tell gold apart
         views.append(payload)
     return views
 
@@ -70,7 +72,9 @@ def _render(
     assignment_id = access.assignment_id or NOT_AVAILABLE
     context = {
         # One assignment sees one arrangement of each slot (also when shown again with errors).
-        "slots": _slot_views(_payloads(published, access), campaign, f"{assignment_id}:{access.hit_id}"),
+        "slots": _slot_views(
+            _payloads(published, access), campaign, published, access, f"{assignment_id}:{access.hit_id}"
+        ),
         "values": values,
         "errors": errors,
         "preview": access.preview,
@@ -138,12 +142,10 @@ def submit() -> Any:
     )
 
 
-@bp.get("/media/<int:campaign_id>/<path:filename>")
-def media(campaign_id: int, filename: str) -> Any:
-    campaign = requester_session().get(Campaign, campaign_id)
-    if campaign is None or not campaign.spec.get("media_path"):
-        abort(404)
-    return send_from_directory(Path(campaign.spec["media_path"]), filename, max_age=3600)
+@bp.get("/media/<int:published_id>/<int:position>/<tag>")
+def media(published_id: int, position: int, tag: str) -> Any:
+    """A picture of a HIT page, by the opaque URL the page gave it (``media.py``)."""
+    return serve_media(published_id, position, tag)
 
 
 def init_app(app: Flask) -> None:

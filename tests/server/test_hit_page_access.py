@@ -9,6 +9,8 @@ shows the same items, so comparing pages tells nothing about gold.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import requests
@@ -16,7 +18,7 @@ from bs4 import BeautifulSoup, Tag
 from sqlalchemy import func, select
 
 from hits.campaigns.gold import GoldExposure
-from hits.campaigns.models import PublishedHIT, Submission
+from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
 from tests.helpers import launch_demo_campaign
@@ -33,13 +35,16 @@ def _form(html: str) -> dict[str, str]:
     return {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
 
 
-def _items(html: str) -> list[str]:
-    """What a worker can compare between pages: each slot's text and pictures, in order."""
+def _items(html: str, base: str) -> list[str]:
+    """What a worker can compare between pages: each slot's text and the bytes of its pictures, in order."""
     page = BeautifulSoup(html, "html.parser")
     return [
         " ".join(slot.get_text(" ", strip=True).split())
         + "|"
-        + ",".join(str(i["src"]) for i in slot.find_all("img"))
+        + ",".join(
+            hashlib.sha256(requests.get(base + str(i["src"])).content).hexdigest()
+            for i in slot.find_all("img")
+        )
         for slot in page.find_all("fieldset", class_="pair")
     ]
 
@@ -155,8 +160,10 @@ def test_two_workers_comparing_their_pages_of_one_hit_learn_nothing_about_gold(
         bot = Bot(live_server.url, name, PROFILES["diligent"], truth)
         bot.sign_in()
         _, src = accept(bot, live_server.url, hit_id)
-        pages.append(_items(bot.http.get(src).text))
-    preview = _items(requests.get(live_server.url + "/tasks/hit", params={"hitId": hit_id}).text)
+        pages.append(_items(bot.http.get(src).text, live_server.url))
+    preview = _items(
+        requests.get(live_server.url + "/tasks/hit", params={"hitId": hit_id}).text, live_server.url
+    )
     assert len(preview) == 3
     # Every assignment, and the preview, shows the same items in the same places: no position stands out.
     assert pages[0] == pages[1] == pages[2] == preview
@@ -195,3 +202,45 @@ def test_answers_are_relayed_only_to_the_marketplaces_own_turk_submit_to(
     with session_scope(requester_sessions) as session:
         stored = session.scalar(select(Submission).where(Submission.assignment_id == assignment_id))
         assert stored is not None and stored.worker_id == form["workerId"]
+
+
+def test_media_urls_name_no_file_and_serve_only_what_a_page_shows(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name="media-1"
+    )
+    hit_id = hit_of(requester_sessions, campaign_id)
+    bot = Bot(live_server.url, "media", PROFILES["diligent"], truth)
+    bot.sign_in()
+    _, src = accept(bot, live_server.url, hit_id)
+    page = BeautifulSoup(bot.http.get(src).text, "html.parser")
+    with session_scope(requester_sessions) as session:
+        published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
+        assert published is not None
+        names = [slot.payload["image"] for slot in published.slots] + [
+            str(slot.gold_item.payload["image"]) for slot in published.slots if slot.gold_item
+        ]
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        media_path = Path(campaign.spec["media_path"])
+    images = [str(img["src"]) for img in page.find_all("img")]
+    assert len(images) == 3
+    for url in images:
+        # A requester's file names (say gold/cat.png) would tell gold apart: the URL carries none.
+        assert not any(name in url for name in names if name), url
+        shown = requests.get(live_server.url + url)
+        assert shown.status_code == 200 and shown.headers["Content-Type"] == "image/png"
+        assert shown.content in {(media_path / name).read_bytes() for name in names if name}
+        assert "sandbox" in shown.headers["Content-Security-Policy"]
+    # A campaign whose media folder holds more than media (media_dir: "."): nothing but what a
+    # page showed can be fetched, least of all the gold answers.
+    (media_path / "gold.jsonl").write_text('{"answer": {"rating": 4}}\n')
+    for guess in (
+        f"/tasks/media/{campaign_id}/gold.jsonl",
+        f"/tasks/media/{campaign_id}/{names[0]}",
+        images[0][:-3] + ("AAA" if not images[0].endswith("AAA") else "BBB"),
+    ):
+        refused = requests.get(live_server.url + guess)
+        assert refused.status_code == 404, guess
+        assert b"rating" not in refused.content
