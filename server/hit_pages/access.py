@@ -7,8 +7,10 @@ secret (``server.worker_site.work.submit_capability``). This server's HIT pages
 run in the same app as its marketplace, so they can check that HMAC without a
 call: only the worker the marketplace framed the page for gets it, and answers
 are relayed only to that ``turkSubmitTo``, the marketplace's own. A preview
-(``ASSIGNMENT_ID_NOT_AVAILABLE``) needs nothing: it shows the HIT as every
-assignment of it sees it, gold included, indistinguishable.
+(``ASSIGNMENT_ID_NOT_AVAILABLE``) shows the HIT as every assignment of it sees
+it, gold included, indistinguishable; it needs the ``hitforgePreview``
+capability the worker site adds to a preview frame, which it gives only to
+workers the HIT's qualification requirements let preview.
 
 A marketplace elsewhere signs with a secret this server does not hold, so its
 assignments' pages are refused rather than served unchecked.
@@ -53,6 +55,13 @@ def page_access(params: Mapping[str, str]) -> PageAccess:
     hit_id = params.get("hitId", "")
     assignment_id = params.get("assignmentId", "") or NOT_AVAILABLE
     if assignment_id == NOT_AVAILABLE:
+        # The worker site frames a preview only for workers who may preview the HIT
+        # (ActionsGuarded); its link carries a capability a bare HIT id does not.
+        expected = submit_capability(NOT_AVAILABLE, "", hit_id)
+        if not (
+            hit_id and hmac.compare_digest(params.get("hitforgePreview", "").encode(), expected.encode())
+        ):
+            raise AccessRefused(REFUSED)
         return PageAccess(hit_id)
     worker_id, turk_submit_to = params.get("workerId", ""), params.get("turkSubmitTo", "")
     prefix = runtime().settings.public_url.rstrip("/") + "/s/"

@@ -76,6 +76,8 @@ def _external_url(question: ParsedQuestion, hit: HIT, assignment_id: str, worker
     if worker_id:
         params["workerId"] = worker_id
         params["turkSubmitTo"] = turk_submit_to(assignment_id, worker_id, hit.id)
+    else:  # a preview, shown only to workers who may preview (hit_pages checks it)
+        params["hitforgePreview"] = submit_capability(NOT_AVAILABLE, "", hit.id)
     url = question.external_url or ""
     return url + ("&" if "?" in url else "?") + urlencode(params)
 

@@ -23,6 +23,7 @@ from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
 from tests.helpers import launch_demo_campaign
 from tests.server.test_worker_site import accept, hit_of
+from tests.server.worker_helpers import WorkerClient, soup
 
 
 def _params(src: str) -> dict[str, str]:
@@ -63,6 +64,14 @@ def _traces(requester_sessions, campaign_id: int) -> tuple[int, int]:  # type: i
     return int(exposures or 0), int(submissions or 0)
 
 
+def _preview_url(base: str, hit_id: str) -> str:
+    """The preview frame the worker site gives a worker who may preview the HIT."""
+    viewer = WorkerClient(base, "viewer")
+    frame = soup(viewer.get(f"/hits/{hit_id}")).find("iframe", id="hit-frame")
+    assert isinstance(frame, Tag)
+    return str(frame["src"])
+
+
 def _answers() -> dict[str, str]:
     return {f"rating-{i}": "3" for i in range(3)}
 
@@ -75,8 +84,8 @@ def test_made_up_ids_get_neither_a_page_nor_a_stored_answer(
     )
     hit_id = hit_of(requester_sessions, campaign_id)
     browser = requests.Session()
-    preview = browser.get(live_server.url + "/tasks/hit", params={"hitId": hit_id})
-    assert preview.status_code == 200  # anyone may preview
+    preview = browser.get(_preview_url(live_server.url, hit_id))
+    assert preview.status_code == 200  # anyone the worker site lets preview may
     csrf = _form(preview.text)["csrf_token"]
     made_up = [
         {"assignmentId": "MADEUP00000000000001", "workerId": "ANOBODY1", "turkSubmitTo": live_server.url},
@@ -161,9 +170,7 @@ def test_two_workers_comparing_their_pages_of_one_hit_learn_nothing_about_gold(
         bot.sign_in()
         _, src = accept(bot, live_server.url, hit_id)
         pages.append(_items(bot.http.get(src).text, live_server.url))
-    preview = _items(
-        requests.get(live_server.url + "/tasks/hit", params={"hitId": hit_id}).text, live_server.url
-    )
+    preview = _items(requests.get(_preview_url(live_server.url, hit_id)).text, live_server.url)
     assert len(preview) == 3
     # Every assignment, and the preview, shows the same items in the same places: no position stands out.
     assert pages[0] == pages[1] == pages[2] == preview
@@ -244,3 +251,20 @@ def test_media_urls_name_no_file_and_serve_only_what_a_page_shows(
         refused = requests.get(live_server.url + guess)
         assert refused.status_code == 404, guess
         assert b"rating" not in refused.content
+
+
+def test_a_preview_needs_the_worker_sites_link(tmp_path, live_server, market, requester_sessions) -> None:
+    # The worker site lets a worker preview only HITs whose preview they qualify for
+    # (ActionsGuarded PreviewAndAccept); a HIT id from the listing must not get around that.
+    campaign_id, _ = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=1, name="preview-1"
+    )
+    hit_id = hit_of(requester_sessions, campaign_id)
+    bare = requests.get(live_server.url + "/tasks/hit", params={"hitId": hit_id})
+    assert bare.status_code == 403 and "Open the HIT from the worker site" in bare.text
+    with session_scope(requester_sessions) as session:
+        other = session.scalar(select(PublishedHIT.mturk_hit_id).where(PublishedHIT.mturk_hit_id != hit_id))
+    link = _preview_url(live_server.url, hit_id)
+    assert requests.get(link).status_code == 200
+    if other is not None:  # one HIT's preview link does not open another's
+        assert requests.get(link.replace(hit_id, other)).status_code == 403
