@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from flask import abort, current_app, request, send_from_directory, url_for
+from sqlalchemy import select
 
-from hits.campaigns.gold import page_slots
-from hits.campaigns.models import Campaign, PublishedHIT
+from hits.campaigns.gold import exposures_for
+from hits.campaigns.models import Campaign, HITSlot, PublishedHIT
 from server.db import requester_session
 
 SALT = b"hitforge.hit-pages.media"
@@ -51,15 +52,23 @@ def serve_media(published_id: int, position: int, tag: str) -> Any:
     if not hmac.compare_digest(tag.encode(), _tag(published_id, position, assignment_id).encode()):
         abort(404)
     session = requester_session()
-    published = session.get(PublishedHIT, published_id)
-    campaign = session.get(Campaign, published.campaign_id) if published else None
-    if published is None or campaign is None or not campaign.spec.get("media_path"):
+    # One slot, not the whole page: the slot with its campaign's media folder, then what this
+    # assignment was shown there (asked whether or not the slot is gold, so timing tells nothing).
+    found = session.execute(
+        select(HITSlot, Campaign.id, Campaign.spec)
+        .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
+        .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
+        .where(HITSlot.published_hit_id == published_id, HITSlot.position == position)
+    ).first()
+    if found is None or not found.spec.get("media_path"):
         abort(404)
-    slots = page_slots(session, published, assignment_id or None)
-    image = str(slots[position].payload.get("image", "")) if position < len(slots) else ""
+    slot = found.HITSlot
+    shown = exposures_for(session, found.id, [assignment_id]).get(assignment_id, {}) if assignment_id else {}
+    gold = shown.get(position) if slot.gold_item_id is not None else None
+    image = str((gold.payload if gold else slot.payload).get("image", ""))
     if not is_local(image):
         abort(404)
-    response = send_from_directory(Path(campaign.spec["media_path"]), image, max_age=3600)
+    response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600)
     # Pictures only: a requester's SVG opened on its own must not run scripts on this site.
     response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
     return response
