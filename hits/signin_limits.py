@@ -83,10 +83,14 @@ def locked_for(
 def record_failure(
     session: Session, table: type[SignInFailureColumns], keys: tuple[Key, ...], now: datetime | None = None
 ) -> None:
-    """Count one failed attempt against each key, forgetting that key's failures older than the window."""
+    """Count one failed attempt against each key; failures older than the window are forgotten.
+
+    Every expired row goes, not only these keys': keys tried once (a guessed user
+    name, a passing address) would otherwise stay in the table for ever.
+    """
     now = now or utcnow()
     names = [key.name for key in keys]
-    session.execute(delete(table).where(table.key.in_(names), table.failed_at <= now - WINDOW))
+    session.execute(delete(table).where(table.failed_at <= now - WINDOW))
     for name in names:
         failure = table()
         failure.key, failure.failed_at = name, now

@@ -202,3 +202,14 @@ def test_guessing_a_staff_password_is_stopped(behind_proxy, requester_sessions) 
         assert _staff_attempt(behind_proxy.url, name, f"guess-{n}", f"192.0.2.{n}").status_code == 401
     locked = _staff_attempt(behind_proxy.url, name, "qa-password", "192.0.2.50")
     assert locked.status_code == 429 and "Too many failed sign-ins" in locked.text
+
+
+def test_expired_failures_do_not_pile_up(behind_proxy, market_sessions) -> None:
+    ghost = f"worker:account:ghost-{uuid.uuid4().hex[:8]}"
+    with session_scope(market_sessions) as session:
+        old = SignInFailure()
+        old.key, old.failed_at = ghost, utcnow() - timedelta(minutes=16)
+        session.add(old)
+    assert _attempt(behind_proxy.url, f"nobody-{uuid.uuid4().hex[:8]}", "x", "198.18.0.1").status_code == 401
+    with session_scope(market_sessions) as session:
+        assert session.scalars(select(SignInFailure).where(SignInFailure.key == ghost)).all() == []
