@@ -10,9 +10,11 @@ shows the same items, so comparing pages tells nothing about gold.
 from __future__ import annotations
 
 import hashlib
+import socket
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 import requests
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import func, select
@@ -21,9 +23,12 @@ from hits.campaigns.gold import GoldExposure
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
+from hits.mturk import Marketplace
+from server import create_app
+from server.runner import serve_in_thread
 from tests.helpers import launch_demo_campaign
 from tests.server.test_worker_site import accept, hit_of
-from tests.server.worker_helpers import WorkerClient, soup
+from tests.server.worker_helpers import WorkerClient, accept_framed, soup
 
 
 def _params(src: str) -> dict[str, str]:
@@ -268,3 +273,70 @@ def test_a_preview_needs_the_worker_sites_link(tmp_path, live_server, market, re
     assert requests.get(link).status_code == 200
     if other is not None:  # one HIT's preview link does not open another's
         assert requests.get(link.replace(hit_id, other)).status_code == 403
+
+
+@pytest.fixture
+def pages_elsewhere(settings, requester):  # type: ignore[no-untyped-def]
+    """A marketplace on another host with its own secret (B), and HIT pages that publish to it (A)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    market_url = f"http://127.0.0.1:{port}"
+    marketplace = serve_in_thread(
+        create_app(settings=settings.with_overrides(secret_key="another-secret", public_url=market_url)),
+        port=port,
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        pages_port = probe.getsockname()[1]
+    pages_url = f"http://127.0.0.1:{pages_port}"
+    pages = serve_in_thread(
+        create_app(
+            settings=settings.with_overrides(
+                public_url=pages_url,
+                mturk_endpoint_url=market_url,
+                mturk_access_key_id=requester.access_key_id,
+                mturk_secret_access_key=requester.secret_access_key,
+            )
+        ),
+        port=pages_port,
+    )
+    yield (
+        market_url,
+        pages_url,
+        Marketplace.connect(market_url, requester.access_key_id, requester.secret_access_key),
+    )
+    pages.stop()
+    marketplace.stop()
+
+
+def test_pages_for_a_marketplace_elsewhere_check_the_assignment_through_the_api(
+    tmp_path, pages_elsewhere, requester_sessions
+) -> None:
+    market_url, pages_url, market = pages_elsewhere
+    campaign_id, _ = launch_demo_campaign(
+        tmp_path, market, requester_sessions, pages_url, hits=1, name="elsewhere-1", assignments_per_hit=2
+    )
+    hit_id = hit_of(requester_sessions, campaign_id)
+    alice, a = accept_framed(market_url, hit_id, "alice-elsewhere")
+    _, m = accept_framed(market_url, hit_id, "mallory-elsewhere")
+    assert a["turkSubmitTo"].startswith(market_url + "/s/")
+    assert requests.get(pages_url + "/tasks/hit", params=a).status_code == 200
+    refused = [
+        {**a, "assignmentId": "MADEUP00000000000009"},
+        {**a, "workerId": m["workerId"]},
+        {**m, "assignmentId": a["assignmentId"]},
+        {**a, "turkSubmitTo": "https://collector.example/s/x"},
+        {**a, "turkSubmitTo": pages_url},
+    ]
+    for params in refused:
+        assert requests.get(pages_url + "/tasks/hit", params=params).status_code == 403, params
+    # The preview, which a marketplace elsewhere cannot vouch for, is open as on MTurk.
+    assert requests.get(pages_url + "/tasks/hit", params={"hitId": hit_id}).status_code == 200
+    browser = requests.Session()  # the framed page's own cookie, for its CSRF token
+    form = _form(browser.get(pages_url + "/tasks/hit", params=a).text)
+    posted = browser.post(pages_url + "/tasks/submit", data={**form, **_answers()})
+    assert posted.status_code == 200
+    handoff = BeautifulSoup(posted.text, "html.parser").find("form", id="handoff")
+    assert isinstance(handoff, Tag) and handoff["action"] == a["turkSubmitTo"] + "/mturk/externalSubmit"
+    assert alice.worker_id == a["workerId"]
