@@ -34,6 +34,9 @@ class Settings:
     #: Notification events may go to private, loopback and link-local addresses (receivers on the
     #: operator's own network); off, only public addresses are sent to.
     notification_allow_private: bool = False
+    #: Proxies in front of the server whose X-Forwarded-For/-Proto to believe (0: none), so the
+    #: sign-in throttle counts the client's address rather than the proxy's.
+    trusted_proxies: int = 0
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -92,12 +95,20 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         mturk_region=env.get("HITFORGE_MTURK_REGION", "us-east-1"),
         sync_interval_seconds=float(env.get("HITFORGE_SYNC_INTERVAL", "2.0")),
         notification_allow_private=_flag(env.get("HITFORGE_NOTIFICATION_ALLOW_PRIVATE", "")),
+        trusted_proxies=_count(env, "HITFORGE_TRUSTED_PROXIES"),
     )
 
 
 def _flag(value: str) -> bool:
     """A yes/no setting: ``1``, ``true``, ``yes`` or ``on`` (any case) is yes; anything else no."""
     return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _count(env: Mapping[str, str], name: str) -> int:
+    raw = env.get(name, "0").strip() or "0"
+    if not raw.isdigit():
+        raise ValueError(f"{name} must be a whole number of proxies (0 or more), not {raw!r}")
+    return int(raw)
 
 
 def _normalise_db_url(url: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from flask import Flask, g
 from flask_wtf.csrf import CSRFProtect
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from hits.settings import Settings, load_settings
 
@@ -19,11 +20,18 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         SECRET_KEY=settings.secret_key,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        # Served over https (as its public URL says), the cookie must never travel over plain http.
+        SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
         WTF_CSRF_TIME_LIMIT=None,
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     if test_config:
         app.config.update(test_config)
+    if settings.trusted_proxies:
+        # Behind N proxies, the client's address (which the sign-in throttle counts) and scheme
+        # are the ones they forwarded; without this every client would share the proxy's address.
+        hops = settings.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
 
     from server import dashboard, db, hit_pages, market_clock, mturk_api, qualify, task_queue, worker_site
     from server.templating import init_app as init_templating

@@ -1,27 +1,27 @@
-"""Which gold item a worker sees in each gold slot, chosen when they open the page.
+"""Gold items in a HIT: placed once per HIT when the campaign is planned, recorded as shown.
 
-A HIT's plan marks its gold positions; the actual gold item for a position is
-chosen per assignment, the first time the worker opens it: one this worker
-has not seen yet while unseen ones remain (then the least seen), at random
-among equals. The choice is stored, so a reload shows the same page and
-grading scores exactly what the worker saw. Workers never learn which
-positions are gold: the page renders all slots alike.
+Every assignment of a HIT shows the same items at the same positions, gold
+among them. Were gold chosen per assignment while the other items stay fixed
+per HIT, two workers (or one worker with two accounts, or anyone inventing
+assignment ids) comparing their pages would find the gold exactly where the
+pages differ. So the per-worker freshness that per-assignment choice gave is
+kept by planning instead: the plan deals gold from a shuffled pool in turn, so
+no two HITs share a gold item while the pool holds ``gold_per_hit`` items for
+every HIT (``pool_warning`` says when it does not), and then no worker meets a
+gold item twice, whichever HITs they take.
 
-Choosing reads what the worker has seen, then adds to it: two pages the same
-worker opens at once (two tabs) must take turns, or both read the same
-"unseen" items and show them twice. On PostgreSQL a transaction-scoped
-advisory lock per (campaign, worker) queues them; SQLite's writers are
-serialised already (``BEGIN IMMEDIATE``). Only a first opening takes it: a
-reload finds its choice and returns without waiting.
+Which worker was shown which gold item is still recorded per assignment (an
+exposure), the first time the worker's page opens; grading scores what the
+exposures say the worker saw. Workers never learn which positions are gold:
+the page renders all slots alike.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, UniqueConstraint, func, select, text
+from sqlalchemy import ForeignKey, Index, Integer, String, UniqueConstraint, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
@@ -64,36 +64,23 @@ def _exposures(session: Session, published: PublishedHIT, assignment_id: str) ->
 def choose_gold(
     session: Session, published: PublishedHIT, assignment_id: str, worker_id: str
 ) -> dict[int, GoldItem]:
-    """The gold item for each gold position of this assignment (chosen once, then stable)."""
-    positions = [slot.position for slot in published.slots if slot.gold_item_id is not None]
-    if not positions:
+    """Record that this assignment's worker is shown the HIT's planned gold; the gold per position.
+
+    The first opening writes one exposure row per gold position (a reload finds
+    them and writes nothing). An assignment that has rows from before gold was
+    fixed per HIT keeps what it was shown, so its page and its grading agree.
+    """
+    planned = {slot.position: slot.gold_item for slot in published.slots if slot.gold_item is not None}
+    if not planned:
         return {}
     chosen = _exposures(session, published, assignment_id)
-    if len(chosen) == len(positions):
+    if len(chosen) == len(planned):
         return chosen
-    if _lock_worker_choices(session, published.campaign_id, worker_id):
-        # Another page of this worker's may have chosen while we waited, this one too.
-        chosen = _exposures(session, published, assignment_id)
-        if len(chosen) == len(positions):
-            return chosen
-    seen = dict(
-        session.execute(
-            select(GoldExposure.gold_item_id, func.count())
-            .where(GoldExposure.campaign_id == published.campaign_id, GoldExposure.worker_id == worker_id)
-            .group_by(GoldExposure.gold_item_id)
-        ).all()
-    )
-    pool = list(session.scalars(select(GoldItem).where(GoldItem.campaign_id == published.campaign_id)))
-    rng = random.Random(assignment_id)  # reproducible per assignment, different across them
-    rng.shuffle(pool)
-    pool.sort(key=lambda g: seen.get(g.id, 0))  # stable: unseen first, random among equals
-    picks = iter(g for g in pool if g.id not in {c.id for c in chosen.values()})
     try:
         with session.begin_nested():
-            for position in positions:
+            for position, gold in planned.items():
                 if position in chosen:
                     continue
-                gold = next(picks, None) or pool[0]
                 session.add(
                     GoldExposure(
                         campaign_id=published.campaign_id,
@@ -105,28 +92,9 @@ def choose_gold(
                 )
                 chosen[position] = gold
     except IntegrityError:
-        # The same page opened twice at once: the other request's choice stands.
+        # The same page opened twice at once: the other request recorded it first.
         chosen = _exposures(session, published, assignment_id)
     return chosen
-
-
-#: Namespaces this module's advisory locks from any other use of PostgreSQL's 64-bit key space.
-_LOCK_PREFIX = "hitforge-gold-choice"
-
-
-def _lock_worker_choices(session: Session, campaign_id: int, worker_id: str) -> bool:
-    """Queue behind any other transaction choosing gold for this worker in this campaign.
-
-    PostgreSQL only (a transaction-scoped advisory lock, released at commit or
-    rollback); returns whether a lock was taken. SQLite needs none.
-    """
-    if session.get_bind().dialect.name != "postgresql":
-        return False
-    session.execute(
-        text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"),
-        {"key": f"{_LOCK_PREFIX}:{campaign_id}:{worker_id}"},
-    )
-    return True
 
 
 def page_slots(session: Session, published: PublishedHIT, assignment_id: str | None) -> list[PageSlot]:

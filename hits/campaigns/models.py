@@ -17,6 +17,7 @@ from sqlalchemy import (
     Boolean,
     Float,
     ForeignKey,
+    Index,
     Integer,
     Numeric,
     String,
@@ -26,6 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from hits.db import RequesterBase, UTCDateTime, utcnow
+from hits.signin_limits import SignInFailureColumns
 
 
 class Campaign(RequesterBase):
@@ -190,6 +192,8 @@ class StaffUser(RequesterBase):
     #: A requester user's account on the marketplace (its access key): the campaigns it owns.
     access_key_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Stamped into each sign-in's cookie; signing out counts it up, ending every earlier cookie.
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class StaffCampaign(RequesterBase):
@@ -200,6 +204,13 @@ class StaffCampaign(RequesterBase):
     staff_user_id: Mapped[int] = mapped_column(ForeignKey("rq_staff_users.id"), primary_key=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), primary_key=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class StaffSignInFailure(SignInFailureColumns, RequesterBase):
+    """A failed sign-in on the dashboard (see ``hits.signin_limits``)."""
+
+    __tablename__ = "rq_staff_signin_failures"
+    __table_args__ = (Index("ix_rq_staff_signin_failures_key_failed_at", "key", "failed_at"),)
 
 
 class ReviewAction(RequesterBase):

@@ -7,6 +7,7 @@ marketplace's ``externalSubmit``, exactly the way a browser would.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,6 +135,7 @@ class Bot:
         if not isinstance(task_form, Tag):
             raise CrowdError("HIT page has no task form")
         data = _form_fields(task_form)
+        self._look_at_pictures(task_form, task_url)
         data.update(self.fill_form(task_form, self.truth, self.profile, self.rng))
         handoff = BeautifulSoup(self._post(str(task_form["action"]) or task_url, data).text, "html.parser")
         out_form = handoff.find("form", id="handoff")
@@ -144,6 +146,20 @@ class Bot:
             raise CrowdError(f"externalSubmit failed: HTTP {done.status_code}")
         self.result.submitted += 1
         return True
+
+    def _look_at_pictures(self, form: Tag, page_url: str) -> None:
+        """Recognise each picture by what it shows, as a person would, not by its URL.
+
+        HIT pages give pictures opaque URLs; the demo's pictures are named by
+        their content, so a picture's bytes give the name the bot's truth uses.
+        """
+        for img in form.find_all("img"):
+            response = self.http.get(
+                urljoin(urljoin(self.base_url + "/", page_url), str(img["src"])), timeout=60
+            )
+            if response.status_code >= 400:
+                raise CrowdError(f"GET picture {img['src']}: HTTP {response.status_code}")
+            img["src"] = hashlib.sha256(response.content).hexdigest()[:20] + ".png"
 
     def run(self, max_hits: int, on_submit: Callable[[], None] | None = None) -> BotResult:
         """Work until no HIT is left or ``max_hits`` are done; errors are recorded, not raised."""

@@ -44,6 +44,7 @@ from hits.quality import qa_review
 from qualification.analysis import item_analysis
 from qualification.delivery import waiting_tests
 from qualification.models import QualificationAttempt, QualificationTest
+from server import staff_signin
 from server.db import requester_session
 from server.task_queue import send_after_commit
 
@@ -63,7 +64,8 @@ def as_json(value: Any) -> str:
 def current_staff() -> StaffUser | None:
     if "staff" not in g:
         staff_id = session.get("staff_id")
-        g.staff = requester_session().get(StaffUser, staff_id) if staff_id else None
+        user = requester_session().get(StaffUser, staff_id) if staff_id else None
+        g.staff = user if user is not None and staff_signin.is_current(user) else None
     staff: StaffUser | None = g.staff
     return staff
 
@@ -93,21 +95,22 @@ def _campaign_or_404(campaign_id: int) -> None:
 @bp.route("/signin", methods=["GET", "POST"])
 def signin() -> Any:
     if request.method == "POST":
-        user = requester_session().scalar(
-            select(StaffUser).where(StaffUser.username == request.form.get("username", "").strip())
-        )
+        username = request.form.get("username", "")
+        if (refused := staff_signin.refused_while_locked(username)) is not None:
+            return refused
+        user = requester_session().scalar(select(StaffUser).where(StaffUser.username == username.strip()))
         if user is None or not check_password_hash(user.password_hash, request.form.get("password", "")):
+            staff_signin.count_failure(username)
             flash("Unknown user name or wrong password.", "error")
             return render_template("dashboard/signin.html"), 401
-        session.clear()
-        session["staff_id"] = user.id
+        staff_signin.begin(user)
         return redirect(url_for("dashboard.home"))
     return render_template("dashboard/signin.html")
 
 
 @bp.post("/signout")
 def signout() -> Any:
-    session.clear()
+    staff_signin.end_everywhere(current_staff())
     return redirect(url_for("dashboard.signin"))
 
 

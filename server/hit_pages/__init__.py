@@ -1,16 +1,18 @@
 """The requester side's HIT pages: the ExternalQuestion the marketplace frames.
 
-A page shows a published HIT's items (gold among them, indistinguishable),
-validates the worker's answers on the server, stores them once per
-assignment, and hands them to ``turkSubmitTo/mturk/externalSubmit``.
+A page shows a published HIT's items (gold among them, indistinguishable, and
+the same for every assignment of the HIT), validates the worker's answers on
+the server, stores them once per assignment, and hands them to
+``turkSubmitTo/mturk/externalSubmit``. An assignment's page is served, and its
+answers taken, only with the capability the marketplace framed it with
+(``access.py``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Flask, abort, render_template, request, send_from_directory, url_for
+from flask import Blueprint, Flask, abort, render_template, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -18,9 +20,10 @@ from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
 from server.db import requester_session
+from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, page_access
+from server.hit_pages.media import is_local, media_url, serve_media
 
 bp = Blueprint("hit_pages", __name__, url_prefix="/tasks")
-NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
 
 def _published(hit_id: str) -> tuple[PublishedHIT, Campaign]:
@@ -33,27 +36,27 @@ def _published(hit_id: str) -> tuple[PublishedHIT, Campaign]:
     return published, campaign
 
 
-def _payloads(published: PublishedHIT, params: dict[str, str]) -> list[dict[str, Any]]:
-    """Each slot's payload for this assignment; gold slots get this worker's gold items."""
+def _payloads(published: PublishedHIT, access: PageAccess) -> list[dict[str, Any]]:
+    """Each slot's payload: the HIT's own, gold included; an assignment's first opening records its gold."""
     session = requester_session()
-    assignment_id, worker_id = params.get("assignmentId", NOT_AVAILABLE), params.get("workerId", "")
-    if assignment_id != NOT_AVAILABLE and worker_id:
-        choose_gold(session, published, assignment_id, worker_id)
-        return [slot.payload for slot in page_slots(session, published, assignment_id)]
-    return [slot.payload for slot in page_slots(session, published, None)]
+    if access.assignment_id is not None:
+        choose_gold(session, published, access.assignment_id, access.worker_id)
+    return [slot.payload for slot in page_slots(session, published, access.assignment_id)]
 
 
-def _slot_views(payloads: list[dict[str, Any]], campaign: Campaign, seed: str) -> list[dict[str, Any]]:
+def _slot_views(
+    payloads: list[dict[str, Any]], campaign: Campaign, published: PublishedHIT, access: PageAccess, seed: str
+) -> list[dict[str, Any]]:
     """What the page may show of each slot: the template's view of it, never whether it is gold."""
     template = get_template(campaign.template)
     views = []
     for position, source in enumerate(payloads):
         payload = template.slot_view(source, f"{seed}:{position}")
-        image = payload.get("image", "")
-        if image and not image.startswith(("http://", "https://", "/")):
-            payload["image_url"] = url_for("hit_pages.media", campaign_id=campaign.id, filename=image)
-        else:
-            payload["image_url"] = image
+        image = str(payload.get("image", ""))
+        local = is_local(image)
+        payload["image_url"] = media_url(published.id, position, access.assignment_id) if local else image
+        if local:
+            del payload["image"]  # the requester's file name could tell gold apart
         views.append(payload)
     return views
 
@@ -61,81 +64,88 @@ def _slot_views(payloads: list[dict[str, Any]], campaign: Campaign, seed: str) -
 def _render(
     published: PublishedHIT,
     campaign: Campaign,
-    params: dict[str, str],
+    access: PageAccess,
     values: dict[str, str],
     errors: dict[str, str],
     status: int = 200,
 ) -> Any:
-    assignment_id = params.get("assignmentId", NOT_AVAILABLE)
+    assignment_id = access.assignment_id or NOT_AVAILABLE
     context = {
         # One assignment sees one arrangement of each slot (also when shown again with errors).
         "slots": _slot_views(
-            _payloads(published, params), campaign, f"{assignment_id}:{params.get('hitId', '')}"
+            _payloads(published, access), campaign, published, access, f"{assignment_id}:{access.hit_id}"
         ),
         "values": values,
         "errors": errors,
-        "preview": assignment_id == NOT_AVAILABLE or not params.get("workerId"),
+        "preview": access.preview,
         "assignment_id": assignment_id,
-        "hit_id": params.get("hitId", ""),
-        "worker_id": params.get("workerId", ""),
-        "turk_submit_to": params.get("turkSubmitTo", ""),
+        "hit_id": access.hit_id,
+        "worker_id": access.worker_id,
+        "turk_submit_to": access.turk_submit_to,
         **get_template(campaign.template).page_context(),
         "page_title": campaign.spec.get("title", "Task"),
     }
     return render_template(f"{campaign.template}/page.html", **context), status
 
 
+def _checked(params: dict[str, str]) -> PageAccess:
+    try:
+        return page_access(params)
+    except AccessRefused as refused:
+        abort(403, str(refused))
+
+
 @bp.get("/hit")
 def show() -> Any:
-    params = request.args.to_dict()
-    published, campaign = _published(params.get("hitId", ""))
-    return _render(published, campaign, params, {}, {})
+    """The HIT's page: a preview for anyone, an assignment's only for the worker it was framed for."""
+    access = _checked(request.args.to_dict())
+    published, campaign = _published(access.hit_id)
+    return _render(published, campaign, access, {}, {})
 
 
 @bp.post("/submit")
 def submit() -> Any:
+    """Check and store an assignment's answers, then relay them to the marketplace's ``turkSubmitTo``."""
     form = request.form
-    params = {k: form.get(k, "") for k in ("assignmentId", "hitId", "workerId", "turkSubmitTo")}
-    if params["assignmentId"] in ("", NOT_AVAILABLE) or not params["workerId"]:
+    access = _checked({k: form.get(k, "") for k in ("assignmentId", "hitId", "workerId", "turkSubmitTo")})
+    if access.assignment_id is None:
         abort(400, "Accept the HIT before submitting.")
-    published, campaign = _published(params["hitId"])
+    published, campaign = _published(access.hit_id)
     template = get_template(campaign.template)
     parsed = template.parse_answers(form, len(published.slots))
-    parsed = template.check_against_items(parsed, _payloads(published, params))
+    parsed = template.check_against_items(parsed, _payloads(published, access))
     if not parsed.ok:
         # Re-render with everything the worker entered: nothing is lost.
-        return _render(published, campaign, params, form.to_dict(), parsed.errors, status=422)
+        return _render(published, campaign, access, form.to_dict(), parsed.errors, status=422)
     session = requester_session()
-    existing = session.scalar(select(Submission).where(Submission.assignment_id == params["assignmentId"]))
+    existing = session.scalar(select(Submission).where(Submission.assignment_id == access.assignment_id))
     if existing is None:
         try:
             with session.begin_nested():
                 session.add(
                     Submission(
-                        assignment_id=params["assignmentId"],
+                        assignment_id=access.assignment_id,
                         published_hit_id=published.id,
-                        worker_id=params["workerId"],
+                        worker_id=access.worker_id,
                         answers={"answers": parsed.answers},
                         source="page",
                     )
                 )
         except IntegrityError:
             pass  # a concurrent double-submit stored it first; the first answer stands
-    target = params["turkSubmitTo"].rstrip("/") + "/mturk/externalSubmit"
     return render_template(
         "handoff.html",
-        action=target,
-        assignment_id=params["assignmentId"],
+        # Checked above: the marketplace's own turkSubmitTo for this assignment, nowhere else.
+        action=access.turk_submit_to + "/mturk/externalSubmit",
+        assignment_id=access.assignment_id,
         fields=template.answer_fields(parsed.answers),
     )
 
 
-@bp.get("/media/<int:campaign_id>/<path:filename>")
-def media(campaign_id: int, filename: str) -> Any:
-    campaign = requester_session().get(Campaign, campaign_id)
-    if campaign is None or not campaign.spec.get("media_path"):
-        abort(404)
-    return send_from_directory(Path(campaign.spec["media_path"]), filename, max_age=3600)
+@bp.get("/media/<int:published_id>/<int:position>/<tag>")
+def media(published_id: int, position: int, tag: str) -> Any:
+    """A picture of a HIT page, by the opaque URL the page gave it (``media.py``)."""
+    return serve_media(published_id, position, tag)
 
 
 def init_app(app: Flask) -> None:

@@ -18,7 +18,6 @@ from flask import (
     render_template,
     request,
     send_file,
-    session,
     url_for,
 )
 from sqlalchemy import select
@@ -37,15 +36,16 @@ from qualification.service import (
 )
 from server.db import requester_session
 from server.task_queue import send_after_commit
+from server.worker_site.base import current_worker
 
 bp = Blueprint("qualify", __name__, url_prefix="/qualify")
 
 
 def _worker_id() -> str:
-    worker_id = session.get("worker_id")
-    if not worker_id:
+    worker = current_worker()  # checks the cookie's sign-in is still current, not just signed
+    if worker is None:
         abort(redirect(url_for("worker_site.signin", next=request.path)))
-    return str(worker_id)
+    return worker.id
 
 
 def _test(test_id: int) -> QualificationTest:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
-from flask import flash, redirect, render_template, request, session, url_for
+from flask import flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from hits import signin_limits
 from hits.market import accounts
 from hits.market.errors import RequestError
+from hits.market.models import SignInFailure
 from server.db import market_session
-from server.worker_site.base import bp
+from server.worker_site import signin_state
+from server.worker_site.base import bp, current_worker
 
 
 @bp.route("/signup", methods=["GET", "POST"])
@@ -27,34 +31,52 @@ def signup() -> Any:
         except RequestError as exc:
             flash(exc.message, "error")
             return render_template("worker/signup.html"), 400
-        session.clear()
-        session["worker_id"] = worker.id
+        signin_state.begin(worker)
         return redirect(url_for("worker_site.index"))
     return render_template("worker/signup.html")
+
+
+def local_path(target: str) -> str | None:
+    """``target`` if a browser would read it as a path on this site, else None (never an open redirect).
+
+    Browsers drop tabs and newlines anywhere in a URL and read a backslash as a
+    slash, so a slash, a tab and ``/example.org`` (or a slash, a backslash and
+    ``example.org``) mean ``//example.org``: any control character or backslash
+    is refused before the parse.
+    """
+    if not target.startswith("/") or "\\" in target or any(ord(c) < 0x20 or ord(c) == 0x7F for c in target):
+        return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or parts.path.startswith("//"):
+        return None
+    return target
 
 
 @bp.route("/signin", methods=["GET", "POST"])
 def signin() -> Any:
     """Sign a worker in, then go back where they were headed (local paths only)."""
     if request.method == "POST":
-        worker = accounts.authenticate_worker(
-            market_session(), request.form.get("username", ""), request.form.get("password", "")
-        )
+        db = market_session()
+        username = request.form.get("username", "")
+        account, address = signin_limits.keys_for("worker", username, request.remote_addr or "unknown")
+        wait = signin_limits.locked_for(db, SignInFailure, (account, address))
+        if wait is not None:
+            flash(signin_limits.too_many_attempts(wait), "error")
+            return render_template("worker/signin.html"), 429
+        worker = accounts.authenticate_worker(db, username, request.form.get("password", ""))
         if worker is None:
+            signin_limits.record_failure(db, SignInFailure, (account, address))
+            db.commit()  # the failure counts although this response (a 401) rolls the request back
             flash("Unknown user name or wrong password.", "error")
             return render_template("worker/signin.html"), 401
-        session.clear()
-        session["worker_id"] = worker.id
-        target = request.args.get("next", "")
-        # Only local paths: never an open redirect.
-        return redirect(
-            target if target.startswith("/") and not target.startswith("//") else url_for("worker_site.index")
-        )
+        signin_limits.clear_account(db, SignInFailure, account)
+        signin_state.begin(worker)
+        return redirect(local_path(request.args.get("next", "")) or url_for("worker_site.index"))
     return render_template("worker/signin.html")
 
 
 @bp.post("/signout")
 def signout() -> Response:
-    """Forget the signed-in worker."""
-    session.clear()
+    """Sign the worker out, ending every session cookie of theirs issued before (on any device)."""
+    signin_state.end_everywhere(market_session(), current_worker())
     return redirect(url_for("worker_site.signin"))

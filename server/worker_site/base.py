@@ -10,6 +10,7 @@ from flask import Blueprint, g, redirect, request, session, url_for
 
 from hits.market.models import Worker
 from server.db import market_session, read_only_request
+from server.worker_site.signin_state import is_current
 
 bp = Blueprint("worker_site", __name__)
 NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -34,7 +35,9 @@ def current_worker() -> Worker | None:
     """The worker signed in on this request (from the session cookie), or None."""
     if "worker" not in g:
         worker_id = session.get("worker_id")
-        g.worker = market_session().get(Worker, worker_id) if worker_id else None
+        found = market_session().get(Worker, worker_id) if worker_id else None
+        # A cookie from before the worker last signed out is no sign-in (see signin_state.py).
+        g.worker = found if found is not None and is_current(found) else None
     worker: Worker | None = g.worker
     return worker
 

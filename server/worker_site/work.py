@@ -50,28 +50,34 @@ ANSWERS_BODY_LIMIT = 32 * 1024 * 1024
 SUBMIT_CAPABILITY_SALT = b"hitforge.worker-site.turk-submit-to"
 
 
-def submit_capability(assignment_id: str, worker_id: str) -> str:
-    """An HMAC (the app's secret) naming one assignment and its worker: the right to submit it.
+def submit_capability(assignment_id: str, worker_id: str, hit_id: str) -> str:
+    """An HMAC (the app's secret) naming one assignment, its worker and its HIT: the right to submit it.
 
     The ``turkSubmitTo`` an ExternalQuestion page receives carries it, because the
     page may live on another site, and its cross-site post to externalSubmit then
-    arrives without the worker's (SameSite=Lax) session cookie.
+    arrives without the worker's (SameSite=Lax) session cookie. This server's HIT
+    pages check it too before showing an assignment's page (``server/hit_pages``).
     """
-    message = b"\0".join((SUBMIT_CAPABILITY_SALT, assignment_id.encode(), worker_id.encode()))
+    message = b"\0".join(
+        (SUBMIT_CAPABILITY_SALT, assignment_id.encode(), worker_id.encode(), hit_id.encode())
+    )
     mac = hmac.new(str(current_app.secret_key).encode(), message, hashlib.sha256).digest()
     return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
 
 
-def turk_submit_to(assignment_id: str, worker_id: str) -> str:
+def turk_submit_to(assignment_id: str, worker_id: str, hit_id: str) -> str:
     """``<public url>/s/<capability>``: the page posts to this plus ``/mturk/externalSubmit``."""
-    return f"{runtime().settings.public_url.rstrip('/')}/s/{submit_capability(assignment_id, worker_id)}"
+    capability = submit_capability(assignment_id, worker_id, hit_id)
+    return f"{runtime().settings.public_url.rstrip('/')}/s/{capability}"
 
 
 def _external_url(question: ParsedQuestion, hit: HIT, assignment_id: str, worker_id: str | None) -> str:
     params = {"assignmentId": assignment_id, "hitId": hit.id}
     if worker_id:
         params["workerId"] = worker_id
-        params["turkSubmitTo"] = turk_submit_to(assignment_id, worker_id)
+        params["turkSubmitTo"] = turk_submit_to(assignment_id, worker_id, hit.id)
+    else:  # a preview, shown only to workers who may preview (hit_pages checks it)
+        params["hitforgePreview"] = submit_capability(NOT_AVAILABLE, "", hit.id)
     url = question.external_url or ""
     return url + ("&" if "?" in url else "?") + urlencode(params)
 
@@ -289,7 +295,8 @@ def external_submit_with_capability(capability: str) -> Any:
     assignment_id = request.form.get("assignmentId", "")
     assignment = market_session().get(Assignment, assignment_id) if assignment_id != NOT_AVAILABLE else None
     if assignment is None or not hmac.compare_digest(
-        capability.encode(), submit_capability(assignment.id, assignment.worker_id).encode()
+        capability.encode(),
+        submit_capability(assignment.id, assignment.worker_id, assignment.hit_id).encode(),
     ):
         abort(403)
     if assignment.status != ACCEPTED:

@@ -1,21 +1,21 @@
-"""Gold per worker: no item twice while unseen ones remain, stable on reload, graded as shown."""
+"""Gold per HIT: every assignment of a HIT sees the planned gold, HITs share none while the pool lasts."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
-from hits.campaigns.gold import choose_gold, page_slots, pool_warning
-from hits.campaigns.models import PublishedHIT
+from hits.campaigns.gold import GoldExposure, choose_gold, page_slots, pool_warning
+from hits.campaigns.models import GoldItem, PublishedHIT
 from hits.db import session_scope
 from tests.helpers import launch_template_campaign
 
 
-def test_a_worker_meets_every_gold_item_before_any_repeats(
+def test_every_assignment_of_a_hit_sees_its_planned_gold_and_no_two_hits_share_one(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    # Four gold items, two gold slots a HIT: the plan repeats HIT 1's gold on HIT 3.
+    # Four gold items, two gold slots a HIT, two HITs: the pool covers every gold slot once.
     campaign_id, _, _ = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "rating", hits=4, name="per-worker-pool"
+        tmp_path, market, requester_sessions, live_server.url, "rating", hits=2, name="per-hit-pool"
     )
     with session_scope(requester_sessions) as session:
         hits = list(
@@ -23,30 +23,72 @@ def test_a_worker_meets_every_gold_item_before_any_repeats(
                 select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id).order_by(PublishedHIT.id)
             )
         )
-        planned = [{s.gold_item_id for s in h.slots if s.gold_item_id} for h in hits]
-        assert planned[0] == planned[2]  # what a worker would see twice without per-worker choice
-        first = choose_gold(session, hits[0], "ASSIGN-1", "WORKER-1")
-        third = choose_gold(session, hits[2], "ASSIGN-3", "WORKER-1")
-        seen = [g.id for g in (*first.values(), *third.values())]
-        assert len(seen) == 4 == len(set(seen))
-        # Another worker's choices are independent of the first worker's.
-        other = choose_gold(session, hits[2], "ASSIGN-9", "WORKER-2")
-        assert len(other) == 2
-        # Once all are seen, repeats are the least seen ones, never a duplicate on one page.
-        again = choose_gold(session, hits[1], "ASSIGN-2", "WORKER-1")
-        assert len({g.id for g in again.values()}) == 2
+        planned = [{s.position: s.gold_item_id for s in h.slots if s.gold_item_id} for h in hits]
+        assert all(len(p) == 2 for p in planned)
+        # A worker who takes both HITs meets four different gold items.
+        assert not set(planned[0].values()) & set(planned[1].values())
+        shown = {
+            (hit_index, worker): {
+                p: g.id
+                for p, g in choose_gold(session, hits[hit_index], f"A{hit_index}{worker}", worker).items()
+            }
+            for hit_index in (0, 1)
+            for worker in ("WORKER-1", "WORKER-2")
+        }
+        for (hit_index, _), gold in shown.items():
+            assert gold == planned[hit_index]  # the same for every worker: nothing to compare
+        exposed = session.scalars(
+            select(GoldExposure.worker_id).where(GoldExposure.campaign_id == campaign_id)
+        ).all()
+        assert sorted(exposed) == ["WORKER-1"] * 4 + ["WORKER-2"] * 4
     with session_scope(requester_sessions) as session:
         hit = session.get(PublishedHIT, hits[0].id)
         assert hit is not None
-        # A reload shows the same gold; the page's gold positions carry the chosen items.
-        assert {p: g.id for p, g in choose_gold(session, hit, "ASSIGN-1", "WORKER-1").items()} == {
-            p: g.id for p, g in first.items()
-        }
-        shown = {s.position: s.gold.id for s in page_slots(session, hit, "ASSIGN-1") if s.gold}
-        assert shown == {p: g.id for p, g in first.items()}
-        # Without a choice on record (a preview), the plan stands.
-        plan = {s.position: s.gold.id for s in page_slots(session, hit, None) if s.gold}
-        assert set(plan.values()) == planned[0]
+        # A reload records nothing more and shows the same page, which is the preview's.
+        choose_gold(session, hit, "A0WORKER-1", "WORKER-1")
+        assert (
+            len(session.scalars(select(GoldExposure).where(GoldExposure.assignment_id == "A0WORKER-1")).all())
+            == 2
+        )
+        page = [
+            (s.position, s.payload, s.gold.id if s.gold else None)
+            for s in page_slots(session, hit, "A0WORKER-1")
+        ]
+        preview = [
+            (s.position, s.payload, s.gold.id if s.gold else None) for s in page_slots(session, hit, None)
+        ]
+        assert page == preview
+
+
+def test_an_assignment_shown_other_gold_before_keeps_it(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    # Pages opened before gold was fixed per HIT recorded their own choice: it stays what they show and grade.
+    campaign_id, _, _ = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "rating", hits=2, name="kept-choice"
+    )
+    with session_scope(requester_sessions) as session:
+        first, second = session.scalars(
+            select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id).order_by(PublishedHIT.id)
+        ).all()
+        positions = [s.position for s in first.slots if s.gold_item_id]
+        others = [s.gold_item_id for s in second.slots if s.gold_item_id]
+        for position, gold_id in zip(positions, others, strict=True):
+            session.add(
+                GoldExposure(
+                    campaign_id=campaign_id,
+                    worker_id="EARLY",
+                    assignment_id="EARLY-ASSIGNMENT",
+                    position=position,
+                    gold_item_id=gold_id,
+                )
+            )
+        session.flush()
+        kept = choose_gold(session, first, "EARLY-ASSIGNMENT", "EARLY")
+        assert sorted(g.id for g in kept.values()) == sorted(others)
+        shown = {s.position: s.gold.id for s in page_slots(session, first, "EARLY-ASSIGNMENT") if s.gold}
+        assert shown == dict(zip(positions, others, strict=True))
+        assert session.get(GoldItem, others[0]) is not None
 
 
 def test_pool_warning_names_the_shortfall() -> None:

@@ -1,4 +1,4 @@
-"""Gold per worker with two tabs: two pages opened at once by one worker never share a gold item."""
+"""Gold with two tabs: two pages one worker opens at once (two HITs) never share a gold item."""
 
 from __future__ import annotations
 
@@ -89,5 +89,5 @@ def test_two_pages_opened_at_once_by_one_worker_get_different_gold(
     for n in range(4):
         first, second = pages(f"TWO-TABS-W{n}")
         assert len(first) == len(second) == 2
-        # Four gold items, four gold slots between the two pages: no repeat while unseen ones remain.
+        # Four gold items, four gold slots between the two HITs: the plan deals each item once.
         assert not set(first) & set(second), (n, first, second)

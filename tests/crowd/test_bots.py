@@ -13,6 +13,7 @@ from hits.db import session_scope
 from hits.demo_tasks.rating import rate
 from hits.market.questions import xml_to_answers
 from tests.helpers import campaign_bot, launch_demo_campaign
+from tests.server.test_worker_site import accept
 
 
 def test_a_diligent_bot_completes_hits_and_answers_are_stored_once(
@@ -76,9 +77,8 @@ def test_gold_answers_never_reach_the_page(tmp_path, live_server, market, reques
         assert published is not None
         gold = session.scalars(select(GoldItem).where(GoldItem.campaign_id == campaign_id)).all()
         hit_id = published.mturk_hit_id
-    page = bot.http.get(
-        f"{live_server.url}/tasks/hit", params={"hitId": hit_id, "assignmentId": "X", "workerId": "W"}
-    ).text
+    _, src = accept(bot, live_server.url, hit_id)
+    page = bot.http.get(src).text
     assert "gold" not in page.lower() and "gold" not in listing.lower()
     for g in gold:
         assert g.external_id not in page

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import requests
 from bs4 import BeautifulSoup, Tag
@@ -132,3 +133,12 @@ def create_hit(mturk: Any, question: str, **overrides: Any) -> str:  # type: ign
     }
     params.update(overrides)
     return str(mturk.create_hit(**params)["HIT"]["HITId"])
+
+
+def accept_framed(base: str, hit_id: str, name: str = "w") -> tuple[WorkerClient, dict[str, str]]:
+    """A new worker accepts ``hit_id`` on the worker site: the worker, and the framed page's parameters."""
+    worker = WorkerClient(base, name)
+    work = worker.post_form(worker.get(f"/hits/{hit_id}"), f'form[action="/hits/{hit_id}/accept"]', {})
+    frame = soup(work).find("iframe", id="hit-frame")
+    assert isinstance(frame, Tag)
+    return worker, {k: v[0] for k, v in parse_qs(urlsplit(str(frame["src"])).query).items()}

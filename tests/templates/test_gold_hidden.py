@@ -7,6 +7,7 @@ import requests
 from bs4 import BeautifulSoup, Tag
 
 from tests.helpers import launch_template_campaign
+from tests.server.worker_helpers import accept_framed
 
 SLOT_CLASS = {
     "rating": "pair",
@@ -24,16 +25,9 @@ def test_gold_slots_are_indistinguishable(
     _, _, hit_ids = launch_template_campaign(
         tmp_path, market, requester_sessions, live_server.url, template, hits=1, name=f"hidden-{template}"
     )
-    page = requests.get(
-        live_server.url + "/tasks/hit",
-        params={
-            "hitId": hit_ids[0],
-            "assignmentId": "HIDDENASSIGNMENT0001",
-            "workerId": "AHIDDENWORKER1",
-            "turkSubmitTo": live_server.url,
-        },
-        timeout=30,
-    ).text
+    # The page of a real assignment, as the worker site frames it.
+    _, params = accept_framed(live_server.url, hit_ids[0], f"hidden-{template}")
+    page = requests.get(live_server.url + "/tasks/hit", params=params, timeout=30).text
     lowered = page.lower()
     assert "<form" in page, page[:500]
     for leak in ("gold", "items-0", '"answer"', 'correct": [', 'category": '):

@@ -1,6 +1,6 @@
 """The marketplace's tables, split by domain. Import from here."""
 
-from hits.market.models.accounts import AccessKey, Requester, Worker
+from hits.market.models.accounts import AccessKey, Requester, SignInFailure, Worker
 from hits.market.models.events import MarketEvent
 from hits.market.models.ledger import AccountBalance, LedgerEntry
 from hits.market.models.qualifications import QualificationType, WorkerQualification
@@ -31,6 +31,7 @@ __all__ = [
     "ReviewRecord",
     "Requester",
     "RequesterOptions",
+    "SignInFailure",
     "Worker",
     "WorkerBlock",
     "WorkerMessage",

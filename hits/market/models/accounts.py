@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, String
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from hits.db import MarketBase, UTCDateTime, utcnow
+from hits.signin_limits import SignInFailureColumns
 
 
 class Requester(MarketBase):
@@ -50,3 +51,13 @@ class Worker(MarketBase):
     subdivision: Mapped[str | None] = mapped_column(String(3), nullable=True)
     is_adult: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Stamped into each sign-in's session cookie; signing out counts it up, so every cookie
+    #: issued before (a copy kept by someone else included) stops being a sign-in.
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class SignInFailure(SignInFailureColumns, MarketBase):
+    """A failed sign-in on the worker site (see ``hits.signin_limits``)."""
+
+    __tablename__ = "market_signin_failures"
+    __table_args__ = (Index("ix_market_signin_failures_key_failed_at", "key", "failed_at"),)

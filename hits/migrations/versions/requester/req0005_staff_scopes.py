@@ -1,7 +1,7 @@
 """what a dashboard user may see: the requester account (access key) a requester user
 belongs to, and the campaigns assigned to a QA reviewer
 
-Revision ID: req0005_dash_staff_scopes
+Revision ID: req0005
 Revises: req0004
 """
 
@@ -10,7 +10,7 @@ from alembic import op
 
 import hits.db
 
-revision = "req0005_dash_staff_scopes"
+revision = "req0005"
 down_revision = "req0004"
 branch_labels = None
 depends_on = None

@@ -1,12 +1,12 @@
 """indexes for the worker path: a group's open HITs oldest first, and the clocks' sweeps
 
-Revision ID: mar0009_perf_worker_path_indexes
+Revision ID: mar0009
 Revises: mar0008
 """
 
 from alembic import op
 
-revision = "mar0009_perf_worker_path_indexes"
+revision = "mar0009"
 down_revision = "mar0008"
 branch_labels = None
 depends_on = None

@@ -1,0 +1,74 @@
+"""Pictures on HIT pages, under URLs that name no file.
+
+A page's picture URL names a HIT, a position on it and the assignment (if
+any), with an HMAC tag the server made: ``/tasks/media/<hit row>/<position>/<tag>``.
+It never carries the requester's file name, which could tell gold apart (a
+gold folder, a ``gold_`` prefix), nor the same URL for one gold picture on
+two HITs. The file served is the one the page shows at that position, so
+only files a page shows can be fetched: not the campaign's other files, even
+when its media folder holds them (``media_dir: .`` with the gold answers).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from pathlib import Path
+from typing import Any
+
+from flask import abort, current_app, request, send_from_directory, url_for
+from sqlalchemy import select
+
+from hits.campaigns.gold import exposures_for
+from hits.campaigns.models import Campaign, HITSlot, PublishedHIT
+from server.db import requester_session
+
+SALT = b"hitforge.hit-pages.media"
+
+
+def _tag(published_id: int, position: int, assignment_id: str) -> str:
+    message = b"\0".join((SALT, str(published_id).encode(), str(position).encode(), assignment_id.encode()))
+    mac = hmac.new(str(current_app.secret_key).encode(), message, hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac[:18]).decode()
+
+
+def is_local(image: str) -> bool:
+    """Whether a payload's picture is a file of the campaign's media folder (not a URL of its own)."""
+    return bool(image) and not image.startswith(("http://", "https://", "/"))
+
+
+def media_url(published_id: int, position: int, assignment_id: str | None) -> str:
+    """The URL of the picture at ``position`` of this HIT's page, as the assignment (or preview) sees it."""
+    tag = _tag(published_id, position, assignment_id or "")
+    return url_for(
+        "hit_pages.media", published_id=published_id, position=position, tag=tag, a=assignment_id or None
+    )
+
+
+def serve_media(published_id: int, position: int, tag: str) -> Any:
+    """The picture a ``media_url`` names; 404 for anything else, forged or not."""
+    assignment_id = request.args.get("a", "")
+    if not hmac.compare_digest(tag.encode(), _tag(published_id, position, assignment_id).encode()):
+        abort(404)
+    session = requester_session()
+    # One slot, not the whole page: the slot with its campaign's media folder, then what this
+    # assignment was shown there (asked whether or not the slot is gold, so timing tells nothing).
+    found = session.execute(
+        select(HITSlot, Campaign.id, Campaign.spec)
+        .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
+        .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
+        .where(HITSlot.published_hit_id == published_id, HITSlot.position == position)
+    ).first()
+    if found is None or not found.spec.get("media_path"):
+        abort(404)
+    slot = found.HITSlot
+    shown = exposures_for(session, found.id, [assignment_id]).get(assignment_id, {}) if assignment_id else {}
+    gold = shown.get(position) if slot.gold_item_id is not None else None
+    image = str((gold.payload if gold else slot.payload).get("image", ""))
+    if not is_local(image):
+        abort(404)
+    response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600)
+    # Pictures only: a requester's SVG opened on its own must not run scripts on this site.
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    return response

@@ -1,0 +1,63 @@
+"""The dashboard's sign-in guard: throttled guesses and cookies that end at sign-out.
+
+The same two protections as the worker site (``server/worker_site/signin_state.py``
+and ``hits.signin_limits``), for staff accounts, kept in the requester side's
+own tables. The dashboard's views call these; its roles stay its own business.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import flash, render_template, request, session
+from sqlalchemy import update
+
+from hits import signin_limits
+from hits.campaigns.models import StaffSignInFailure, StaffUser
+from server.db import requester_session
+
+GENERATION_KEY = "staff_generation"
+
+
+def _keys(username: str) -> tuple[signin_limits.Key, signin_limits.Key]:
+    return signin_limits.keys_for("staff", username, request.remote_addr or "unknown")
+
+
+def refused_while_locked(username: str) -> Any | None:
+    """The 429 page when this account or address has failed too often lately, else None."""
+    wait = signin_limits.locked_for(requester_session(), StaffSignInFailure, _keys(username))
+    if wait is None:
+        return None
+    flash(signin_limits.too_many_attempts(wait), "error")
+    return render_template("dashboard/signin.html"), 429
+
+
+def count_failure(username: str) -> None:
+    """Count a failed sign-in, committed now although the request's 401 rolls back the rest."""
+    db = requester_session()
+    signin_limits.record_failure(db, StaffSignInFailure, _keys(username))
+    db.commit()
+
+
+def begin(user: StaffUser) -> None:
+    """Sign ``user`` in on this browser with a fresh session; their account's failures are forgotten."""
+    signin_limits.clear_account(requester_session(), StaffSignInFailure, _keys(user.username)[0])
+    session.clear()
+    session["staff_id"] = user.id
+    session[GENERATION_KEY] = user.session_generation or 0
+
+
+def is_current(user: StaffUser) -> bool:
+    """Whether this request's cookie is from the user's current sign-in generation."""
+    return bool(session.get(GENERATION_KEY) == (user.session_generation or 0))
+
+
+def end_everywhere(user: StaffUser | None) -> None:
+    """Sign out here and end every cookie of this user's issued before."""
+    if user is not None:
+        requester_session().execute(
+            update(StaffUser)
+            .where(StaffUser.id == user.id)
+            .values(session_generation=StaffUser.session_generation + 1)
+        )
+    session.clear()
