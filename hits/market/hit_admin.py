@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import events, request_tokens
 from hits.market.errors import RequestError, invalid, not_found
-from hits.market.hit_ops import get_hit, refresh_status, slot_counts
+from hits.market.hit_ops import check_funds, get_hit, refresh_status, slot_counts
 from hits.market.models import HIT, HITType
 from hits.market.models.work import ACCEPTED, DISPOSED, REVIEWABLE, REVIEWING, SUBMITTED
 
@@ -28,7 +28,11 @@ def _live_hit(session: Session, hit_id: Any, requester_id: str) -> HIT:
 
 
 def add_assignments(session: Session, requester_id: str, hit_id: Any, number: Any, token: Any = None) -> HIT:
-    """CreateAdditionalAssignmentsForHIT: raise MaxAssignments by ``number`` (a HITExtended event)."""
+    """CreateAdditionalAssignmentsForHIT: raise MaxAssignments by ``number`` (a HITExtended event).
+
+    Refused with ``AWS.MechanicalTurk.InsufficientFunds`` when the balance does
+    not cover the new assignments (reward plus fee), as CreateHIT is.
+    """
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_ASSIGNMENTS:
         raise invalid("NumberOfAdditionalAssignments must be a positive integer.")
     hit = _live_hit(session, hit_id, requester_id)
@@ -40,6 +44,8 @@ def add_assignments(session: Session, requester_id: str, hit_id: Any, number: An
         )
     if hit.max_assignments + number > MAX_ASSIGNMENTS:
         raise invalid("MaxAssignments would exceed its maximum.")
+    # As CreateHIT does: assignments the balance cannot pay for would be work no one is paid for.
+    check_funds(session, requester_id, hit.hit_type.reward, hit.max_assignments + number, adding=number)
     request_tokens.claim(session, requester_id, "CreateAdditionalAssignmentsForHIT", token)
     hit.max_assignments += number
     if hit.status == REVIEWING:

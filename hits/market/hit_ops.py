@@ -209,23 +209,29 @@ def _balance_of(session: Session, requester_id: str) -> Decimal | None:
     return session.connection().scalar(_balance_row(), {"account": ledger.requester_account(requester_id)})
 
 
-def check_funds(session: Session, requester_id: str, reward: Decimal, max_assignments: int) -> None:
+def check_funds(
+    session: Session, requester_id: str, reward: Decimal, max_assignments: int, *, adding: int | None = None
+) -> None:
     """Refuse with ``AWS.MechanicalTurk.InsufficientFunds`` a HIT the balance does not cover, as MTurk does.
 
+    ``adding``: only that many assignments are new (CreateAdditionalAssignmentsForHIT),
+    of a HIT that will then have ``max_assignments`` (which sets the fee's rate).
     The requester's kept balance row (see :mod:`hits.market.ledger`), read
     with the HIT type when CreateHIT found an existing one (no round trip of
     its own), not locked: nothing is set aside, and each payment checks the
     funds again when it is made.
     """
-    cost = hit_cost(reward, max_assignments)
+    count = max_assignments if adding is None else adding
+    cost = count * (reward + mturk_fee(reward, max_assignments=max_assignments))  # hit_cost() when not adding
     if cost <= 0:
         return
     row = _balance_of(session, requester_id)
     available = Decimal(row or 0).quantize(Decimal("0.01"))  # no row: never paid in
     if cost > available:
+        what = "the HIT costs" if adding is None else "the additional assignments cost"
         raise RequestError(
             f"This Requester has insufficient funds in their account to complete this transaction: "
-            f"the HIT costs {cost} ({max_assignments} x {reward} plus fees), the balance is {available}.",
+            f"{what} {cost} ({count} x {reward} plus fees), the balance is {available}.",
             "AWS.MechanicalTurk.InsufficientFunds",
         )
 
