@@ -21,7 +21,7 @@ MAX_ASSIGNMENTS = 1_000_000_000
 
 
 def _live_hit(session: Session, hit_id: Any, requester_id: str) -> HIT:
-    hit = get_hit(session, hit_id, requester_id)
+    hit = get_hit(session, hit_id, requester_id, for_update=True)
     if hit.status == DISPOSED:
         raise not_found("HIT", hit.id)
     return hit
@@ -63,7 +63,7 @@ def update_expiration(session: Session, requester_id: str, hit_id: Any, expire_a
     fail the expire of a HIT it has disposed of, so a cleanup script that
     expires and deletes each HIT can run twice.
     """
-    hit = get_hit(session, hit_id, requester_id)
+    hit = get_hit(session, hit_id, requester_id, for_update=True)
     if hit.status == DISPOSED:
         return hit
     now = utcnow()
@@ -111,7 +111,7 @@ def update_hit_type(session: Session, requester_id: str, hit_id: Any, hit_type_i
 
 def delete(session: Session, requester_id: str, hit_id: Any) -> HIT:
     """DeleteHIT: only a Reviewable (or expired) HIT whose assignments are all decided."""
-    hit = get_hit(session, hit_id, requester_id)
+    hit = get_hit(session, hit_id, requester_id, for_update=True)
     if hit.status == DISPOSED:  # deleted already: MTurk refuses a second delete with the state
         raise RequestError(
             f"This HIT is currently in the state '{DISPOSED}'. This operation can be called with a "

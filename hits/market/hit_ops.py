@@ -277,9 +277,27 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HIT
     return hit
 
 
-def get_hit(session: Session, hit_id: Any, requester_id: str | None = None) -> HIT:
-    """The HIT ``hit_id``; a requester sees only its own."""
-    hit = session.get(HIT, hit_id) if isinstance(hit_id, str) else None
+def get_hit(
+    session: Session, hit_id: Any, requester_id: str | None = None, *, for_update: bool = False
+) -> HIT:
+    """The HIT ``hit_id``; a requester sees only its own.
+
+    ``for_update``: lock its row until commit (PostgreSQL; SQLite has one
+    writer at a time) and read it fresh, for a change that depends on what
+    it holds: two at once (two extensions, a delete and an extension) then
+    take turns instead of one overwriting the other.
+    """
+    if not isinstance(hit_id, str):
+        hit = None
+    elif for_update:
+        hit = session.scalar(
+            select(HIT)
+            .where(HIT.id == hit_id)
+            .with_for_update(of=HIT)
+            .execution_options(populate_existing=True)
+        )
+    else:
+        hit = session.get(HIT, hit_id)
     if hit is None or (requester_id is not None and hit.requester_id != requester_id):
         raise not_found("HIT", str(hit_id))
     return hit
