@@ -46,14 +46,26 @@ def _with_hit_and_setting() -> Select[Assignment, HIT, NotificationSetting]:
         .join(HIT, HIT.id == Assignment.hit_id)
         .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HIT.hit_type_id)
         .where(Assignment.id == bindparam("assignment_id"))
+        .with_for_update(of=Assignment)
     )
 
 
 def _get_for_review(session: Session, assignment_id: object, requester_id: str | None) -> Assignment:
     """:func:`get_assignment`, reading the assignment, its HIT, the HIT's type and its
-    notification setting in one query (approving or rejecting needs them all)."""
-    if isinstance(assignment_id, str) and identity_key(Assignment, assignment_id) not in session.identity_map:
-        row = session.execute(_with_hit_and_setting(), {"assignment_id": assignment_id}).first()
+    notification setting in one query (approving or rejecting needs them all).
+
+    The assignment's row is locked until commit (PostgreSQL; SQLite has one
+    writer at a time) and read again even if the session holds it: two
+    decisions on one assignment at once (an approve and a reject, or two
+    rejects) run one after the other, and the second sees the first's status
+    instead of overwriting it.
+    """
+    if isinstance(assignment_id, str):
+        row = session.execute(
+            _with_hit_and_setting(),
+            {"assignment_id": assignment_id},
+            execution_options={"populate_existing": True},
+        ).first()
         if row is not None and row[2] is None:
             events.note_no_setting(session, row[1].hit_type_id)
     return get_assignment(session, assignment_id, requester_id)
@@ -287,8 +299,13 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
     for assignment in abandoned:
         assignment.status = ABANDONED
         events.record(session, assignment.hit, "AssignmentAbandoned", assignment)
+    # Locked up front, before any payment locks a balance, and skipping those a
+    # requester is deciding right now: a decision holds its assignment and then
+    # waits for the balance, so taking them one by one could deadlock with it.
     due = session.scalars(
-        select(Assignment).where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
+        select(Assignment)
+        .where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
+        .with_for_update(of=Assignment, skip_locked=True)
     ).all()
     for assignment in due:
         try:

@@ -40,6 +40,7 @@ DESTINATION_REFUSED = (
 #: Engine execution option: events delivered through this engine may go to private addresses.
 ALLOW_PRIVATE_OPTION = "hitforge_notification_allow_private"
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -55,10 +56,17 @@ def is_public(address: IPAddress) -> bool:
     """Whether ``address`` is a public unicast address (not private, loopback, link-local, reserved...)."""
     if isinstance(address, ipaddress.IPv6Address):
         # An IPv4 address inside IPv6 reaches the IPv4 address: judge that one.
-        if address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
-        elif address in _NAT64:
-            address = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            address = embedded
+        elif address.is_reserved or address.is_site_local or address in _LOCAL_NAT64:
+            # Python 3.11 calls these "global": ::/8 holds the IPv4-compatible and
+            # IPv4-translated forms (::127.0.0.1, ::ffff:0:127.0.0.1), site-local
+            # fec0::/10 is private by meaning, and a local-use NAT64 prefix
+            # translates to the operator's own network.
+            return False
     return address.is_global and not address.is_multicast
 
 

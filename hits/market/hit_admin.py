@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import events, request_tokens
 from hits.market.errors import RequestError, invalid, not_found
-from hits.market.hit_ops import get_hit, refresh_status, slot_counts
+from hits.market.hit_ops import check_funds, get_hit, refresh_status, slot_counts
 from hits.market.models import HIT, HITType
 from hits.market.models.work import ACCEPTED, DISPOSED, REVIEWABLE, REVIEWING, SUBMITTED
 
@@ -21,14 +21,18 @@ MAX_ASSIGNMENTS = 1_000_000_000
 
 
 def _live_hit(session: Session, hit_id: Any, requester_id: str) -> HIT:
-    hit = get_hit(session, hit_id, requester_id)
+    hit = get_hit(session, hit_id, requester_id, for_update=True)
     if hit.status == DISPOSED:
         raise not_found("HIT", hit.id)
     return hit
 
 
 def add_assignments(session: Session, requester_id: str, hit_id: Any, number: Any, token: Any = None) -> HIT:
-    """CreateAdditionalAssignmentsForHIT: raise MaxAssignments by ``number`` (a HITExtended event)."""
+    """CreateAdditionalAssignmentsForHIT: raise MaxAssignments by ``number`` (a HITExtended event).
+
+    Refused with ``AWS.MechanicalTurk.InsufficientFunds`` when the balance does
+    not cover the new assignments (reward plus fee), as CreateHIT is.
+    """
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_ASSIGNMENTS:
         raise invalid("NumberOfAdditionalAssignments must be a positive integer.")
     hit = _live_hit(session, hit_id, requester_id)
@@ -40,6 +44,8 @@ def add_assignments(session: Session, requester_id: str, hit_id: Any, number: An
         )
     if hit.max_assignments + number > MAX_ASSIGNMENTS:
         raise invalid("MaxAssignments would exceed its maximum.")
+    # As CreateHIT does: assignments the balance cannot pay for would be work no one is paid for.
+    check_funds(session, requester_id, hit.hit_type.reward, hit.max_assignments + number, adding=number)
     request_tokens.claim(session, requester_id, "CreateAdditionalAssignmentsForHIT", token)
     hit.max_assignments += number
     if hit.status == REVIEWING:
@@ -57,7 +63,7 @@ def update_expiration(session: Session, requester_id: str, hit_id: Any, expire_a
     fail the expire of a HIT it has disposed of, so a cleanup script that
     expires and deletes each HIT can run twice.
     """
-    hit = get_hit(session, hit_id, requester_id)
+    hit = get_hit(session, hit_id, requester_id, for_update=True)
     if hit.status == DISPOSED:
         return hit
     now = utcnow()
@@ -105,7 +111,7 @@ def update_hit_type(session: Session, requester_id: str, hit_id: Any, hit_type_i
 
 def delete(session: Session, requester_id: str, hit_id: Any) -> HIT:
     """DeleteHIT: only a Reviewable (or expired) HIT whose assignments are all decided."""
-    hit = get_hit(session, hit_id, requester_id)
+    hit = get_hit(session, hit_id, requester_id, for_update=True)
     if hit.status == DISPOSED:  # deleted already: MTurk refuses a second delete with the state
         raise RequestError(
             f"This HIT is currently in the state '{DISPOSED}'. This operation can be called with a "

@@ -209,23 +209,29 @@ def _balance_of(session: Session, requester_id: str) -> Decimal | None:
     return session.connection().scalar(_balance_row(), {"account": ledger.requester_account(requester_id)})
 
 
-def check_funds(session: Session, requester_id: str, reward: Decimal, max_assignments: int) -> None:
+def check_funds(
+    session: Session, requester_id: str, reward: Decimal, max_assignments: int, *, adding: int | None = None
+) -> None:
     """Refuse with ``AWS.MechanicalTurk.InsufficientFunds`` a HIT the balance does not cover, as MTurk does.
 
+    ``adding``: only that many assignments are new (CreateAdditionalAssignmentsForHIT),
+    of a HIT that will then have ``max_assignments`` (which sets the fee's rate).
     The requester's kept balance row (see :mod:`hits.market.ledger`), read
     with the HIT type when CreateHIT found an existing one (no round trip of
     its own), not locked: nothing is set aside, and each payment checks the
     funds again when it is made.
     """
-    cost = hit_cost(reward, max_assignments)
+    count = max_assignments if adding is None else adding
+    cost = count * (reward + mturk_fee(reward, max_assignments=max_assignments))  # hit_cost() when not adding
     if cost <= 0:
         return
     row = _balance_of(session, requester_id)
     available = Decimal(row or 0).quantize(Decimal("0.01"))  # no row: never paid in
     if cost > available:
+        what = "the HIT costs" if adding is None else "the additional assignments cost"
         raise RequestError(
             f"This Requester has insufficient funds in their account to complete this transaction: "
-            f"the HIT costs {cost} ({max_assignments} x {reward} plus fees), the balance is {available}.",
+            f"{what} {cost} ({count} x {reward} plus fees), the balance is {available}.",
             "AWS.MechanicalTurk.InsufficientFunds",
         )
 
@@ -271,9 +277,27 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HIT
     return hit
 
 
-def get_hit(session: Session, hit_id: Any, requester_id: str | None = None) -> HIT:
-    """The HIT ``hit_id``; a requester sees only its own."""
-    hit = session.get(HIT, hit_id) if isinstance(hit_id, str) else None
+def get_hit(
+    session: Session, hit_id: Any, requester_id: str | None = None, *, for_update: bool = False
+) -> HIT:
+    """The HIT ``hit_id``; a requester sees only its own.
+
+    ``for_update``: lock its row until commit (PostgreSQL; SQLite has one
+    writer at a time) and read it fresh, for a change that depends on what
+    it holds: two at once (two extensions, a delete and an extension) then
+    take turns instead of one overwriting the other.
+    """
+    if not isinstance(hit_id, str):
+        hit = None
+    elif for_update:
+        hit = session.scalar(
+            select(HIT)
+            .where(HIT.id == hit_id)
+            .with_for_update(of=HIT)
+            .execution_options(populate_existing=True)
+        )
+    else:
+        hit = session.get(HIT, hit_id)
     if hit is None or (requester_id is not None and hit.requester_id != requester_id):
         raise not_found("HIT", str(hit_id))
     return hit

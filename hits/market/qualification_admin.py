@@ -278,7 +278,17 @@ def pending_requests(
 
 
 def _pending(session: Session, requester_id: str, request_id: Any) -> QualificationRequest:
-    request = session.get(QualificationRequest, request_id) if isinstance(request_id, str) else None
+    # Locked and read fresh: an accept and a reject sent at once take turns, the second sees the first.
+    request = (
+        session.scalar(
+            select(QualificationRequest)
+            .where(QualificationRequest.id == request_id)
+            .with_for_update(of=QualificationRequest)
+            .execution_options(populate_existing=True)
+        )
+        if isinstance(request_id, str)
+        else None
+    )
     qtype = None if request is None else session.get(QualificationType, request.qualification_type_id)
     if request is None or qtype is None or qtype.requester_id != requester_id:
         raise not_found("QualificationRequest", str(request_id))

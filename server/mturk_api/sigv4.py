@@ -7,6 +7,7 @@ exactly the headers the client says it signed and the timestamp it used.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import re
 from dataclasses import dataclass
@@ -63,7 +64,8 @@ def verify(
 
     The signature must cover the ``X-Amz-Target`` header (which operation
     runs) and be scoped to the configured region: a signature made for
-    another region, or one that leaves the operation open to change, is refused.
+    another region, or one that leaves the operation open to change, is refused,
+    and so is a signed ``X-Amz-Content-SHA256`` that is not the body's hash.
     """
     match = parse_authorization(request.headers.get("authorization"))
     if match["service"] != SERVICE:
@@ -98,6 +100,15 @@ def verify(
         if name not in request.headers:
             raise AuthFailure("IncompleteSignatureException", f"Signed header {name} is missing.")
         headers[name] = request.headers[name]
+    # botocore's canonical request takes a signed X-Amz-Content-SHA256 in place of
+    # the body's hash, so the header must be that hash: otherwise a signature
+    # made for one body (or for UNSIGNED-PAYLOAD) would run any other body.
+    claimed = headers.get("x-amz-content-sha256")
+    if claimed is not None and claimed != hashlib.sha256(request.body).hexdigest():
+        raise AuthFailure(
+            "InvalidSignatureException",
+            "The X-Amz-Content-SHA256 header does not match the SHA-256 of the request body.",
+        )
     aws_request = AWSRequest(method=request.method, url=request.url, headers=headers, data=request.body)
     aws_request.context["timestamp"] = timestamp
     signer = SigV4Auth(Credentials(match["key"], secret_key), SERVICE, match["region"])

@@ -25,9 +25,15 @@ def signed_post(
     *,
     region: str = "us-east-1",
     sign_target: bool = True,
+    signed_headers: dict[str, str] | None = None,
+    sent_body: bytes | None = None,
 ) -> requests.Response:
-    """POST ``body`` to the API as ``operation``, signed with SigV4 (the target left unsigned if asked)."""
-    headers = {"Content-Type": "application/x-amz-json-1.1"}
+    """POST ``body`` to the API as ``operation``, signed with SigV4 (the target left unsigned if asked).
+
+    ``signed_headers`` are added and signed; ``sent_body``, if given, is sent in
+    place of the ``body`` that was signed (a request changed on its way).
+    """
+    headers = {"Content-Type": "application/x-amz-json-1.1", **(signed_headers or {})}
     target = {"X-Amz-Target": TARGET + operation}
     request = AWSRequest(
         method="POST",
@@ -39,7 +45,7 @@ def signed_post(
         request
     )
     sent = dict(request.headers.items()) | target
-    return requests.post(request.url, data=body, headers=sent, timeout=30)
+    return requests.post(request.url, data=body if sent_body is None else sent_body, headers=sent, timeout=30)
 
 
 def call(url: str, key: IssuedKey, operation: str, params: Any) -> requests.Response:

@@ -75,3 +75,35 @@ def test_a_hit_of_an_existing_type_is_checked_against_the_balance_read_with_the_
     second = client.create_hit(**{**params, "MaxAssignments": 2})["HIT"]  # 0.60: exactly covered
     assert second["HITTypeId"] == first["HITTypeId"]
     assert len(client.list_hits()["HITs"]) == 2
+
+
+def test_additional_assignments_need_the_funds_for_them(live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    """CreateAdditionalAssignmentsForHIT is held to the balance as CreateHIT is.
+
+    Otherwise a requester with $0.30 makes a one-assignment HIT and extends
+    it to a thousand: workers would do work whose approval then fails for
+    lack of funds.
+    """
+    client = _client(live_server, market_sessions, "0.30")
+    hit_id = client.create_hit(**hit_params(Reward="0.10", MaxAssignments=1))["HIT"]["HITId"]  # 0.12
+    with pytest.raises(client.exceptions.RequestError) as caught:
+        client.create_additional_assignments_for_hit(
+            HITId=hit_id, NumberOfAdditionalAssignments=3, UniqueRequestToken="more-1"
+        )  # 3 x 0.12 = 0.36
+    assert caught.value.response["TurkErrorCode"] == INSUFFICIENT
+    assert client.get_hit(HITId=hit_id)["HIT"]["MaxAssignments"] == 1
+    # The refused call did not use up its token; two more (0.24) are covered.
+    client.create_additional_assignments_for_hit(
+        HITId=hit_id, NumberOfAdditionalAssignments=2, UniqueRequestToken="more-1"
+    )
+    assert client.get_hit(HITId=hit_id)["HIT"]["MaxAssignments"] == 3
+
+
+def test_additional_assignments_of_a_large_hit_carry_its_fee(live_server, market_sessions) -> None:  # type: ignore[no-untyped-def]
+    client = _client(live_server, market_sessions, "1.40")  # 10 x (0.10 + 40%)
+    hit_id = client.create_hit(**hit_params(Reward="0.10", MaxAssignments=10))["HIT"]["HITId"]
+    with pytest.raises(client.exceptions.RequestError) as caught:
+        client.create_additional_assignments_for_hit(HITId=hit_id, NumberOfAdditionalAssignments=11)
+    assert caught.value.response["TurkErrorCode"] == INSUFFICIENT  # 11 x 0.14 = 1.54
+    client.create_additional_assignments_for_hit(HITId=hit_id, NumberOfAdditionalAssignments=10)  # 1.40
+    assert client.get_hit(HITId=hit_id)["HIT"]["MaxAssignments"] == 20

@@ -264,3 +264,47 @@ def test_the_operator_setting_is_read_from_the_environment(tmp_path) -> None:
     assert load_settings({**base, "HITFORGE_NOTIFICATION_ALLOW_PRIVATE": "1"}).notification_allow_private
     assert load_settings({**base, "HITFORGE_NOTIFICATION_ALLOW_PRIVATE": "true"}).notification_allow_private
     assert not load_settings({**base, "HITFORGE_NOTIFICATION_ALLOW_PRIVATE": "0"}).notification_allow_private
+
+
+#: IPv6 addresses that reach an IPv4 one through a transition mechanism, or that are reserved or site-local:
+#: Python 3.11 calls all of these "global".
+IPV6_TRANSITION_SPELLINGS = [
+    "http://[::127.0.0.1]/hook",  # IPv4-compatible (deprecated, reserved ::/96)
+    "http://[::ffff:0:7f00:1]/hook",  # IPv4-translated (SIIT) of 127.0.0.1
+    "http://[64:ff9b:1::7f00:1]/hook",  # local-use NAT64 prefix (RFC 8215)
+    "http://[2002:7f00:1::]/hook",  # 6to4 of 127.0.0.1
+    "http://[2002:a9fe:a9fe::1]/hook",  # 6to4 of the metadata address 169.254.169.254
+    "http://[2002:c0a8:101::1]/hook",  # 6to4 of 192.168.1.1
+    "http://[fec0::1]/hook",  # site-local (deprecated, private by meaning)
+    "http://[5f00::1]/hook",  # reserved (SRv6 SIDs)
+]
+
+
+@pytest.mark.parametrize("destination", IPV6_TRANSITION_SPELLINGS)
+def test_ipv6_forms_of_private_or_reserved_addresses_are_refused(mturk, destination: str) -> None:
+    hit_type = mturk.create_hit_type(
+        Title="IPv6 destinations", Description="d", Reward="0.05", AssignmentDurationInSeconds=300
+    )["HITTypeId"]
+    stored = refusal(
+        mturk,
+        mturk.update_notification_settings,
+        HITTypeId=hit_type,
+        Notification=spec(destination),
+        Active=True,
+    )
+    sent = refusal(
+        mturk, mturk.send_test_event_notification, Notification=spec(destination), TestEventType="Ping"
+    )
+    assert {stored, sent} == {DESTINATION_REFUSED}
+
+
+def test_public_ipv6_destinations_are_still_accepted(mturk) -> None:
+    hit_type = mturk.create_hit_type(
+        Title="Public IPv6", Description="d", Reward="0.05", AssignmentDurationInSeconds=300
+    )["HITTypeId"]
+    for destination in (
+        "https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook",  # a public IPv6 address
+        "https://[2002:5db8:d70e::1]/hook",  # 6to4 of a public IPv4 address
+        "https://[::ffff:93.184.215.14]/hook",  # IPv4-mapped public address
+    ):
+        mturk.update_notification_settings(HITTypeId=hit_type, Notification=spec(destination), Active=True)
