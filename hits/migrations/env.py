@@ -14,6 +14,7 @@ if side == "market":
 
     metadata = MarketBase.metadata
 else:
+    import hits.batches.models  # noqa: F401
     import hits.campaigns.gold  # noqa: F401
     import hits.campaigns.models  # noqa: F401
 
