@@ -208,3 +208,37 @@ def review(name: str, reviewed_csv: Path) -> None:
         )
     if applied.failures:
         sys.exit(1)
+
+
+@batch.command("layout")
+@click.argument("layout", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--requester", "requester_id", required=True, help="The marketplace requester who owns it.")
+@click.option("--name", help="Default: the file name.")
+def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
+    """Store LAYOUT on this marketplace; print its HITLayoutId (for CreateHIT's HITLayoutId).
+
+    Run by the marketplace's operator, as MTurk's layouts were made in its UI.
+    """
+    from hits.batches.inputs import decode_utf8
+    from hits.campaigns.fileerrors import InputFileError
+    from hits.db import make_engine, make_session_factory, session_scope
+    from hits.market.layouts import create_layout, parameter_names
+    from hits.market.models import Requester
+
+    try:
+        html = decode_utf8(layout, layout.read_bytes())
+    except OSError as exc:
+        _fail(f"{layout}: cannot read file: {exc.strerror}")
+    except InputFileError as exc:
+        _fail(exc)
+    sessions = make_session_factory(make_engine(load_settings().market_database_url))
+    with session_scope(sessions) as session:
+        if session.get(Requester, requester_id) is None:
+            _fail(f"no requester {requester_id}")
+        try:
+            created = create_layout(session, requester_id, name or layout.name, html)
+        except ValueError as exc:
+            _fail(f"{layout}: {exc}")
+        layout_id, parameters = created.id, parameter_names(html)
+    click.echo(f"HITLayoutId: {layout_id}")
+    click.echo(f"HITLayoutParameters: {', '.join(parameters) or '(none)'}")

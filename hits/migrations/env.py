@@ -10,6 +10,7 @@ config = context.config
 side = config.attributes.get("side") or context.get_x_argument(as_dictionary=True).get("side", "market")
 url: str = config.attributes.get("url") or config.get_main_option("sqlalchemy.url") or ""
 if side == "market":
+    import hits.market.layouts  # noqa: F401
     import hits.market.models  # noqa: F401
 
     metadata = MarketBase.metadata

@@ -72,8 +72,12 @@ def hit_ids(requester_sessions, batch_id: int) -> list[str]:  # type: ignore[no-
         ]
 
 
-def work(worker: WorkerClient, hit_id: str, caption: str, tags: list[str]) -> str:
-    """Accept the HIT, open its frame without cookies, and post the layout's form as a browser would."""
+def accepted_frame(worker: WorkerClient, hit_id: str, expected: set[str]) -> tuple[str, str]:
+    """Accept the HIT and open its frame without cookies, as the sandboxed frame does.
+
+    Checks that the page's MTurk form carries the ``expected`` fields; returns
+    the assignment id and the signed token the frame's script adds to the form.
+    """
     page = worker.post_form(worker.get("/"), f'tr[data-hit-id="{hit_id}"] form', {})
     assert page.status_code == 200
     assignment_id = page.url.rsplit("/", 1)[-1]
@@ -84,10 +88,14 @@ def work(worker: WorkerClient, hit_id: str, caption: str, tags: list[str]) -> st
     assert html.status_code == 200
     form = BeautifulSoup(html.text, "html.parser").find("form", id="mturk_form")
     assert isinstance(form, Tag)
-    # The fields the layout's form posts: its own inputs, plus what externalHIT_v1.js fills in.
     names = {str(i["name"]) for i in form.find_all("input") if i.get("name")}
-    assert {"assignmentId", "caption", "tags"} <= names
-    token = parse_qs(urlsplit(src).query)["hitforgeToken"][0]
+    assert expected <= names
+    return assignment_id, parse_qs(urlsplit(src).query)["hitforgeToken"][0]
+
+
+def work(worker: WorkerClient, hit_id: str, caption: str, tags: list[str]) -> str:
+    """Post the layout's form as a browser would: its fields, plus what externalHIT_v1.js fills in."""
+    assignment_id, token = accepted_frame(worker, hit_id, {"assignmentId", "caption", "tags"})
     data = [("assignmentId", assignment_id), ("hitforgeToken", token), ("caption", caption)]
     data += [("tags", t) for t in tags]
     posted = requests.post(f"{worker.base}/mturk/externalSubmit", data=data)
