@@ -7,7 +7,9 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
+import pandas as pd
 import pytest
+import requests
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
@@ -18,7 +20,9 @@ from hits.db import session_scope
 from hits.market.requester_options import set_options
 from hits.mturk import ServiceUnavailable
 from server.cli import main
+from tests.batches.test_batch_flow import accepted_frame
 from tests.conftest import boto3_client
+from tests.server.worker_helpers import WorkerClient
 
 LAYOUT = '<p>${word}</p>\n<p>Say it again: <input name="again"></p>\n'
 
@@ -137,3 +141,53 @@ def recorded_hits(requester_sessions, name: str) -> list[str]:  # type: ignore[n
                 .where(Batch.name == name, BatchRow.mturk_hit_id.isnot(None))
             )
         ]
+
+
+def test_results_and_review_from_the_command_line(
+    live_server, settings, requester, requester_sessions, tmp_path
+) -> None:
+    env = cli_env(settings, requester)
+    name = f"words-{uuid.uuid4().hex[:6]}"
+    layout, csv = files(tmp_path, b"\xef\xbb\xbfword\nhello\n")  # Excel's UTF-8 byte-order mark
+    published = publish(env, layout, csv, name, "--assignments", "2")
+    assert published.exit_code == 0 and "1 HITs published" in published.output, published.output
+    (hit_id,) = recorded_hits(requester_sessions, name)
+    done = []
+    for who in ("ann", "ben"):
+        worker = WorkerClient(live_server.url, who)
+        assignment_id, token = accepted_frame(worker, hit_id, {"assignmentId", "again"})
+        posted = requests.post(
+            f"{live_server.url}/mturk/externalSubmit",
+            data={"assignmentId": assignment_id, "hitforgeToken": token, "again": f"hello from {who}"},
+        )
+        assert posted.status_code == 200
+        done.append(assignment_id)
+    out = tmp_path / "results.csv"
+    written = CliRunner().invoke(main, ["batch", "results", name, "--out", str(out)], env=env)
+    assert written.exit_code == 0, written.output
+    frame = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(frame.columns[-4:]) == ["Input.word", "Answer.again", "Approve", "Reject"]
+    assert sorted(frame["Answer.again"]) == ["hello from ann", "hello from ben"]
+    frame.loc[frame["AssignmentId"] == done[0], "Approve"] = "x"
+    frame.loc[frame["AssignmentId"] == done[1], "Reject"] = "Copy the word, please."
+    frame.to_csv(out, index=False)
+    first = CliRunner().invoke(main, ["batch", "review", name, str(out)], env=env)
+    assert first.exit_code == 0 and "2 marks: 2 applied now, 0 applied before, 0 failed" in first.output
+    again = CliRunner().invoke(main, ["batch", "review", name, str(out)], env=env)
+    assert again.exit_code == 0 and "2 marks: 0 applied now, 2 applied before, 0 failed" in again.output
+    mturk = boto3_client(live_server.url, requester)
+    statuses = [mturk.get_assignment(AssignmentId=a)["Assignment"]["AssignmentStatus"] for a in done]
+    assert statuses == ["Approved", "Rejected"]
+    # Changing one's mind in the file is refused, naming the line; nothing else moves.
+    frame.loc[frame["AssignmentId"] == done[1], ["Approve", "Reject"]] = ["x", ""]
+    frame.to_csv(out, index=False)
+    flipped = CliRunner().invoke(main, ["batch", "review", name, str(out)], env=env)
+    line = 2 + int(frame.index[frame["AssignmentId"] == done[1]][0])
+    assert flipped.exit_code == 2
+    assert (
+        f"results.csv, line {line}, field 'Approve': assignment {done[1]} is marked to reject"
+        in flipped.output
+    )
+    out.write_bytes(out.read_bytes() + b"\xff\n")
+    garbled = CliRunner().invoke(main, ["batch", "review", name, str(out)], env=env)
+    assert garbled.exit_code == 2 and "is not UTF-8" in garbled.output and "Traceback" not in garbled.output
