@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from hits.settings import load_settings
 
@@ -192,8 +193,14 @@ def review(name: str, reviewed_csv: Path) -> None:
     batch_id = _batch_id(sessions, name)
     try:
         marks = read_review(reviewed_csv)
-        with session_scope(sessions) as session:
-            entry_ids = queue_review(session, batch_id, reviewed_csv, marks)
+        try:
+            with session_scope(sessions) as session:
+                entry_ids = queue_review(session, batch_id, reviewed_csv, marks)
+        except IntegrityError:
+            # Someone handed in a file marking the same assignments at the same moment:
+            # their entries are now there, and this pass finds and reuses them.
+            with session_scope(sessions) as session:
+                entry_ids = queue_review(session, batch_id, reviewed_csv, marks)
     except (InputFileError, InputFileErrors) as exc:
         _fail(exc)
     applied = apply_entries(sessions, Marketplace.from_settings(load_settings()), entry_ids)
