@@ -183,6 +183,15 @@ class Marketplace:
         )
         return dict(result["HIT"])
 
+    def create_hit_type(self, *, reward: Decimal, **params: Any) -> str:
+        """CreateHITType; the marketplace returns the same id for the same properties."""
+        return str(self._call("create_hit_type", Reward=format_amount(reward), **params)["HITTypeId"])
+
+    def create_hit_with_hit_type(self, *, unique_request_token: str, **params: Any) -> dict[str, Any]:
+        """CreateHITWithHITType; ``unique_request_token`` makes a retried call harmless."""
+        result = self._call("create_hit_with_hit_type", UniqueRequestToken=unique_request_token, **params)
+        return dict(result["HIT"])
+
     def find_hit_by_annotation(self, annotation: str) -> dict[str, Any] | None:
         """The requester's HIT whose RequesterAnnotation is ``annotation``, if any."""
         for hit in self._paginate("list_hits", "HITs"):

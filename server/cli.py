@@ -299,6 +299,7 @@ def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
 
 def _add_subcommands() -> None:
     """Command groups that live in their own modules."""
+    from server.batch_cli import batch
     from server.qualification_cli import qualification
     from server.qualification_publish import publish
     from server.quality_cli import quality
@@ -308,6 +309,7 @@ def _add_subcommands() -> None:
 
     qualification.add_command(publish)
     main.add_command(qualification)
+    main.add_command(batch)
     main.add_command(results)
     main.add_command(quality)
     main.add_command(target)

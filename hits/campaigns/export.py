@@ -15,21 +15,25 @@ from typing import IO, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hits.batches.columns import leading_subset
 from hits.campaigns.gold import page_slots
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
 
-BATCH_COLUMNS = [
-    "HITId",
-    "HITTypeId",
-    "Title",
-    "Reward",
-    "AssignmentId",
-    "WorkerId",
-    "AssignmentStatus",
-    "SubmitTime",
-    "WorkTimeInSeconds",
-]
+# The MTurk columns a campaign fills, in MTurk's order (one definition: hits.batches.columns).
+BATCH_COLUMNS = leading_subset(
+    {
+        "HITId",
+        "HITTypeId",
+        "Title",
+        "Reward",
+        "AssignmentId",
+        "WorkerId",
+        "AssignmentStatus",
+        "SubmitTime",
+        "WorkTimeInSeconds",
+    }
+)
 _STATUS = {"approve": "Approved", "reject": "Rejected", "held": "Submitted", None: "Submitted"}
 
 

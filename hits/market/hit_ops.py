@@ -145,6 +145,8 @@ class HITSpec:
     unique_request_token: str | None
     assignment_policy: dict[str, Any] | None
     hit_policy: dict[str, Any] | None
+    #: The HITLayoutId the question was made from (see :mod:`hits.market.layouts`), if any.
+    hit_layout_id: str | None = None
 
 
 @cache
@@ -264,7 +266,7 @@ def create_hit(session: Session, requester_id: str, hit_type: HITType, spec: HIT
         "review_status": "NotReviewed",
         "requester_annotation": spec.annotation,
         "unique_request_token": token,
-        "hit_layout_id": None,
+        "hit_layout_id": spec.hit_layout_id,
         "created_at": now,
         "expires_at": now + timedelta(seconds=spec.lifetime_seconds),
     }

@@ -10,10 +10,12 @@ config = context.config
 side = config.attributes.get("side") or context.get_x_argument(as_dictionary=True).get("side", "market")
 url: str = config.attributes.get("url") or config.get_main_option("sqlalchemy.url") or ""
 if side == "market":
+    import hits.market.layouts  # noqa: F401
     import hits.market.models  # noqa: F401
 
     metadata = MarketBase.metadata
 else:
+    import hits.batches.models  # noqa: F401
     import hits.campaigns.gold  # noqa: F401
     import hits.campaigns.models  # noqa: F401
 

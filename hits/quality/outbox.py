@@ -320,6 +320,9 @@ def count_decisions(session: Session, decided: dict[str, str]) -> None:
         .where(Submission.assignment_id.in_(list(decided)))
     ):
         counts[(campaign_id, worker_id)][0 if decided[assignment_id] == "approve" else 1] += 1
+    if not counts:
+        # Decisions on assignments no campaign graded (a batch's): no worker record to count on.
+        return
     # The records exist (grading made them): one relative UPDATE statement, run
     # for every worker in worker order (executemany), needs no read first.
     stats = cast(Table, WorkerStats.__table__)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from hits.market import hit_ops
+from hits.market import hit_ops, layouts
 from hits.market.errors import invalid
 from hits.market.models import HIT, HITType
 from hits.market.models.work import REVIEWABLE, REVIEWING
@@ -12,9 +13,18 @@ from server.mturk_api.registry import CallContext, operation
 from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token, list_scope, page_reply
 
 
+def _checked_hit(ctx: CallContext, params: dict[str, Any]) -> hit_ops.HITSpec:
+    """The HIT's members; with ``HITLayoutId``, the question is the caller's layout filled in."""
+    if params.get("HITLayoutId") is None:
+        return hit_ops.hit_spec(params)
+    question, layout_id = layouts.layout_question(ctx.session, ctx.requester_id, params)
+    return replace(hit_ops.hit_spec({**params, "Question": question}), hit_layout_id=layout_id)
+
+
 @operation("CreateHIT")
 def create_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    spec, checked = hit_ops.hit_type_spec(params), hit_ops.hit_spec(params)  # both before any query
+    spec = hit_ops.hit_type_spec(params)
+    checked = _checked_hit(ctx, params)  # a layout is read first; a plain Question needs no query
     hit_type = hit_ops.find_or_create_hit_type(ctx.session, ctx.requester_id, spec)
     hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, checked)
     return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
@@ -29,7 +39,7 @@ def create_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
 
 @operation("CreateHITWithHITType")
 def create_hit_with_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    checked = hit_ops.hit_spec(params)
+    checked = _checked_hit(ctx, params)
     hit_type = ctx.session.get(HITType, params.get("HITTypeId"))
     if hit_type is None or hit_type.requester_id != ctx.requester_id:
         raise invalid(f"HITTypeId {params.get('HITTypeId')} does not exist.")

@@ -1,0 +1,220 @@
+"""A batch's results as MTurk's batch-results CSV, and the edited file read back.
+
+Writing reads the HITs and assignments from the marketplace (the authority on
+who did what); the answers are the fields the layout's form posted. Reading
+back takes MTurk's ``Approve`` / ``Reject`` columns and turns each mark into an
+outbox entry, which the outbox applies through the API exactly once.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.batches.columns import REVIEW_COLUMNS, batch_header
+from hits.batches.inputs import read_csv
+from hits.batches.models import Batch, BatchRow
+from hits.campaigns.fileerrors import InputFileError, InputFileErrors
+from hits.campaigns.models import OutboxEntry
+from hits.db import session_scope
+from hits.market.questions import xml_to_answers
+from hits.mturk import Marketplace
+
+#: Assignments that belong in the results: work handed in (MTurk lists no others).
+_HANDED_IN = ["Submitted", "Approved", "Rejected"]
+
+
+def mturk_time(value: Any) -> str:
+    """A time as MTurk's CSV wrote it (``Wed Nov 25 04:13:26 UTC 2026``), in UTC; blank if none."""
+    if not isinstance(value, datetime):
+        return ""
+    return value.astimezone(UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
+
+
+def result_rows(
+    sessions: Callable[[], Session], market: Marketplace, batch_id: int
+) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and one row per handed-in assignment of the batch, in CSV order."""
+    with session_scope(sessions) as session:
+        batch = session.get(Batch, batch_id)
+        if batch is None:
+            raise ValueError(f"batch {batch_id} does not exist")
+        columns = list(batch.columns)
+        lifetime = str(batch.settings.get("lifetime_seconds", ""))
+        rows = [
+            (r.mturk_hit_id, dict(r.inputs))
+            for r in session.scalars(
+                select(BatchRow).where(BatchRow.batch_id == batch_id).order_by(BatchRow.position)
+            )
+            if r.mturk_hit_id
+        ]
+    out: list[dict[str, str]] = []
+    answer_fields: set[str] = set()
+    for hit_id, inputs in rows:
+        hit = market.get_hit(hit_id)
+        for assignment in market.assignments_for_hit(hit_id, _HANDED_IN):
+            answers = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
+            answer_fields.update(answers)
+            accepted, submitted = assignment.get("AcceptTime"), assignment.get("SubmitTime")
+            work = (
+                int((submitted - accepted).total_seconds())
+                if isinstance(accepted, datetime) and isinstance(submitted, datetime)
+                else ""
+            )
+            out.append(
+                {
+                    "HITId": hit_id,
+                    "HITTypeId": hit.get("HITTypeId", ""),
+                    "Title": hit.get("Title", ""),
+                    "Description": hit.get("Description", ""),
+                    "Keywords": hit.get("Keywords", ""),
+                    "Reward": f"${hit.get('Reward', '')}",
+                    "CreationTime": mturk_time(hit.get("CreationTime")),
+                    "MaxAssignments": str(hit.get("MaxAssignments", "")),
+                    "RequesterAnnotation": hit.get("RequesterAnnotation", ""),
+                    "AssignmentDurationInSeconds": str(hit.get("AssignmentDurationInSeconds", "")),
+                    "AutoApprovalDelayInSeconds": str(hit.get("AutoApprovalDelayInSeconds", "")),
+                    "Expiration": mturk_time(hit.get("Expiration")),
+                    # Not reported by the API; MTurk's own file often left it blank too.
+                    "NumberOfSimilarHITs": "",
+                    "LifetimeInSeconds": lifetime,
+                    "AssignmentId": assignment["AssignmentId"],
+                    "WorkerId": assignment["WorkerId"],
+                    "AssignmentStatus": assignment["AssignmentStatus"],
+                    "AcceptTime": mturk_time(accepted),
+                    "SubmitTime": mturk_time(submitted),
+                    "AutoApprovalTime": mturk_time(assignment.get("AutoApprovalTime")),
+                    "ApprovalTime": mturk_time(assignment.get("ApprovalTime")),
+                    "RejectionTime": mturk_time(assignment.get("RejectionTime")),
+                    "RequesterFeedback": assignment.get("RequesterFeedback", ""),
+                    "WorkTimeInSeconds": str(work),
+                    # Approval rates are the marketplace's, not exposed through the API: blank.
+                    **{f"Input.{c}": inputs.get(c, "") for c in columns},
+                    **{f"Answer.{k}": v for k, v in answers.items()},
+                }
+            )
+    return batch_header(columns, sorted(answer_fields)), out
+
+
+def write_results(header: list[str], rows: list[dict[str, str]], out: IO[str]) -> int:
+    """Write the batch-results CSV (every cell quoted, as MTurk's download); the row count."""
+    writer = csv.DictWriter(out, fieldnames=header, quoting=csv.QUOTE_ALL, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return len(rows)
+
+
+@dataclass(frozen=True)
+class ReviewMark:
+    """One reviewed line of an edited results file."""
+
+    line: int
+    hit_id: str
+    assignment_id: str
+    action: str  # "approve" or "reject"
+    feedback: str
+
+
+def read_review(path: Path | str, data: bytes | None = None) -> list[ReviewMark]:
+    """The approvals and rejections marked in an edited batch-results file.
+
+    A non-empty ``Approve`` cell approves; text in ``Reject`` rejects with that
+    text as the worker's feedback; a line with both is an error naming the file
+    and line (every such line is reported at once). Lines with neither are skipped.
+    """
+    table = read_csv(path, data)
+    needed = ["HITId", "AssignmentId", *REVIEW_COLUMNS]
+    absent = [c for c in needed if c not in table.columns]
+    if absent:
+        raise InputFileError(path, 1, absent[0], "the column is missing: is this a batch-results file?")
+    marks, errors = [], []
+    for row in table.rows:
+        approve, reject = row.cells["Approve"].strip(), row.cells["Reject"].strip()
+        if not approve and not reject:
+            continue
+        if approve and reject:
+            errors.append(
+                InputFileError(path, row.line, "Approve", "both Approve and Reject are filled in: keep one")
+            )
+            continue
+        assignment_id = row.cells["AssignmentId"].strip()
+        if not assignment_id:
+            errors.append(InputFileError(path, row.line, "AssignmentId", "the line has no assignment"))
+            continue
+        action = "approve" if approve else "reject"
+        marks.append(ReviewMark(row.line, row.cells["HITId"].strip(), assignment_id, action, reject))
+    if errors:
+        raise InputFileErrors(errors)
+    return marks
+
+
+def queue_review(session: Session, batch_id: int, path: Path | str, marks: list[ReviewMark]) -> list[int]:
+    """Outbox entries for the marks (one per assignment, however often the file is handed in).
+
+    An assignment already decided the other way through hitforge, or a HIT
+    that is not the batch's, is an error naming the line; nothing is queued then.
+    """
+    batch = session.get(Batch, batch_id)
+    if batch is None:
+        raise ValueError(f"batch {batch_id} does not exist")
+    hits = set(
+        session.scalars(
+            select(BatchRow.mturk_hit_id).where(
+                BatchRow.batch_id == batch_id, BatchRow.mturk_hit_id.isnot(None)
+            )
+        )
+    )
+    existing = {
+        e.target: e
+        for e in session.scalars(
+            select(OutboxEntry).where(
+                OutboxEntry.target.in_([m.assignment_id for m in marks]),
+                OutboxEntry.action.in_(("approve", "reject")),
+            )
+        )
+    }
+    errors = []
+    decided: dict[str, str] = {}
+    for mark in marks:
+        if mark.hit_id not in hits:
+            errors.append(
+                InputFileError(
+                    path, mark.line, "HITId", f"HIT {mark.hit_id} is not one of batch {batch.name}'s"
+                )
+            )
+            continue
+        earlier = decided.setdefault(mark.assignment_id, mark.action)
+        entry = existing.get(mark.assignment_id)
+        first = earlier if entry is None else entry.action
+        if first != mark.action:
+            errors.append(
+                InputFileError(
+                    path,
+                    mark.line,
+                    "Approve" if mark.action == "approve" else "Reject",
+                    f"assignment {mark.assignment_id} is marked to {first} already",
+                )
+            )
+    # Checked in full before anything is added: a file with one bad line queues nothing.
+    if errors:
+        raise InputFileErrors(errors)
+    entries = []
+    for mark in marks:
+        entry = existing.get(mark.assignment_id)
+        if entry is None:
+            payload = {"feedback": mark.feedback} if mark.action == "reject" else {}
+            entry = OutboxEntry(
+                campaign_id=batch.campaign_id, action=mark.action, target=mark.assignment_id, payload=payload
+            )
+            session.add(entry)
+            existing[mark.assignment_id] = entry
+        entries.append(entry)
+    session.flush()
+    return [e.id for e in entries]
