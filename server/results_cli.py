@@ -9,17 +9,20 @@ from pathlib import Path
 import click
 from sqlalchemy import select
 
-from hits.campaigns.models import Campaign
+from hits.campaigns.models import BATCH_STATUS, Campaign
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.quality import METHODS
 from hits.settings import load_settings
 
 
 def _campaign_id(session, name: str) -> int:  # type: ignore[no-untyped-def]
-    campaign_id = session.scalar(select(Campaign.id).where(Campaign.name == name))
-    if campaign_id is None:
+    campaign = session.scalar(select(Campaign).where(Campaign.name == name))
+    if campaign is None:
         raise click.ClickException(f"no campaign named {name!r}")
-    return int(campaign_id)
+    if campaign.status == BATCH_STATUS:
+        # A layout batch has no template to aggregate with; its results are MTurk's CSV.
+        raise click.ClickException(f"{name!r} is a layout batch: use `hitforge batch results`")
+    return int(campaign.id)
 
 
 @click.group()

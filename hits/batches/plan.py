@@ -14,7 +14,7 @@ from hits.batches.inputs import CsvTable, decode_utf8, read_csv
 from hits.batches.layout import missing_columns
 from hits.batches.models import Batch, BatchRow
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
-from hits.campaigns.models import Campaign
+from hits.campaigns.models import BATCH_STATUS, Campaign
 from hits.money import MoneyError, mturk_fee, parse_amount
 
 
@@ -126,7 +126,7 @@ def store_batch(session: Session, name: str, layout: str, table: CsvTable, setti
         name=campaign_name,
         template="batch",
         spec={"title": settings.title, "reward": str(settings.reward), "batch": True},
-        status="batch",
+        status=BATCH_STATUS,
         budget=planned_cost(settings, len(table.rows)),
     )
     session.add(campaign)

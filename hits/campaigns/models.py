@@ -29,6 +29,10 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from hits.db import RequesterBase, UTCDateTime, utcnow
 from hits.signin_limits import SignInFailureColumns
 
+#: The status of a campaign row that only anchors a layout batch (``hits.batches``): it has no
+#: template to review or aggregate with, so the pipeline and results commands leave it alone.
+BATCH_STATUS = "batch"
+
 
 class Campaign(RequesterBase):
     """A campaign: one task template, its items and gold, and its policies."""

@@ -29,6 +29,7 @@ from sqlalchemy import func, select
 from werkzeug.security import check_password_hash
 
 from hits.campaigns.models import (
+    BATCH_STATUS,
     Campaign,
     CampaignResult,
     OutboxEntry,
@@ -169,6 +170,10 @@ def compute_results(campaign_id: int) -> Any:
     """Aggregate the campaign's labels and agreement again (a Celery task), e.g. after QA decisions."""
     rs = requester_session()
     _campaign_or_404(campaign_id)
+    campaign = rs.get(Campaign, campaign_id)
+    if campaign is not None and campaign.status == BATCH_STATUS:
+        flash("A layout batch has no labels to aggregate: use `hitforge batch results`.", "error")
+        return redirect(url_for("dashboard.home"))
     send_after_commit(rs, "hitforge.store_results", campaign_id)
     flash(f"Results of campaign {campaign_id} are being computed.", "info")
     return redirect(url_for("dashboard.home"))

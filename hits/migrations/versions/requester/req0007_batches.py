@@ -1,7 +1,7 @@
 """batches: a project layout published over a CSV, one row per HIT
 
-Revision ID: req0006_batch_layout_batches
-Revises: req0005_dash_staff_scopes
+Revision ID: req0007
+Revises: req0006
 """
 
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import hits.db
 
-revision = "req0006_batch_layout_batches"
-down_revision = "req0005_dash_staff_scopes"
+revision = "req0007"
+down_revision = "req0006"
 branch_labels = None
 depends_on = None
 

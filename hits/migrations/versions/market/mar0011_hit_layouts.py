@@ -1,7 +1,7 @@
 """HIT layouts: stored HTML with placeholders, for CreateHIT's HITLayoutId
 
-Revision ID: mar0009_batch_hit_layouts
-Revises: mar0008
+Revision ID: mar0011
+Revises: mar0010
 """
 
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import hits.db
 
-revision = "mar0009_batch_hit_layouts"
-down_revision = "mar0008"
+revision = "mar0011"
+down_revision = "mar0010"
 branch_labels = None
 depends_on = None
 
