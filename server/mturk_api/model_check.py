@@ -12,7 +12,7 @@ is not Unicode: each is refused with a JSON 400 botocore parses.
   timestamp no calendar holds: ``RequestError``
   (``AWS.MechanicalTurk.InvalidParameterValue``);
 * a string that breaks its shape's pattern or length (ids such as
-  ``WorkerId``, ``HITId``), or that holds a lone surrogate:
+  ``WorkerId``, ``HITId``), or that holds a lone surrogate or a NUL character:
   ``ParameterValidationError``, as MTurk answers.
 
 Members the model does not know are ignored, as AWS services ignore them.
@@ -98,6 +98,8 @@ def _string(shape: Shape, value: Any, name: str) -> None:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate (\ud800) survives json.loads, not a database
         raise bad_parameter(name, value.encode("utf-8", "backslashreplace").decode()) from exc
+    if "\x00" in value:  # valid JSON and UTF-8, but no XML document or PostgreSQL text holds it
+        raise bad_parameter(name, value.replace("\x00", "\\u0000"))
     meta = shape.metadata
     if "enum" in meta and value not in meta["enum"]:
         raise invalid(f"{name} must be one of {', '.join(meta['enum'])}; got {value!r}.")

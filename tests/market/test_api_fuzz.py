@@ -242,6 +242,10 @@ def test_the_issue_inputs_on_real_rows(world: World, market_sessions) -> None:  
         ("CreateHIT", hit_params(LifetimeInSeconds=2**64)),
         ("CreateHIT", hit_params(Title=["a list"])),
         ("NotifyWorkers", {"Subject": "s", "MessageText": "m", "WorkerIds": [["nested"]]}),
+        # NUL is valid JSON; PostgreSQL text refused it with a 500 (found by the fuzzer on PostgreSQL).
+        ("GetFileUploadURL", {"AssignmentId": world.entity_ids[1], "QuestionIdentifier": "\x00"}),
+        ("CreateHIT", hit_params(Title="a\x00b")),
+        ("UpdateQualificationType", {"QualificationTypeId": qtype, "Description": "\x00"}),
     ]
     for operation, params in cases:
         response = call(world.url, world.key, operation, params)
