@@ -26,7 +26,14 @@ from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
 from hits.quality.aggregation import HELD_ON_FLAG
 from hits.quality.live_signals import collect_signals_many
-from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
+from hits.quality.policy import (
+    GoldRecord,
+    WorkerVerdict,
+    judge_error_rate,
+    judge_recent,
+    judge_worker,
+    recent_window,
+)
 from hits.quality.signals import combined_verdict
 from hits.templates import get_template
 
@@ -159,12 +166,20 @@ def _judge_gold(
     session: Session, campaign_id: int, records: list[WorkerStats], policy: QualityPolicy, straightline: bool
 ) -> dict[str, WorkerVerdict]:
     """Each worker's gold verdict, sharpened by the signals where gold cannot tell yet."""
+    histories = _gold_histories(
+        session, campaign_id, [r.worker_id for r in records if r.gold_total > policy.recent_gold // 2]
+    )
     verdicts = {
-        r.worker_id: judge_worker(
-            GoldRecord(r.gold_correct, r.gold_total),
+        r.worker_id: judge_recent(
+            judge_worker(
+                GoldRecord(r.gold_correct, r.gold_total),
+                threshold=policy.accuracy_threshold,
+                confidence=policy.confidence,
+                min_gold=policy.min_gold,
+            ),
+            recent_window(histories.get(r.worker_id, []), policy.recent_gold),
             threshold=policy.accuracy_threshold,
             confidence=policy.confidence,
-            min_gold=policy.min_gold,
         )
         for r in records
     }
@@ -197,6 +212,30 @@ def _judge_gold(
                 judged["flagged_by"] = "signals"
             verdicts[record.worker_id] = WorkerVerdict(sharpened, verdict.p_below, judged)
     return verdicts
+
+
+def _gold_histories(
+    session: Session, campaign_id: int, worker_ids: list[str]
+) -> dict[str, list[tuple[int, int]]]:
+    """Each worker's (gold correct, gold total) per graded assignment, in the order they submitted."""
+    if not worker_ids:
+        return {}
+    out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    rows = session.execute(
+        select(Submission.worker_id, Submission.gold_correct, Submission.gold_total)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            Submission.worker_id.in_(worker_ids),
+            Submission.graded.is_(True),
+            Submission.gold_total > 0,
+        )
+        # Submission order: a sync may record a later assignment first.
+        .order_by(Submission.worker_id, Submission.submitted_at.nulls_last(), Submission.id)
+    )
+    for worker_id, correct, total in rows:
+        out[worker_id].append((int(correct or 0), int(total or 0)))
+    return out
 
 
 def flagged_by_signals(verdict: WorkerVerdict) -> bool:
@@ -263,6 +302,14 @@ def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerd
     suspicious = [
         name for name in verdict.evidence.get("signals", {}).get("suspicious", []) if name in policy.signals
     ]
+    evidence = verdict.evidence
+    if evidence.get("flagged_on") == "recent gold":
+        return (
+            f"gold accuracy turned: {evidence['recent_gold_correct']}/{evidence['recent_gold_total']} "
+            f"in the latest block after {evidence['gold_before_recent']}; "
+            f"P(recent accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}; "
+            f"whole record {record.gold_correct}/{record.gold_total}"
+        )
     return (
         f"gold accuracy {record.gold_correct}/{record.gold_total}; "
         f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
