@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -134,6 +134,9 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     has_gold = get_template(campaign.template).has_gold
     stats = lock_worker_stats(session, campaign_id, worker_ids)
     pending: dict[str, list[Submission]] = defaultdict(list)
+    # Work held because the signals alone flagged its worker is looked at again: when gold
+    # becomes confident, it is decided as the worker's other work is (see _enqueue_decisions).
+    held: dict[str, list[Submission]] = defaultdict(list)
     for submission in session.scalars(
         select(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
@@ -141,11 +144,14 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             PublishedHIT.campaign_id == campaign_id,
             Submission.worker_id.in_(list(stats)),
             Submission.graded.is_(True),
-            Submission.decision.is_(None),
+            or_(Submission.decision.is_(None), Submission.decision == "held"),
         )
         .order_by(Submission.id)
     ):
-        pending[submission.worker_id].append(submission)
+        if submission.decision is None:
+            pending[submission.worker_id].append(submission)
+        elif held_on_signals(submission):
+            held[submission.worker_id].append(submission)
     if has_gold:
         straightline = get_template(campaign.template).straightlining_suspicious
         verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
@@ -156,7 +162,9 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
         verdict = verdicts[worker_id]
         if verdict.verdict != "undecided":
             created.extend(
-                _enqueue_decisions(session, campaign, policy, stats[worker_id], verdict, pending[worker_id])
+                _enqueue_decisions(
+                    session, campaign, policy, stats[worker_id], verdict, pending[worker_id], held[worker_id]
+                )
             )
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
@@ -238,6 +246,16 @@ def _gold_histories(
     return out
 
 
+def held_on_signals(submission: Submission) -> bool:
+    """Whether a submission is held because a flag on the signals alone held its worker's work."""
+    evidence = submission.evidence or {}
+    return (
+        submission.decision == "held"
+        and evidence.get("held_for") == HELD_ON_FLAG
+        and evidence.get("flagged_by") == "signals"
+    )
+
+
 def flagged_by_signals(verdict: WorkerVerdict) -> bool:
     """Whether a flag rests on the signals alone, gold not being confident either way."""
     return verdict.verdict == "flag" and verdict.evidence.get("flagged_by") == "signals"
@@ -250,8 +268,17 @@ def _enqueue_decisions(
     record: WorkerStats,
     verdict: WorkerVerdict,
     pending: list[Submission],
+    held: list[Submission],
 ) -> list[OutboxEntry | int]:
-    """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order."""
+    """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order.
+
+    ``held``: the worker's work held on a signals-only flag. It waits for a
+    person until gold is confident the worker is bad; then it is decided as
+    the rest of their work (rejected, or held per ``flagged_action``), so two
+    workers with the same gold record end the same whichever a signal caught
+    first. A gold approval leaves it held: the signals saw something gold did
+    not, and a reviewer decides.
+    """
     created: list[OutboxEntry | int] = []
     # Only a confident gold verdict acts on its own (reject, block, message). A
     # flag resting on signals, or any flag of a worker QA staff have cleared,
@@ -264,8 +291,13 @@ def _enqueue_decisions(
             # block and message once gold confirms it.
             created.extend(followups.on_flagged(session, campaign, policy, record.worker_id))
         reason = _flag_reason(record, policy, verdict)
-        if not record.flagged or (acts and record.flag_reason != reason):
+        # Kept current for the dashboard: a confident gold flag always restates it; a flag on
+        # the signals restates a signals flag (gold's counts move on) but never replaces a gold one.
+        restate = acts or SIGNALS_REASON in (record.flag_reason or "")
+        if not record.flagged or (restate and record.flag_reason != reason):
             record.flagged, record.flag_reason = True, reason
+        if acts and held:
+            pending = sorted([*held, *pending], key=lambda s: s.id)
     for submission in pending:
         if verdict.verdict == "approve":
             action, payload = "approve", {}
@@ -293,6 +325,10 @@ def _enqueue_decisions(
     return created
 
 
+#: How a flag reason resting on the signals names them.
+SIGNALS_REASON = "suspicious signals"
+
+
 def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerdict) -> str:
     if "gold_total" not in verdict.evidence:
         return (
@@ -313,7 +349,7 @@ def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerd
     return (
         f"gold accuracy {record.gold_correct}/{record.gold_total}; "
         f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
-        + (f"; suspicious signals: {', '.join(suspicious)}" if suspicious else "")
+        + (f"; {SIGNALS_REASON}: {', '.join(suspicious)}" if suspicious else "")
     )
 
 
