@@ -91,6 +91,10 @@ class RecentGold:
     latest: GoldRecord
     #: The complete blocks of about ``size`` gold answers each, oldest first.
     blocks: tuple[GoldRecord, ...] = ()
+    #: The answers after the latest complete block: the block being filled.
+    filling: GoldRecord = GoldRecord(0, 0)
+    #: Half a block: how many answers ``latest`` spans at least, and ``filling`` must hold to count.
+    half: int = 1
 
 
 def recent_window(per_assignment: Sequence[tuple[int, int]], size: int) -> RecentGold | None:
@@ -114,12 +118,13 @@ def recent_window(per_assignment: Sequence[tuple[int, int]], size: int) -> Recen
         if total >= size:
             blocks.append(GoldRecord(correct, total))
             correct = total = 0
+    filling = GoldRecord(correct, total)
     correct = total = 0
     for right, seen in reversed(per_assignment):
         correct, total = correct + right, total + seen
         if total >= half:
             break
-    return RecentGold(GoldRecord(correct, total), tuple(blocks))
+    return RecentGold(GoldRecord(correct, total), tuple(blocks), filling, half)
 
 
 def judge_recent(
@@ -143,10 +148,13 @@ def judge_recent(
     workers, against a quarter without). Why a confident approval before the
     block: the test is for a change, not a second whole-history test.
 
-    An approval waits (undecided) while the latest half block of answers
-    leans below the threshold (P >= :data:`RECENT_DOUBT`): approvals are
-    final, and work done after a turn should not be paid on the strength of
-    the work before it while the block that will show the turn fills up.
+    An approval waits (undecided) while the latest half block of answers,
+    or the block being filled once it holds half a block, leans below the
+    threshold (P >= :data:`RECENT_DOUBT`): approvals are final, and work
+    done after a turn should not be paid on the strength of the work before
+    it while the block that will show the turn fills up. The second keeps a
+    short lucky run after a turn from releasing the work held back so far:
+    that waits for the block, which flags or clears it.
     """
     if recent is None:
         return verdict
@@ -175,7 +183,9 @@ def judge_recent(
                     return WorkerVerdict("flag", verdict.p_below, {**evidence, "turn": turn})
                 return WorkerVerdict("flag", p_block, {**evidence, **turn})
         before = GoldRecord(before.correct + block.correct, before.total + block.total)
-    if verdict.verdict == "approve" and p_latest >= RECENT_DOUBT:
+    filling = recent.filling
+    p_filling = probability_below(filling, threshold) if filling.total >= recent.half else 0.0
+    if verdict.verdict == "approve" and max(p_latest, p_filling) >= RECENT_DOUBT:
         return WorkerVerdict("undecided", verdict.p_below, evidence)
     return WorkerVerdict(verdict.verdict, verdict.p_below, {**evidence})
 

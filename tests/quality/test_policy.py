@@ -96,3 +96,13 @@ def test_an_approval_waits_while_the_latest_answers_lean_below_the_threshold() -
     assert _judged(history).verdict == "undecided"
     # A diligent worker's ordinary slip does not: 9 of the latest 10.
     assert _judged([(2, 2)] * 12 + [(1, 2)]).verdict == "approve"
+
+
+def test_a_short_lucky_run_after_a_turn_does_not_release_the_work_held_back() -> None:
+    from hits.quality.policy import probability_below
+
+    # Approved on 20/20, then random answers: 8 of the 14 since the last block, the latest 10
+    # holding 6 right (P(accuracy < 0.6) = 0.47, which alone would let the approval through).
+    history = [(2, 2)] * 10 + [(1, 2), (1, 2), (0, 2), (1, 2), (1, 2), (2, 2), (2, 2)]
+    assert probability_below(GoldRecord(6, 10), 0.6) < 0.5 <= probability_below(GoldRecord(8, 14), 0.6)
+    assert _judged(history).verdict == "undecided"  # waits for the block, which will tell

@@ -79,7 +79,7 @@ def test_a_worker_who_turns_to_spam_after_being_approved_is_flagged_and_the_spam
         # approvals back within a few HITs of the turn (6 or fewer: probability 0.99), and
         # everything after is rejected, on the marketplace too.
         approved = sum(s.decision == "approve" for s in spam)
-        assert approved <= 6, [s.decision for s in spam]
+        assert approved <= 6, [(s.decision, s.gold_correct, s.gold_total) for s in work]
         assert {s.decision for s in spam[approved:]} == {"reject"}
         statuses = {
             mturk.get_assignment(AssignmentId=s.assignment_id)["Assignment"]["AssignmentStatus"]
