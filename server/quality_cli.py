@@ -40,6 +40,31 @@ def quality() -> None:
 @click.option("--careless", default=10, show_default=True, type=click.IntRange(0))
 @click.option("--spammers", default=8, show_default=True, type=click.IntRange(0))
 @click.option("--copycats", default=4, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--late-spammers",
+    default=2,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Work diligently for --turn-after assignments, then at random.",
+)
+@click.option("--turn-after", default=10, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--biased", default=2, show_default=True, type=click.IntRange(0), help="Always the most common label."
+)
+@click.option(
+    "--copying-pairs",
+    default=1,
+    show_default=True,
+    type=click.IntRange(0),
+    help="A careless worker and one who copies its answers, right or wrong.",
+)
+@click.option(
+    "--recent-gold",
+    default=20,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Gold answers per block of the recent-work test (0: off).",
+)
 @click.option("--threshold", default=0.6, show_default=True, type=click.FloatRange(0, 1, min_open=True))
 @click.option("--confidence", default=0.9, show_default=True, type=click.FloatRange(0.5, 1, max_open=True))
 @click.option("--min-gold", default=3, show_default=True, type=click.IntRange(1))
@@ -73,6 +98,11 @@ def simulate(
     careless: int,
     spammers: int,
     copycats: int,
+    late_spammers: int,
+    turn_after: int,
+    biased: int,
+    copying_pairs: int,
+    recent_gold: int,
     threshold: float,
     confidence: float,
     min_gold: int,
@@ -97,7 +127,18 @@ def simulate(
         items_per_hit=items,
         gold_per_hit=gold,
         assignments_per_hit=assignments,
-        crowd={"diligent": diligent, "careless": careless, "spammer": spammers, "copycat": copycats},
+        crowd={
+            "diligent": diligent,
+            "careless": careless,
+            "spammer": spammers,
+            "copycat": copycats,
+            "late_spammer": late_spammers,
+            "biased": biased,
+            "copy_source": copying_pairs,
+            "copier": copying_pairs,
+        },
+        recent_gold=recent_gold,
+        turn_after=turn_after,
         threshold=threshold,
         confidence=confidence,
         min_gold=min_gold,
@@ -113,8 +154,10 @@ def simulate(
             reports.append(run_simulation(config, seed))
     console.print(
         f"{hit_count} HITs x ({items} items + {gold} gold) x {assignments} assignments; crowd "
-        f"{diligent} diligent / {careless} careless / {spammers} spammers / {copycats} copycats; "
-        f"threshold {threshold}, confidence {confidence}, min_gold {min_gold}; "
+        f"{diligent} diligent / {careless} careless / {spammers} spammers / {copycats} copycats / "
+        f"{late_spammers} late spammers (turn after {turn_after}) / {biased} biased / "
+        f"{copying_pairs} copying pairs; "
+        f"threshold {threshold}, confidence {confidence}, min_gold {min_gold}, recent_gold {recent_gold}; "
         f"signals {', '.join(config.signals) if signals else 'off'}; HITs taken {hit_order}; "
         f"seeds 1..{seeds}",
         highlight=False,
@@ -149,6 +192,9 @@ def simulate(
         )
     console.print(table)
     console.print(_profile_table(reports))
+    behaviours = _behaviour_table(reports, max_gold)
+    if behaviours.row_count:
+        console.print(behaviours)
     if check and missed:
         sys.exit(1)
 
@@ -170,5 +216,42 @@ def _profile_table(reports: list) -> Table:  # type: ignore[type-arg]
             f"{statistics.median(at):g}" if at else "-",
             str(max(at)) if at else "-",
             ", ".join(f"{reason} {count}" for reason, count in reasons.most_common()) or "-",
+        )
+    return table
+
+
+def _behaviour_table(reports: list, max_gold: int) -> Table:  # type: ignore[type-arg]
+    """Per behaviour of the simulation's BEHAVIOURS, over all seeds: how soon and how often caught."""
+    from hits.quality.simulation import behaviour_metrics
+
+    table = Table(
+        title="Behaviours (all seeds)",
+        caption="late spammer: gold answers counted from its turn; its work before the turn is "
+        "honest, and approvals are final",
+    )
+    columns = (
+        "behaviour",
+        "workers",
+        "flagged",
+        f"within {max_gold} gold",
+        "median gold at flag",
+        "max",
+        "flagged before turn",
+        "approved after turn",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column == "behaviour" else "right")
+    figures = behaviour_metrics([w for r in reports for w in r.workers], max_gold=max_gold)
+    for name, f in figures.items():
+        late = name == "late_spammer"
+        table.add_row(
+            name.replace("_", " "),
+            str(f.workers),
+            str(f.flagged),
+            str(f.caught),
+            f"{statistics.median(f.gold_at_flag):g}" if f.gold_at_flag else "-",
+            str(max(f.gold_at_flag)) if f.gold_at_flag else "-",
+            str(f.flagged_before_turn) if late else "",
+            f"{f.approved_after_turn} of {f.assignments_after_turn}" if late else "",
         )
     return table

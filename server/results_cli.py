@@ -56,7 +56,10 @@ def export(campaign: str, fmt: str, out: Path | None) -> None:
 @click.argument("campaign")
 @click.option("--method", type=click.Choice(METHODS), default=None, help="Default: the template's own.")
 def aggregate(campaign: str, method: str | None) -> None:
-    """One label per item with its confidence, and Krippendorff's alpha.
+    """One label per item with its confidence and votes, and Krippendorff's alpha.
+
+    The confidence accounts for the number of votes (two agreeing votes: 0.875);
+    ``support`` is the method's own figure, which does not.
 
     CSV on stdout; a label that is a list or a mapping (a compare template's
     ordering, best first) is one JSON cell.
@@ -70,9 +73,24 @@ def aggregate(campaign: str, method: str | None) -> None:
         rows = aggregate_campaign(session, campaign_id, method)
         alpha = campaign_agreement(session, campaign_id)
     writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(["item_id", "label", "confidence", "votes", "method"])
+    writer.writerow(["item_id", "label", "confidence", "votes", "method", "support"])
     for row in rows:
-        writer.writerow([row.item_id, csv_cell(row.label), f"{row.confidence:.4f}", row.votes, row.method])
+        support = row.detail.get("support")
+        writer.writerow(
+            [
+                row.item_id,
+                csv_cell(row.label),
+                f"{row.confidence:.4f}",
+                row.votes,
+                row.method,
+                "" if support is None else f"{support:.4f}",
+            ]
+        )
+    click.echo(
+        "confidence: P(most workers like these would give the label), from the item's votes "
+        "(Beta posterior); support: the method's own share or posterior, which ignores how many votes",
+        err=True,
+    )
     click.echo(f"krippendorff_alpha={'n/a' if alpha is None else f'{alpha:.4f}'}", err=True)
 
 

@@ -50,8 +50,11 @@ def _submissions(session: Session, campaign_id: int) -> Iterator[Submission]:
 def consensus(session: Session, campaign: Campaign) -> dict[str, dict[str, Any]]:
     """Each real item's aggregated label with its confidence, by item id (the template's method).
 
-    Computed from the answers the results count (see ``answers_frame``); an
-    item nobody has answered yet is absent.
+    ``confidence`` is P(most workers like these would give the label), which
+    accounts for the item's ``votes``; ``support`` is the method's own figure
+    (see :func:`hits.quality.aggregation.majority_confidence`). Computed from
+    the answers the results count (see ``answers_frame``); an item nobody has
+    answered yet is absent.
     """
     from hits.quality.aggregation import aggregate_frame, answers_frame
 
@@ -64,6 +67,7 @@ def consensus(session: Session, campaign: Campaign) -> dict[str, dict[str, Any]]
             "label": a.label,
             "confidence": round(a.confidence, 4),
             "votes": a.votes,
+            "support": a.detail.get("support"),
             "method": a.method,
         }
         for a in aggregate_frame(frame, method)
@@ -147,7 +151,7 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
             f"Consensus.{key}_{slot['position']}": csv_cell(slot["consensus"][key])
             for slot in record["slots"]
             if slot["consensus"] is not None
-            for key in ("label", "confidence")
+            for key in ("label", "confidence", "votes")
         }
         for col in inputs:
             if col not in input_cols:

@@ -60,6 +60,9 @@ class QualityPolicy(BaseModel):
     accuracy_threshold: float = Field(0.6, gt=0, lt=1)
     confidence: float = Field(0.9, ge=0.5, lt=1)
     min_gold: int = Field(3, ge=1)
+    #: The recent-work test: gold answers per block; a worker gold approved before their latest
+    #: block and the block flags is flagged (a turn for the worse). 0 turns it off.
+    recent_gold: int = Field(20, ge=0)
     flagged_action: Literal["reject", "hold"] = "reject"
     #: For templates without gold (free text): the highest tolerated share of misspelt
     #: words, and how many words a worker must have written before a verdict.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -26,7 +26,14 @@ from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
 from hits.quality.aggregation import HELD_ON_FLAG
 from hits.quality.live_signals import collect_signals_many
-from hits.quality.policy import GoldRecord, WorkerVerdict, judge_error_rate, judge_worker
+from hits.quality.policy import (
+    GoldRecord,
+    WorkerVerdict,
+    judge_error_rate,
+    judge_recent,
+    judge_worker,
+    recent_window,
+)
 from hits.quality.signals import combined_verdict
 from hits.templates import get_template
 
@@ -127,6 +134,9 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     has_gold = get_template(campaign.template).has_gold
     stats = lock_worker_stats(session, campaign_id, worker_ids)
     pending: dict[str, list[Submission]] = defaultdict(list)
+    # Work held because the signals alone flagged its worker is looked at again: when gold
+    # becomes confident, it is decided as the worker's other work is (see _enqueue_decisions).
+    held: dict[str, list[Submission]] = defaultdict(list)
     for submission in session.scalars(
         select(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
@@ -134,11 +144,14 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             PublishedHIT.campaign_id == campaign_id,
             Submission.worker_id.in_(list(stats)),
             Submission.graded.is_(True),
-            Submission.decision.is_(None),
+            or_(Submission.decision.is_(None), Submission.decision == "held"),
         )
         .order_by(Submission.id)
     ):
-        pending[submission.worker_id].append(submission)
+        if submission.decision is None:
+            pending[submission.worker_id].append(submission)
+        elif held_on_signals(submission):
+            held[submission.worker_id].append(submission)
     if has_gold:
         straightline = get_template(campaign.template).straightlining_suspicious
         verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
@@ -149,7 +162,9 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
         verdict = verdicts[worker_id]
         if verdict.verdict != "undecided":
             created.extend(
-                _enqueue_decisions(session, campaign, policy, stats[worker_id], verdict, pending[worker_id])
+                _enqueue_decisions(
+                    session, campaign, policy, stats[worker_id], verdict, pending[worker_id], held[worker_id]
+                )
             )
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
@@ -159,12 +174,20 @@ def _judge_gold(
     session: Session, campaign_id: int, records: list[WorkerStats], policy: QualityPolicy, straightline: bool
 ) -> dict[str, WorkerVerdict]:
     """Each worker's gold verdict, sharpened by the signals where gold cannot tell yet."""
+    histories = _gold_histories(
+        session, campaign_id, [r.worker_id for r in records if r.gold_total > policy.recent_gold // 2]
+    )
     verdicts = {
-        r.worker_id: judge_worker(
-            GoldRecord(r.gold_correct, r.gold_total),
+        r.worker_id: judge_recent(
+            judge_worker(
+                GoldRecord(r.gold_correct, r.gold_total),
+                threshold=policy.accuracy_threshold,
+                confidence=policy.confidence,
+                min_gold=policy.min_gold,
+            ),
+            recent_window(histories.get(r.worker_id, []), policy.recent_gold),
             threshold=policy.accuracy_threshold,
             confidence=policy.confidence,
-            min_gold=policy.min_gold,
         )
         for r in records
     }
@@ -199,6 +222,40 @@ def _judge_gold(
     return verdicts
 
 
+def _gold_histories(
+    session: Session, campaign_id: int, worker_ids: list[str]
+) -> dict[str, list[tuple[int, int]]]:
+    """Each worker's (gold correct, gold total) per graded assignment, in the order they submitted."""
+    if not worker_ids:
+        return {}
+    out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    rows = session.execute(
+        select(Submission.worker_id, Submission.gold_correct, Submission.gold_total)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            Submission.worker_id.in_(worker_ids),
+            Submission.graded.is_(True),
+            Submission.gold_total > 0,
+        )
+        # Submission order: a sync may record a later assignment first.
+        .order_by(Submission.worker_id, Submission.submitted_at.nulls_last(), Submission.id)
+    )
+    for worker_id, correct, total in rows:
+        out[worker_id].append((int(correct or 0), int(total or 0)))
+    return out
+
+
+def held_on_signals(submission: Submission) -> bool:
+    """Whether a submission is held because a flag on the signals alone held its worker's work."""
+    evidence = submission.evidence or {}
+    return (
+        submission.decision == "held"
+        and evidence.get("held_for") == HELD_ON_FLAG
+        and evidence.get("flagged_by") == "signals"
+    )
+
+
 def flagged_by_signals(verdict: WorkerVerdict) -> bool:
     """Whether a flag rests on the signals alone, gold not being confident either way."""
     return verdict.verdict == "flag" and verdict.evidence.get("flagged_by") == "signals"
@@ -211,8 +268,17 @@ def _enqueue_decisions(
     record: WorkerStats,
     verdict: WorkerVerdict,
     pending: list[Submission],
+    held: list[Submission],
 ) -> list[OutboxEntry | int]:
-    """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order."""
+    """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order.
+
+    ``held``: the worker's work held on a signals-only flag. It waits for a
+    person until gold is confident the worker is bad; then it is decided as
+    the rest of their work (rejected, or held per ``flagged_action``), so two
+    workers with the same gold record end the same whichever a signal caught
+    first. A gold approval leaves it held: the signals saw something gold did
+    not, and a reviewer decides.
+    """
     created: list[OutboxEntry | int] = []
     # Only a confident gold verdict acts on its own (reject, block, message). A
     # flag resting on signals, or any flag of a worker QA staff have cleared,
@@ -225,8 +291,13 @@ def _enqueue_decisions(
             # block and message once gold confirms it.
             created.extend(followups.on_flagged(session, campaign, policy, record.worker_id))
         reason = _flag_reason(record, policy, verdict)
-        if not record.flagged or (acts and record.flag_reason != reason):
+        # Kept current for the dashboard: a confident gold flag always restates it; a flag on
+        # the signals restates a signals flag (gold's counts move on) but never replaces a gold one.
+        restate = acts or SIGNALS_REASON in (record.flag_reason or "")
+        if not record.flagged or (restate and record.flag_reason != reason):
             record.flagged, record.flag_reason = True, reason
+        if acts and held:
+            pending = sorted([*held, *pending], key=lambda s: s.id)
     for submission in pending:
         if verdict.verdict == "approve":
             action, payload = "approve", {}
@@ -254,6 +325,10 @@ def _enqueue_decisions(
     return created
 
 
+#: How a flag reason resting on the signals names them.
+SIGNALS_REASON = "suspicious signals"
+
+
 def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerdict) -> str:
     if "gold_total" not in verdict.evidence:
         return (
@@ -263,10 +338,18 @@ def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerd
     suspicious = [
         name for name in verdict.evidence.get("signals", {}).get("suspicious", []) if name in policy.signals
     ]
+    evidence = verdict.evidence
+    if evidence.get("flagged_on") == "recent gold":
+        return (
+            f"gold accuracy turned: {evidence['recent_gold_correct']}/{evidence['recent_gold_total']} "
+            f"in the latest block after {evidence['gold_before_recent']}; "
+            f"P(recent accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}; "
+            f"whole record {record.gold_correct}/{record.gold_total}"
+        )
     return (
         f"gold accuracy {record.gold_correct}/{record.gold_total}; "
         f"P(accuracy < {policy.accuracy_threshold}) = {verdict.p_below:.3f}"
-        + (f"; suspicious signals: {', '.join(suspicious)}" if suspicious else "")
+        + (f"; {SIGNALS_REASON}: {', '.join(suspicious)}" if suspicious else "")
     )
 
 

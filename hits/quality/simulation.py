@@ -38,7 +38,7 @@ import bisect
 import math
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -48,7 +48,7 @@ from hits.campaigns.spec import DEFAULT_SIGNALS, SignalName
 from hits.crowd.profiles import PROFILES
 from hits.demo_tasks.rating import rate
 from hits.quality.aggregation import aggregate_frame
-from hits.quality.policy import GoldRecord, Verdict, judge_worker
+from hits.quality.policy import GoldRecord, Verdict, judge_recent, judge_worker, recent_window
 from hits.quality.signals import (
     agreement_signals,
     agrees_with_others,
@@ -57,15 +57,42 @@ from hits.quality.signals import (
     speed_signal,
     straightline_signal,
 )
+from hits.quality.simulation_metrics import (
+    BAD_PROFILES,
+    BEHAVIOURS,
+    COSTS,
+    BehaviourFigures,
+    Summary,
+    WorkerOutcome,
+    behaviour_metrics,
+    flag_metrics,
+    summarise,
+)
 from hits.templates import get_template
 
 #: True ratings skew high, as in real description data: few sentences are entirely wrong.
 RATING_WEIGHTS = (0.10, 0.20, 0.35, 0.35)
 #: Typical seconds per item by profile (an assumption; see the module docstring).
-SECONDS_PER_ITEM = {"diligent": 6.0, "careless": 3.5, "spammer": 1.2, "copycat": 1.5}
-#: Profiles whose flags count as caught; careless workers look at the items and are not counted as bad.
-BAD_PROFILES = ("spammer", "copycat")
-DEFAULT_CROWD = {"diligent": 30, "careless": 10, "spammer": 8, "copycat": 4}
+SECONDS_PER_ITEM = {
+    "diligent": 6.0,
+    "careless": 3.5,
+    "spammer": 1.2,
+    "copycat": 1.5,
+    "late_spammer": 6.0,
+    "biased": 1.5,
+    "copy_source": 3.5,
+    "copier": 1.0,
+}
+DEFAULT_CROWD = {
+    "diligent": 30,
+    "careless": 10,
+    "spammer": 8,
+    "copycat": 4,
+    "late_spammer": 2,
+    "biased": 2,
+    "copy_source": 1,
+    "copier": 1,
+}
 
 
 @dataclass(frozen=True)
@@ -90,28 +117,10 @@ class SimulationConfig:
     hit_order: Literal["queue", "random"] = "queue"
     #: "Caught" means flagged after at most this many gold answers.
     max_gold_to_flag: int = 10
-
-
-@dataclass
-class WorkerOutcome:
-    """What happened to one simulated worker."""
-
-    worker_id: str
-    profile: str
-    assignments: int = 0
-    gold_correct: int = 0
-    gold_total: int = 0
-    flagged_at_gold: int | None = None
-    flag_reason: str | None = None
-    #: Whether the (first) flag rested on gold, which acts alone, or on the signals, which hold.
-    flagged_by_gold: bool = False
-    approved: int = 0
-    rejected: int = 0
-    held: int = 0
-
-    @property
-    def flagged(self) -> bool:
-        return self.flagged_at_gold is not None
+    #: The recent-work test: the latest assignments holding this many gold answers (0: off).
+    recent_gold: int = 20
+    #: Assignments a late spammer does diligently before answering at random.
+    turn_after: int = 10
 
 
 @dataclass(frozen=True)
@@ -134,38 +143,6 @@ class SimulationReport:
         }
 
 
-def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str, float]:
-    """Flag precision and recall for spammers and copycats, and the cost to honest workers.
-
-    ``precision``: flagged bad workers over flagged bad and diligent workers
-    (careless flags are reported apart: whether a worker at 0.65 against a 0.6
-    threshold should go is the requester's call). ``strict_precision`` counts
-    careless flags as false positives too. ``recall``: bad workers flagged
-    after at most ``max_gold`` gold answers, over all bad workers.
-    """
-    bad = [w for w in workers if w.profile in BAD_PROFILES]
-    flagged_bad = sum(w.flagged for w in bad)
-    flagged_diligent = sum(w.flagged for w in workers if w.profile == "diligent")
-    flagged_careless = sum(w.flagged for w in workers if w.profile == "careless")
-    careless = sum(w.profile == "careless" for w in workers)
-    diligent_assignments = sum(w.assignments for w in workers if w.profile == "diligent")
-    diligent_rejected = sum(w.rejected for w in workers if w.profile == "diligent")
-    diligent_held = sum(w.held for w in workers if w.profile == "diligent")
-    caught = sum(w.flagged_at_gold is not None and w.flagged_at_gold <= max_gold for w in bad)
-    return {
-        "precision": flagged_bad / (flagged_bad + flagged_diligent)
-        if flagged_bad + flagged_diligent
-        else 1.0,
-        "strict_precision": (
-            flagged_bad / (flagged_bad + flagged_diligent + flagged_careless) if flagged_bad else 1.0
-        ),
-        "recall": caught / len(bad) if bad else 1.0,
-        "careless_flagged": flagged_careless / careless if careless else 0.0,
-        "diligent_rejected_share": diligent_rejected / diligent_assignments if diligent_assignments else 0.0,
-        "diligent_held_share": diligent_held / diligent_assignments if diligent_assignments else 0.0,
-    }
-
-
 @dataclass
 class _Worker:
     outcome: WorkerOutcome
@@ -180,6 +157,10 @@ class _Worker:
     dawid_skene_suspicious: bool = False
     #: The majority-agreement verdict of the current assignment (None: not measured yet).
     majority_suspicious: bool | None = None
+    #: (correct, total) gold of each assignment, oldest first (the recent-work window's data).
+    gold_by_assignment: list[tuple[int, int]] = field(default_factory=list)
+    #: Answers by HIT (what a copier copies).
+    answers_by_hit: dict[int, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -208,6 +189,8 @@ class _Campaign:
             f"gold-{i:04d}": r
             for i, r in enumerate(self.rng.choices(ratings, RATING_WEIGHTS, k=config.gold_pool))
         }
+        #: The label a biased worker always gives: the campaign's most common true one.
+        self.mode = Counter(self.truth.values()).most_common(1)[0][0]
         self.layout = [self._layout(h) for h in range(config.hits)]
         self.open_slots = [config.assignments_per_hit] * config.hits
         self.open_hits = list(range(config.hits))
@@ -221,6 +204,14 @@ class _Campaign:
         self.all_times: list[float] = []  # kept sorted: the crowd's median in O(1)
         #: Per real item: (worker, answer, assignment index) of every label given.
         self.item_labels: dict[str, list[tuple[str, int, int]]] = {}
+        #: A copying pair: the source's id -> its copier, and back.
+        self.copier_of = {
+            f"copy_source-{n:02d}": self.workers[f"copier-{n:02d}"]
+            for n in range(min(config.crowd.get("copy_source", 0), config.crowd.get("copier", 0)))
+        }
+        self.source_of = {c.outcome.worker_id: s for s, c in self.copier_of.items()}
+        #: Assignments a late spammer did after its turn.
+        self.after_turn: set[int] = set()
 
     def _layout(self, hit: int) -> list[str]:
         """Item keys of one HIT with gold at random positions (gold never repeats within a HIT)."""
@@ -251,8 +242,10 @@ class _Campaign:
         self.open_slots[hit] += 1
 
     def run(self) -> None:
-        active = sorted(self.workers)
+        # A copier never picks a HIT itself: it takes each HIT its source takes, right after it.
+        active = sorted(w for w in self.workers if w not in self.source_of)
         done_assignments = 0
+        every = self.config.agreement_every
         while self.open_hits and active:
             worker_id = self.rng.choice(active)
             worker = self.workers[worker_id]
@@ -262,25 +255,55 @@ class _Campaign:
                 continue
             self._work(worker, hit)
             done_assignments += 1
-            if worker.outcome.flagged_by_gold:
-                active.remove(worker_id)
-            every = self.config.agreement_every
             if self.config.use_signals and every and done_assignments % every == 0:
                 self._refresh_agreement()
+            if worker.outcome.flagged_by_gold:
+                active.remove(worker_id)
+            copier = self.copier_of.get(worker_id)
+            if (
+                copier is not None
+                and not copier.outcome.flagged_by_gold
+                and self.open_slots[hit] > 0
+                and hit not in copier.done
+            ):
+                self._work(copier, hit)
+                done_assignments += 1
+                if self.config.use_signals and every and done_assignments % every == 0:
+                    self._refresh_agreement()
         for worker in self.workers.values():
             for index in worker.pending:
                 self.assignments[index].status = "held"
                 worker.outcome.held += 1
             worker.pending.clear()
 
+    def _answers(self, worker: _Worker, hit: int) -> list[int]:
+        """The worker's answers to a HIT's items, by its behaviour."""
+        keys, name = self.layout[hit], worker.outcome.profile
+        if name == "copier":
+            return list(self.workers[self.source_of[worker.outcome.worker_id]].answers_by_hit[hit])
+        if name == "biased":
+            return [self.mode] * len(keys)
+        if name == "late_spammer":
+            turned = worker.outcome.assignments >= self.config.turn_after
+            profile = PROFILES["spammer" if turned else "diligent"]
+        else:
+            profile = PROFILES["careless" if name == "copy_source" else name]
+        return [rate(self._truth_of(key), key, profile, self.rng) for key in keys]
+
     def _work(self, worker: _Worker, hit: int) -> None:
-        profile = PROFILES[worker.outcome.profile]
         keys = self.layout[hit]
-        answers = [rate(self._truth_of(key), key, profile, self.rng) for key in keys]
+        outcome = worker.outcome
+        if outcome.profile == "late_spammer" and outcome.assignments == self.config.turn_after:
+            outcome.turned_at_gold = outcome.gold_total
+        answers = self._answers(worker, hit)
+        worker.answers_by_hit[hit] = answers
         self._take(hit)
         worker.done.add(hit)
         index = len(self.assignments)
         self.assignments.append(_Assignment(worker.outcome.worker_id, hit, answers))
+        if outcome.turned_at_gold is not None:
+            self.after_turn.add(index)
+            outcome.assignments_after_turn += 1
         worker.pending.append(index)
         worker.outcome.assignments += 1
         seconds = worker.seconds_per_item * math.exp(self.rng.gauss(0, 0.35))
@@ -294,15 +317,19 @@ class _Campaign:
         worker.majority_suspicious = None
         verdict: Verdict = "undecided"
         by_gold = False
+        current = (0, 0)  # this assignment's gold so far: (correct, total)
         for key, answer in zip(keys, answers, strict=True):
             if key not in self.gold:
                 continue
             score = self.template.score_gold_item(answer, {"rating": self.gold[key]}, {}, self.options)
-            worker.outcome.gold_correct += int(self.template.gold_passed(score, self.options))
+            passed = int(self.template.gold_passed(score, self.options))
+            worker.outcome.gold_correct += passed
             worker.outcome.gold_total += 1
-            verdict, by_gold = self._judge(worker)
+            current = (current[0] + passed, current[1] + 1)
+            verdict, by_gold = self._judge(worker, current)
             if by_gold:
                 break
+        worker.gold_by_assignment.append(current)
         self._apply(worker, verdict, by_gold)
 
     def _truth_of(self, key: str) -> dict[str, Any]:
@@ -344,8 +371,11 @@ class _Campaign:
             ).suspicious
         return worker.majority_suspicious
 
-    def _judge(self, worker: _Worker) -> tuple[Verdict, bool]:
-        """The verdict after the latest gold answer, and whether gold alone made it a flag."""
+    def _judge(self, worker: _Worker, current: tuple[int, int]) -> tuple[Verdict, bool]:
+        """The verdict after the latest gold answer, and whether gold alone made it a flag.
+
+        ``current``: the gold of the assignment being graded, so far (the recent window's newest part).
+        """
         config, outcome = self.config, worker.outcome
         gold = judge_worker(
             GoldRecord(outcome.gold_correct, outcome.gold_total),
@@ -353,6 +383,8 @@ class _Campaign:
             confidence=config.confidence,
             min_gold=config.min_gold,
         )
+        recent = recent_window([*worker.gold_by_assignment, current], config.recent_gold)
+        gold = judge_recent(gold, recent, threshold=config.threshold, confidence=config.confidence)
         verdict = gold.verdict
         suspicious: list[str] = []
         if config.use_signals and verdict == "undecided":
@@ -364,7 +396,10 @@ class _Campaign:
         if verdict == "flag" and not outcome.flagged:
             # The first flag is the one measured ("flagged after n gold answers"), and its reason.
             outcome.flagged_at_gold = outcome.gold_total
-            outcome.flag_reason = "gold" if by_gold else "+".join(suspicious)
+            if by_gold:
+                outcome.flag_reason = "recent gold" if gold.evidence.get("flagged_on") else "gold"
+            else:
+                outcome.flag_reason = "+".join(suspicious)
         outcome.flagged_by_gold = outcome.flagged_by_gold or by_gold
         return verdict, by_gold
 
@@ -376,6 +411,7 @@ class _Campaign:
             if verdict == "approve":
                 assignment.status = "approved"
                 worker.outcome.approved += 1
+                worker.outcome.approved_after_turn += index in self.after_turn
             elif by_gold:
                 assignment.status = "rejected"
                 worker.outcome.rejected += 1
@@ -428,36 +464,18 @@ def run_simulation(config: SimulationConfig | None = None, seed: int = 1) -> Sim
     )
 
 
-#: Metrics where a higher figure is worse.
-COSTS = frozenset({"careless_flagged", "diligent_rejected_share", "diligent_held_share"})
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One metric over several runs."""
-
-    #: Over every run's workers together (ratios of sums): the estimate of the rate itself.
-    pooled: float
-    mean: float
-    #: The least favourable run: the minimum, or the maximum for a cost.
-    worst: float
-    values: tuple[float, ...]
-
-
-def summarise(reports: Sequence[SimulationReport]) -> dict[str, Summary]:
-    """Per metric: pooled, mean and worst over the runs, and each run's figure.
-
-    Per run, precision and recall move in steps of one worker in twelve; the
-    pooled figure counts every run's workers at once (label accuracies, whose
-    runs all have the same number of items, pool to their mean).
-    """
-    rows = [r.metrics() for r in reports]
-    max_gold = reports[0].config.max_gold_to_flag
-    pooled = flag_metrics([w for r in reports for w in r.workers], max_gold=max_gold)
-    out = {}
-    for name in rows[0]:
-        values = tuple(row[name] for row in rows)
-        mean = sum(values) / len(values)
-        worst = max(values) if name in COSTS else min(values)
-        out[name] = Summary(pooled.get(name, mean), mean, worst, values)
-    return out
+__all__ = [
+    "BAD_PROFILES",
+    "BEHAVIOURS",
+    "COSTS",
+    "BehaviourFigures",
+    "SimulationConfig",
+    "SimulationReport",
+    "Summary",
+    "WorkerOutcome",
+    "behaviour_metrics",
+    "flag_metrics",
+    "label_accuracy",
+    "run_simulation",
+    "summarise",
+]

@@ -44,10 +44,16 @@ def test_batch_csv_and_jsonl_hold_every_assignment(tmp_path, live_server, market
                 expected = by_item[slot["item_id"]]
                 assert slot["consensus"]["label"] == expected.label
                 assert slot["consensus"]["confidence"] == round(expected.confidence, 4)
+                # Next to it, the votes it rests on and the method's own figure.
+                assert slot["consensus"]["votes"] == expected.votes
+                assert slot["consensus"]["support"] == expected.detail["support"]
     for row, record in zip(rows, records, strict=True):
         real = [s for s in record["slots"] if not s["is_gold"]]
         assert [row[f"Consensus.label_{s['position']}"] for s in real] == [
             str(s["consensus"]["label"]) for s in real
+        ]
+        assert [row[f"Consensus.votes_{s['position']}"] for s in real] == [
+            str(s["consensus"]["votes"]) for s in real
         ]
         gold = next(s for s in record["slots"] if s["is_gold"])
         assert not row.get(f"Consensus.label_{gold['position']}")

@@ -79,3 +79,22 @@ def test_nominal_alpha_takes_letters() -> None:
     assert krippendorff_alpha(
         pd.DataFrame(rows, columns=["task", "worker", "label"]), "nominal"
     ) == pytest.approx(1.0)
+
+
+def test_confidence_accounts_for_the_number_of_votes_and_the_methods_own_figure_is_kept() -> None:
+    # The issue: two agreeing votes were shown as confidence 1.00 (a model posterior).
+    rows = [("two", w, 3) for w in ("a", "b")] + [("three", w, 2) for w in ("a", "b", "c")]
+    rows += [("split", w, label) for w, label in (("a", 1), ("b", 1), ("c", 4))]
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    for method in ("majority_vote", "dawid_skene"):
+        by_item = {a.item_id: a for a in aggregate_frame(frame, method)}
+        # P(most workers like these say 3) after 2 of 2: the Beta(3, 1) mass above one half.
+        assert by_item["two"].confidence == pytest.approx(1 - 0.5**3)
+        assert by_item["three"].confidence == pytest.approx(1 - 0.5**4)
+        assert by_item["two"].confidence < by_item["three"].confidence < 1
+        assert (by_item["two"].votes, by_item["three"].votes) == (2, 3)
+    majority = {a.item_id: a for a in aggregate_frame(frame, "majority_vote")}
+    assert majority["two"].detail["support"] == 1.0
+    assert majority["split"].detail["support"] == pytest.approx(2 / 3, abs=1e-4)
+    # 2 of 3: Beta(3, 2) above one half.
+    assert majority["split"].confidence == pytest.approx(0.6875)

@@ -45,3 +45,64 @@ def test_error_rate_verdicts_use_confidence_not_raw_rates() -> None:
     borderline = judge_error_rate(6, 21, **rule)
     assert borderline.verdict == "undecided" and 0.1 < borderline.p_below < 0.9
     assert borderline.evidence["faults"] == 6 and borderline.evidence["observations"] == 21
+
+
+def _judged(history: list[tuple[int, int]], size: int = 20) -> Any:
+    from hits.quality.policy import judge_recent, recent_window
+
+    correct, total = sum(c for c, _ in history), sum(t for _, t in history)
+    whole = judge_worker(GoldRecord(correct, total), threshold=0.6, confidence=0.9, min_gold=3)
+    return judge_recent(whole, recent_window(history, size), threshold=0.6, confidence=0.9)
+
+
+def test_gold_is_cut_into_blocks_of_whole_assignments_counted_from_the_first() -> None:
+    from hits.quality.policy import recent_window
+
+    history = [(2, 2)] * 10 + [(1, 3)] * 7 + [(0, 1)]
+    recent = recent_window(history, 20)
+    assert recent is not None
+    # 10 x 2 = 20 closes the first block; 7 x 3 = 21 the second; the last answer starts a third.
+    assert recent.blocks == (GoldRecord(20, 20), GoldRecord(7, 21))
+    # The latest half block: whole assignments back to at least 10 answers.
+    assert recent.latest == GoldRecord(3, 10)
+    assert recent_window(history, 0) is None  # the test is off
+    assert recent_window([(2, 2)] * 5, 20) is None  # no longer than the latest answers
+
+
+def test_a_turn_after_an_approved_record_flags_though_the_whole_record_would_not() -> None:
+    # The issue: 19 of 20 right, then 4 of 20. The whole record (23/40) leaves gold undecided.
+    history = [(2, 2)] * 9 + [(1, 2)] + [(0, 2)] * 8 + [(2, 2)] * 2
+    whole = judge_worker(GoldRecord(23, 40), threshold=0.6, confidence=0.9, min_gold=3)
+    assert whole.verdict == "undecided"
+    verdict = _judged(history)
+    assert verdict.verdict == "flag" and verdict.evidence["flagged_on"] == "recent gold"
+    assert verdict.evidence["gold_before_recent"] == "19/20"
+    assert (verdict.evidence["recent_gold_correct"], verdict.evidence["recent_gold_total"]) == (4, 20)
+    # It stays flagged: a later block does not undo the turn.
+    assert _judged(history + [(1, 2)] * 10).verdict == "flag"
+
+
+def test_a_bad_block_without_a_confident_approval_before_it_is_no_turn() -> None:
+    # 12 of 20 then 4 of 20: bad, but the whole record judges it (no change to detect).
+    history = [(1, 2)] * 8 + [(2, 2)] * 2 + [(0, 2)] * 8 + [(2, 2)] * 2
+    assert "flagged_on" not in _judged(history).evidence
+
+
+def test_an_approval_waits_while_the_latest_answers_lean_below_the_threshold() -> None:
+    # Approved on 20/20, then 3 HITs of spam: the latest 10 answers hold 4 right.
+    history = [(2, 2)] * 10 + [(0, 2)] * 3
+    whole = judge_worker(GoldRecord(20, 26), threshold=0.6, confidence=0.9, min_gold=3)
+    assert whole.verdict == "approve"
+    assert _judged(history).verdict == "undecided"
+    # A diligent worker's ordinary slip does not: 9 of the latest 10.
+    assert _judged([(2, 2)] * 12 + [(1, 2)]).verdict == "approve"
+
+
+def test_a_short_lucky_run_after_a_turn_does_not_release_the_work_held_back() -> None:
+    from hits.quality.policy import probability_below
+
+    # Approved on 20/20, then random answers: 8 of the 14 since the last block, the latest 10
+    # holding 7 right (P(accuracy < 0.6) = 0.29, which alone would let the approval through).
+    history = [(2, 2)] * 10 + [(0, 2), (1, 2), (1, 2), (2, 2), (1, 2), (2, 2), (1, 2)]
+    assert probability_below(GoldRecord(7, 10), 0.6) < 0.5 <= probability_below(GoldRecord(8, 14), 0.6)
+    assert _judged(history).verdict == "undecided"  # waits for the block, which will tell

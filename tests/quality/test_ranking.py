@@ -8,7 +8,7 @@ import random
 import pandas as pd
 import pytest
 
-from hits.quality.aggregation import aggregate_frame, krippendorff_alpha
+from hits.quality.aggregation import aggregate_frame, krippendorff_alpha, majority_confidence
 from hits.quality.ranking import bradley_terry, pairwise_frame, rank_positions, system_scores
 from hits.templates.compare import concordance
 
@@ -101,7 +101,7 @@ def test_consensus_beats_every_single_worker_even_with_a_spammer_among_them() ->
     assert exact > (1 - 0.2) ** 4 + 0.1  # a single careful worker's chance of the exact order, and more
 
 
-def test_confidence_is_the_share_of_pairwise_judgements_that_agree_with_the_consensus() -> None:
+def test_support_is_the_share_of_pairwise_judgements_that_agree_with_the_consensus() -> None:
     frame = pd.DataFrame(
         [
             ("split", "a", ["x", "y", "z"]),
@@ -113,8 +113,13 @@ def test_confidence_is_the_share_of_pairwise_judgements_that_agree_with_the_cons
         columns=COLUMNS,
     )
     by_item = {r.item_id: r for r in aggregate_frame(frame, "bradley_terry")}
-    assert by_item["split"].label == ["x", "y", "z"] and by_item["split"].confidence == pytest.approx(8 / 9)
-    assert by_item["same"].label == ["q", "p"] and by_item["same"].confidence == 1.0
+    assert by_item["split"].label == ["x", "y", "z"] and by_item["split"].detail["support"] == pytest.approx(
+        8 / 9, abs=1e-4
+    )
+    assert by_item["same"].label == ["q", "p"] and by_item["same"].detail["support"] == 1.0
+    # The confidence accounts for the votes: two unanimous workers are not certainty.
+    assert by_item["same"].confidence == pytest.approx(0.875)
+    assert by_item["split"].confidence == pytest.approx(majority_confidence(8 / 9, 3))
     # Unanimous judgements still give finite strengths, thanks to the prior.
     assert 0 < by_item["same"].detail["strength"]["p"] < by_item["same"].detail["strength"]["q"]
 
@@ -122,7 +127,7 @@ def test_confidence_is_the_share_of_pairwise_judgements_that_agree_with_the_cons
 def test_a_tie_in_strength_goes_to_the_better_mean_place_then_the_id() -> None:
     frame = pd.DataFrame([("t", "a", ["m", "n"]), ("t", "b", ["n", "m"])], columns=COLUMNS)
     (only,) = aggregate_frame(frame, "bradley_terry")
-    assert only.label == ["m", "n"] and only.confidence == 0.5
+    assert only.label == ["m", "n"] and only.detail["support"] == 0.5 and only.confidence == 0.5
 
 
 def test_system_scores_name_the_winner_and_by_how_much() -> None:

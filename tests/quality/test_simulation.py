@@ -147,3 +147,41 @@ def test_summary_takes_the_worst_case_in_the_right_direction_and_pools_the_worke
     caught = [w for w in bad if w.flagged_at_gold is not None and w.flagged_at_gold <= 10]
     assert summary["recall"].pooled == len(caught) / len(bad)
     assert summary["majority_vote_accuracy"].pooled == summary["majority_vote_accuracy"].mean
+
+
+BEHAVING = SimulationConfig(
+    hits=200,
+    crowd={"diligent": 10, "careless": 0, "spammer": 0, "copycat": 0, "late_spammer": 3, "biased": 2}
+    | {"copy_source": 1, "copier": 1},
+)
+
+
+def test_late_spammers_are_caught_after_their_turn_and_their_honest_work_kept() -> None:
+    from hits.quality.simulation import behaviour_metrics
+
+    run = run_simulation(BEHAVING, seed=2)
+    late = behaviour_metrics(run.workers, max_gold=40)["late_spammer"]
+    # Every one flagged, none before the turn, within two blocks of 20 gold answers of it.
+    assert (late.workers, late.flagged, late.flagged_before_turn, late.caught) == (3, 3, 0, 3)
+    # Most work after the turn is not paid: approvals wait while the latest answers look bad.
+    assert late.approved_after_turn * 3 <= late.assignments_after_turn
+    for worker in run.workers:
+        if worker.profile == "late_spammer":
+            assert worker.approved >= BEHAVING.turn_after  # the honest work stays approved
+    # Without the recent-work test the same crowd's late spammers are approved on their early record.
+    off = behaviour_metrics(run_simulation(replace(BEHAVING, recent_gold=0), seed=2).workers, max_gold=40)
+    assert off["late_spammer"].caught < 3
+    assert off["late_spammer"].approved_after_turn > late.approved_after_turn
+
+
+def test_biased_workers_are_flagged_and_a_copier_gives_its_sources_answers() -> None:
+    from hits.quality.simulation import behaviour_metrics
+
+    run = run_simulation(BEHAVING, seed=2)
+    figures = behaviour_metrics(run.workers, max_gold=10)
+    assert figures["biased"].flagged == figures["biased"].caught == 2
+    copier = next(w for w in run.workers if w.profile == "copier")
+    source = next(w for w in run.workers if w.profile == "copy_source")
+    assert 0 < copier.assignments <= source.assignments
+    # Same answers on the same HITs, so the same gold record as far as the copier went.
+    assert copier.gold_total <= source.gold_total

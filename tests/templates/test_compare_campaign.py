@@ -49,7 +49,9 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
         alpha = campaign_agreement(session, campaign_id)
         report = campaign_systems(session, campaign_id)
     assert {a.item_id: a.label for a in aggregated} == true_order  # gold excluded, every item ordered
-    assert all(a.method == "bradley_terry" and a.votes == 2 and a.confidence == 1.0 for a in aggregated)
+    # Two workers agreeing on every pair: support 1, confidence 0.875 (two votes are not certainty).
+    assert all(a.method == "bradley_terry" and a.votes == 2 for a in aggregated)
+    assert all(a.detail["support"] == 1.0 and a.confidence == 0.875 for a in aggregated)
     assert alpha == 1.0  # both put every candidate at the same place
 
     # Head-to-head counts are the true orders' system pairs, once per worker.
@@ -71,7 +73,9 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert {r["item_id"]: json.loads(r["label"]) for r in rows} == true_order
-    assert {(r["confidence"], r["method"]) for r in rows} == {("1.0000", "bradley_terry")}
+    assert {(r["confidence"], r["votes"], r["method"], r["support"]) for r in rows} == {
+        ("0.8750", "2", "bradley_terry", "1.0000")
+    }
     assert "krippendorff_alpha=1.0000" in result.stderr
 
     result = CliRunner().invoke(main, ["results", "systems", name], env=env)
