@@ -9,8 +9,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Select, bindparam, select
 from sqlalchemy.orm import Session
-from werkzeug.security import check_password_hash, generate_password_hash
+from werkzeug.security import generate_password_hash
 
+from hits import passwords
 from hits.market import ledger
 from hits.market import validation as v
 from hits.market.errors import RequestError
@@ -103,9 +104,9 @@ def create_worker(session: Session, username: str, password: str, *, country: st
 
 
 def authenticate_worker(session: Session, username: str, password: str) -> Worker | None:
-    """The worker with these credentials, or None."""
+    """The worker with these credentials, or None (an unknown name costs one hash, as a known one does)."""
     worker = session.scalar(select(Worker).where(Worker.username == username.strip()))
-    if worker is None or not check_password_hash(worker.password_hash, password):
+    if not passwords.matches(worker.password_hash if worker is not None else None, password):
         return None
     return worker
 

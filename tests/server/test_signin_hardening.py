@@ -1,0 +1,72 @@
+"""Sign-in and sign-up against an attacker: probing which names exist, mass sign-ups, fixation, CSRF."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import requests
+
+from tests.server.test_signin_security import (
+    _attempt,
+    _staff,
+    _staff_attempt,
+    behind_proxy,  # noqa: F401 - a fixture used below
+)
+from tests.server.worker_helpers import WorkerClient
+
+
+def _address() -> str:
+    """A client address of its own per test, so no test's failures count against another's."""
+    n = uuid.uuid4().int
+    return f"10.{n % 250}.{(n >> 8) % 250}.{(n >> 16) % 250 + 1}"
+
+
+@pytest.fixture
+def scrypt_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int, int]]:
+    """Every password hash computed in this process (its cost: n, r, p), calling the real one."""
+    calls: list[tuple[int, int, int]] = []
+    real = hashlib.scrypt
+
+    def counted(password: bytes, *, salt: bytes, n: int, r: int, p: int, **kw: Any) -> bytes:
+        calls.append((n, r, p))
+        return real(password, salt=salt, n=n, r=r, p=p, **kw)
+
+    monkeypatch.setattr(hashlib, "scrypt", counted)
+    return calls
+
+
+def _hashing_of(calls: list[tuple[int, int, int]], attempt: Callable[[], requests.Response]) -> list[Any]:
+    before = len(calls)
+    status = attempt().status_code
+    return [status, calls[before:]]
+
+
+def test_an_unknown_worker_name_costs_the_same_hashing_as_a_known_one(behind_proxy, scrypt_calls) -> None:  # noqa: F811
+    base, address = behind_proxy.url, _address()
+    known = WorkerClient(base, "timing").username
+    unknown = f"nobody-{uuid.uuid4().hex[:8]}"
+    _attempt(base, f"warm-{unknown}", "wrong-password", address)  # the stand-in hash is made on first use
+    wrong_password = _hashing_of(scrypt_calls, lambda: _attempt(base, known, "wrong-password", address))
+    no_such_name = _hashing_of(scrypt_calls, lambda: _attempt(base, unknown, "wrong-password", address))
+    assert wrong_password[0] == no_such_name[0] == 401
+    # One hash of the same cost either way: the answer's timing tells nothing about the name.
+    assert len(wrong_password[1]) == 1 and no_such_name[1] == wrong_password[1]
+
+
+def test_an_unknown_staff_name_costs_the_same_hashing_as_a_known_one(
+    behind_proxy,  # noqa: F811
+    requester_sessions,
+    scrypt_calls,
+) -> None:
+    base, address = behind_proxy.url, _address()
+    known = _staff(requester_sessions)
+    unknown = f"nobody-{uuid.uuid4().hex[:8]}"
+    _staff_attempt(base, f"warm-{unknown}", "wrong-password", address)
+    wrong_password = _hashing_of(scrypt_calls, lambda: _staff_attempt(base, known, "wrong", address))
+    no_such_name = _hashing_of(scrypt_calls, lambda: _staff_attempt(base, unknown, "wrong", address))
+    assert wrong_password[0] == no_such_name[0] == 401
+    assert len(wrong_password[1]) == 1 and no_such_name[1] == wrong_password[1]
