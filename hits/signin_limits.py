@@ -8,6 +8,10 @@ hammering a locked key does not extend its lock. A successful sign-in clears
 its account's failures (not its address's: an attacker's own account must not
 wipe the record of their guesses at others).
 
+Sign-ups are counted the same way, per client address only (``signup_key``):
+every attempt counts, since making accounts is what a guesser does once
+sign-ins are throttled per account.
+
 The counts live in a table, not in process memory, so every server process
 (and machine) enforces the same limits: one in the marketplace's database for
 the worker site, one in the requester side's for the dashboard (each half
@@ -16,6 +20,7 @@ keeps its own tables), both shaped by :class:`SignInFailureColumns`.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,6 +35,9 @@ WINDOW = timedelta(minutes=15)
 ACCOUNT_LIMIT = 5
 #: Failures in WINDOW that lock one client address: room for several people behind one network.
 ADDRESS_LIMIT = 30
+#: Sign-up attempts in WINDOW from one client address: a household or a class signing up
+#: together gets through; a script making accounts (or probing which names are taken) does not.
+SIGNUP_LIMIT = 10
 
 
 class SignInFailureColumns:
@@ -57,6 +65,22 @@ def keys_for(site: str, username: str, address: str) -> tuple[Key, Key]:
     return Key(f"{site}:account:{account}"[:160], ACCOUNT_LIMIT), Key(
         f"{site}:address:{address}"[:160], ADDRESS_LIMIT
     )
+
+
+def signup_key(site: str, address: str) -> Key | None:
+    """The key every sign-up attempt from ``address`` counts against; None for the machine itself.
+
+    Loopback is the operator's own tools (the simulated crowd, benchmarks, tests). A
+    proxy on the same machine also shows as loopback, but only until it is declared in
+    ``HITFORGE_TRUSTED_PROXIES``; counted as one address it would let ten sign-ups
+    shut everyone else out.
+    """
+    try:
+        if ipaddress.ip_address(address).is_loopback:
+            return None
+    except ValueError:
+        pass  # not an address (a unix socket, "unknown"): counted under what it says
+    return Key(f"{site}:signup:{address}"[:160], SIGNUP_LIMIT)
 
 
 def locked_for(
@@ -103,10 +127,16 @@ def clear_account(session: Session, table: type[SignInFailureColumns], account: 
     session.execute(delete(table).where(table.key == account.name))
 
 
+def _minutes(wait: timedelta) -> str:
+    minutes = max(1, math.ceil(wait.total_seconds() / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def too_many_signups(wait: timedelta) -> str:
+    """What a throttled sign-up is told: why, and when to try again (rounded up to a minute)."""
+    return f"Too many sign-ups from your network. Try again in {_minutes(wait)}."
+
+
 def too_many_attempts(wait: timedelta) -> str:
     """What a throttled sign-in is told: why, and when to try again (rounded up to a minute)."""
-    minutes = max(1, math.ceil(wait.total_seconds() / 60))
-    return (
-        "Too many failed sign-ins for this account or from your network. "
-        f"Try again in {minutes} minute{'s' if minutes != 1 else ''}."
-    )
+    return f"Too many failed sign-ins for this account or from your network. Try again in {_minutes(wait)}."

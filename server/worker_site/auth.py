@@ -21,6 +21,8 @@ from server.worker_site.base import bp, current_worker
 def signup() -> Any:
     """Create a worker account and sign it in."""
     if request.method == "POST":
+        if (refused := _refused_signup()) is not None:
+            return refused
         try:
             worker = accounts.create_worker(
                 market_session(),
@@ -34,6 +36,25 @@ def signup() -> Any:
         signin_state.begin(worker)
         return redirect(url_for("worker_site.index"))
     return render_template("worker/signup.html")
+
+
+def _refused_signup() -> Any | None:
+    """The 429 page when this address has tried to sign up too often lately; else count this attempt.
+
+    Every attempt counts, made or refused (a taken name tells that the name exists), and the
+    count is committed at once: a refused sign-up's 400 rolls the rest of the request back.
+    """
+    key = signin_limits.signup_key("worker", request.remote_addr or "unknown")
+    if key is None:
+        return None
+    db = market_session()
+    wait = signin_limits.locked_for(db, SignInFailure, (key,))
+    if wait is not None:
+        flash(signin_limits.too_many_signups(wait), "error")
+        return render_template("worker/signup.html"), 429
+    signin_limits.record_failure(db, SignInFailure, (key,))
+    db.commit()
+    return None
 
 
 def local_path(target: str) -> str | None:

@@ -5,18 +5,23 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
 import requests
+from sqlalchemy import select, update
 
+from hits.db import session_scope, utcnow
+from hits.market.models import SignInFailure, Worker
 from tests.server.test_signin_security import (
+    PASSWORD,
     _attempt,
     _staff,
     _staff_attempt,
     behind_proxy,  # noqa: F401 - a fixture used below
 )
-from tests.server.worker_helpers import WorkerClient
+from tests.server.worker_helpers import WorkerClient, csrf_of
 
 
 def _address() -> str:
@@ -70,3 +75,39 @@ def test_an_unknown_staff_name_costs_the_same_hashing_as_a_known_one(
     no_such_name = _hashing_of(scrypt_calls, lambda: _staff_attempt(base, unknown, "wrong", address))
     assert wrong_password[0] == no_such_name[0] == 401
     assert len(wrong_password[1]) == 1 and no_such_name[1] == wrong_password[1]
+
+
+def _sign_up(base: str, username: str, address: str | None) -> requests.Response:
+    browser = requests.Session()
+    if address is not None:
+        browser.headers["X-Forwarded-For"] = address
+    page = browser.get(base + "/signup")
+    return browser.post(
+        base + "/signup", data={"csrf_token": csrf_of(page), "username": username, "password": PASSWORD}
+    )
+
+
+def test_making_accounts_from_one_address_is_throttled(behind_proxy, market_sessions) -> None:  # noqa: F811
+    base, address = behind_proxy.url, _address()
+    names = [f"farm-{uuid.uuid4().hex[:8]}" for _ in range(9)]
+    for name in names:
+        assert _sign_up(base, name, address).status_code == 200
+    # Asking about a taken name counts too: it tells that the account exists.
+    assert _sign_up(base, names[0], address).status_code == 400
+    late = f"farm-{uuid.uuid4().hex[:8]}"
+    refused = _sign_up(base, late, address)
+    assert refused.status_code == 429
+    assert "Too many sign-ups from your network. Try again in 15 minutes." in refused.text
+    with session_scope(market_sessions) as session:
+        assert session.scalar(select(Worker).where(Worker.username == late)) is None
+    # Another network signs up as usual, and so does the machine itself (no forwarded address).
+    assert _sign_up(base, f"other-{uuid.uuid4().hex[:8]}", _address()).status_code == 200
+    assert _sign_up(base, f"local-{uuid.uuid4().hex[:8]}", None).status_code == 200
+    # Once the attempts are older than the window, the address may sign up again.
+    with session_scope(market_sessions) as session:
+        session.execute(
+            update(SignInFailure)
+            .where(SignInFailure.key == f"worker:signup:{address}")
+            .values(failed_at=utcnow() - timedelta(minutes=16))
+        )
+    assert _sign_up(base, late, address).status_code == 200
