@@ -1,4 +1,4 @@
-"""Checking a sign-in's password so that an unknown user name costs what a known one does.
+"""Checking a sign-in: which name to look up, and a password check that costs the same for every name.
 
 Skipping the hash for a name with no account answers sooner, and that
 difference tells an attacker which names exist. So a missing account's
@@ -29,3 +29,13 @@ def matches(stored_hash: str | None, password: str) -> bool:
         check_password_hash(_stand_in_hash(), password)
         return False
     return check_password_hash(stored_hash, password)
+
+
+def name_to_look_up(username: str) -> str | None:
+    """The account name a sign-in form's ``username`` means, or None when no account can have it.
+
+    Spaces around it are dropped. A NUL is in no account's name (sign-up refuses
+    control characters) and PostgreSQL cannot even compare one, so it is no name.
+    """
+    name = username.strip()
+    return name if name and "\x00" not in name else None

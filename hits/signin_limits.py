@@ -61,7 +61,8 @@ class Key:
 
 def keys_for(site: str, username: str, address: str) -> tuple[Key, Key]:
     """The account key (case and spaces folded, so variants share one count) and the address key."""
-    account = " ".join(username.split()).casefold()
+    # A NUL (no account has one) is spelled U+FFFD: PostgreSQL cannot store or compare it.
+    account = " ".join(username.replace("\x00", "\ufffd").split()).casefold()
     return Key(f"{site}:account:{account}"[:160], ACCOUNT_LIMIT), Key(
         f"{site}:address:{address}"[:160], ADDRESS_LIMIT
     )

@@ -34,7 +34,8 @@ def refused_while_locked(username: str) -> Any | None:
 
 def authenticate(username: str, password: str) -> StaffUser | None:
     """The staff user with these credentials, or None (an unknown name costs a hash, as a known one does)."""
-    user = requester_session().scalar(select(StaffUser).where(StaffUser.username == username.strip()))
+    name = passwords.name_to_look_up(username)
+    user = requester_session().scalar(select(StaffUser).where(StaffUser.username == name)) if name else None
     if not passwords.matches(user.password_hash if user is not None else None, password):
         return None
     return user

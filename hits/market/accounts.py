@@ -88,15 +88,22 @@ def create_worker(session: Session, username: str, password: str, *, country: st
     username = username.strip()
     if not username or len(username) > 64:
         raise RequestError("Choose a user name of 1 to 64 characters.")
+    if not username.isprintable():
+        # NUL cannot even be stored in PostgreSQL; line breaks, bells and invisible marks make
+        # names that look like someone else's.
+        raise RequestError("Choose a user name without control characters.")
     if len(password) < 8:
         raise RequestError("Choose a password of at least 8 characters.")
+    country = country.strip().upper()
+    if len(country) != 2 or not country.isascii() or not country.isalpha():
+        raise RequestError("Give your country as a two-letter country code, such as US.")
     if session.scalar(select(Worker).where(Worker.username == username)):
         raise RequestError("That user name is taken.")
     worker = Worker(
         id=new_customer_id(),
         username=username,
         password_hash=generate_password_hash(password),
-        country=country.upper()[:2],
+        country=country,
     )
     session.add(worker)
     session.flush()
@@ -105,7 +112,8 @@ def create_worker(session: Session, username: str, password: str, *, country: st
 
 def authenticate_worker(session: Session, username: str, password: str) -> Worker | None:
     """The worker with these credentials, or None (an unknown name costs one hash, as a known one does)."""
-    worker = session.scalar(select(Worker).where(Worker.username == username.strip()))
+    name = passwords.name_to_look_up(username)
+    worker = session.scalar(select(Worker).where(Worker.username == name)) if name else None
     if not passwords.matches(worker.password_hash if worker is not None else None, password):
         return None
     return worker
