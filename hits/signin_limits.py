@@ -68,6 +68,16 @@ def keys_for(site: str, username: str, address: str) -> tuple[Key, Key]:
     )
 
 
+def account_key(site: str, account_id: str | int) -> Key:
+    """The count of one existing account, however its name was typed.
+
+    The folded name of :func:`keys_for` is shared by look-alike accounts ("Ann" and
+    "ANN" may both sign up); a sign-in to one of them must not clear the other's
+    failures, so an existing account is judged and cleared by its own id.
+    """
+    return Key(f"{site}:id:{account_id}"[:160], ACCOUNT_LIMIT)
+
+
 def signup_key(site: str, address: str) -> Key | None:
     """The key every sign-up attempt from ``address`` counts against; None for the machine itself.
 

@@ -110,13 +110,15 @@ def create_worker(session: Session, username: str, password: str, *, country: st
     return worker
 
 
-def authenticate_worker(session: Session, username: str, password: str) -> Worker | None:
-    """The worker with these credentials, or None (an unknown name costs one hash, as a known one does)."""
+def find_worker(session: Session, username: str) -> Worker | None:
+    """The worker whose user name is exactly ``username`` (spaces around it dropped), or None."""
     name = passwords.name_to_look_up(username)
-    worker = session.scalar(select(Worker).where(Worker.username == name)) if name else None
-    if not passwords.matches(worker.password_hash if worker is not None else None, password):
-        return None
-    return worker
+    return session.scalar(select(Worker).where(Worker.username == name)) if name else None
+
+
+def password_matches(worker: Worker | None, password: str) -> bool:
+    """Whether ``password`` is ``worker``'s; no worker costs one hash too, so timing tells nothing."""
+    return passwords.matches(worker.password_hash if worker is not None else None, password)
 
 
 _UNCHANGED: Any = object()

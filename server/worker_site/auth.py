@@ -79,18 +79,23 @@ def signin() -> Any:
     if request.method == "POST":
         db = market_session()
         username = request.form.get("username", "")
-        account, address = signin_limits.keys_for("worker", username, request.remote_addr or "unknown")
-        wait = signin_limits.locked_for(db, SignInFailure, (account, address))
+        typed, address = signin_limits.keys_for("worker", username, request.remote_addr or "unknown")
+        worker = accounts.find_worker(db, username)
+        # An account is judged by its own count; a name with no account by its folded spelling.
+        own = signin_limits.account_key("worker", worker.id) if worker is not None else typed
+        wait = signin_limits.locked_for(db, SignInFailure, (own, address))
         if wait is not None:
             flash(signin_limits.too_many_attempts(wait), "error")
             return render_template("worker/signin.html"), 429
-        worker = accounts.authenticate_worker(db, username, request.form.get("password", ""))
-        if worker is None:
-            signin_limits.record_failure(db, SignInFailure, (account, address))
+        matched = accounts.password_matches(worker, request.form.get("password", ""))  # hashes either way
+        if worker is None or not matched:
+            # Counted under the typed spelling as well, so its variants are refused with the account.
+            signin_limits.record_failure(db, SignInFailure, tuple(dict.fromkeys((own, typed, address))))
             db.commit()  # the failure counts although this response (a 401) rolls the request back
             flash("Unknown user name or wrong password.", "error")
             return render_template("worker/signin.html"), 401
-        signin_limits.clear_account(db, SignInFailure, account)
+        for key in dict.fromkeys((own, typed)):
+            signin_limits.clear_account(db, SignInFailure, key)
         signin_state.begin(worker)
         return redirect(local_path(request.args.get("next", "")) or url_for("worker_site.index"))
     return render_template("worker/signin.html")

@@ -155,3 +155,86 @@ def test_a_country_that_is_not_a_two_letter_code_is_refused_at_sign_up(
     with session_scope(market_sessions) as session:
         made = session.scalar(select(Worker).where(Worker.username == name))
         assert (made.country if made else None) == ("US" if country == "" else None)
+
+
+def _failures_under(market_sessions, key: str) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(market_sessions) as session:
+        return len(session.scalars(select(SignInFailure.id).where(SignInFailure.key == key)).all())
+
+
+def test_a_forged_forwarded_address_is_not_believed_without_a_trusted_proxy(
+    live_server, market_sessions
+) -> None:
+    # HITFORGE_TRUSTED_PROXIES=0 (the default): the address counted is the connection's own.
+    forged = _address()
+    before = _failures_under(market_sessions, "worker:address:127.0.0.1")
+    browser = requests.Session()
+    browser.headers["X-Forwarded-For"] = forged
+    page = browser.get(live_server.url + "/signin")
+    fields = {"csrf_token": csrf_of(page), "username": f"nobody-{uuid.uuid4().hex[:8]}", "password": "x"}
+    assert browser.post(live_server.url + "/signin", data=fields).status_code == 401
+    assert _failures_under(market_sessions, f"worker:address:{forged}") == 0
+    assert _failures_under(market_sessions, "worker:address:127.0.0.1") == before + 1
+
+
+def test_behind_one_proxy_only_the_address_it_added_counts(behind_proxy, market_sessions) -> None:  # noqa: F811
+    # A client may send its own X-Forwarded-For; the proxy appends the real address last.
+    forged, real = _address(), _address()
+    assert (
+        _attempt(behind_proxy.url, f"nobody-{uuid.uuid4().hex[:8]}", "x", f"{forged}, {real}").status_code
+        == 401
+    )
+    assert _failures_under(market_sessions, f"worker:address:{forged}") == 0
+    assert _failures_under(market_sessions, f"worker:address:{real}") == 1
+
+
+def test_a_session_planted_before_sign_in_gives_the_planter_nothing(live_server) -> None:
+    base = live_server.url
+    worker = WorkerClient(base, "fixation")
+    planter = requests.Session()
+    planted_token = csrf_of(planter.get(base + "/signin"))
+    victim = requests.Session()
+    victim.cookies.update(planter.cookies)  # the attacker got their cookie into the victim's browser
+    victim.post(
+        base + "/signin",
+        data={"csrf_token": planted_token, "username": worker.username, "password": PASSWORD},
+    )
+    assert victim.get(base + "/me", allow_redirects=False).status_code == 200
+    assert victim.cookies.get("session") != planter.cookies.get("session")  # issued anew at sign-in
+    assert planter.get(base + "/me", allow_redirects=False).status_code == 302  # the planted copy is nobody
+    # The CSRF token the planter knew died with the old session: it cannot post as the victim.
+    forged = victim.post(base + "/signout", data={"csrf_token": planted_token}, allow_redirects=False)
+    assert forged.status_code == 400
+    assert victim.get(base + "/me", allow_redirects=False).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "path", ["/signin", "/signup", "/signout", "/hits/X/accept", "/groups/X/accept", "/work/X/return"]
+)
+def test_worker_site_posts_without_the_csrf_token_are_refused(live_server, path: str) -> None:
+    worker = WorkerClient(live_server.url, "csrf")
+    response = worker.http.post(
+        live_server.url + path,
+        data={"username": worker.username, "password": PASSWORD},
+        headers={"Origin": "https://attacker.example"},
+        allow_redirects=False,
+    )
+    assert response.status_code == 400 and "CSRF token is missing" in response.text
+    assert "Traceback" not in response.text
+    assert worker.get("/me", allow_redirects=False).status_code == 200  # still signed in
+
+
+def test_signing_in_to_a_look_alike_account_does_not_wipe_the_victims_count(behind_proxy) -> None:  # noqa: F811
+    base = behind_proxy.url
+    victim = WorkerClient(base, "lookalike")
+    # The attacker's own account, named as the victim's in capitals: a different account, but the
+    # same name once case is folded, which is how failures are counted.
+    twin = victim.username.upper()
+    assert _sign_up(base, twin, _address()).status_code == 200
+    for n in range(4):
+        assert _attempt(base, victim.username, f"guess-{n}", _address()).status_code == 401
+    assert _attempt(base, twin, PASSWORD, _address()).status_code == 200  # the attacker signs in
+    assert _attempt(base, victim.username, "guess-4", _address()).status_code == 401
+    # That was the victim's fifth failure: their account is locked, whoever signed in meanwhile.
+    locked = _attempt(base, victim.username, PASSWORD, _address())
+    assert locked.status_code == 429 and "Too many failed sign-ins" in locked.text
