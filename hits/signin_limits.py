@@ -6,7 +6,9 @@ are refused without checking the password, until the oldest of those
 failures is older than the window. Refused attempts are not recorded, so
 hammering a locked key does not extend its lock. A successful sign-in clears
 its account's failures (not its address's: an attacker's own account must not
-wipe the record of their guesses at others).
+wipe the record of their guesses at others). Where names may differ only in
+case (workers sign themselves up), an existing account is counted and cleared
+by its id (``account_key``), for the same reason.
 
 Sign-ups are counted the same way, per client address only (``signup_key``):
 every attempt counts, since making accounts is what a guesser does once
