@@ -6,7 +6,13 @@ are refused without checking the password, until the oldest of those
 failures is older than the window. Refused attempts are not recorded, so
 hammering a locked key does not extend its lock. A successful sign-in clears
 its account's failures (not its address's: an attacker's own account must not
-wipe the record of their guesses at others).
+wipe the record of their guesses at others). Where names may differ only in
+case (workers sign themselves up), an existing account is counted and cleared
+by its id (``account_key``), for the same reason.
+
+Sign-ups are counted the same way, per client address only (``signup_key``):
+every attempt counts, since making accounts is what a guesser does once
+sign-ins are throttled per account.
 
 The counts live in a table, not in process memory, so every server process
 (and machine) enforces the same limits: one in the marketplace's database for
@@ -16,6 +22,7 @@ keeps its own tables), both shaped by :class:`SignInFailureColumns`.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -30,6 +37,9 @@ WINDOW = timedelta(minutes=15)
 ACCOUNT_LIMIT = 5
 #: Failures in WINDOW that lock one client address: room for several people behind one network.
 ADDRESS_LIMIT = 30
+#: Sign-up attempts in WINDOW from one client address: a household or a class signing up
+#: together gets through; a script making accounts (or probing which names are taken) does not.
+SIGNUP_LIMIT = 10
 
 
 class SignInFailureColumns:
@@ -53,10 +63,37 @@ class Key:
 
 def keys_for(site: str, username: str, address: str) -> tuple[Key, Key]:
     """The account key (case and spaces folded, so variants share one count) and the address key."""
-    account = " ".join(username.split()).casefold()
+    # A NUL (no account has one) is spelled U+FFFD: PostgreSQL cannot store or compare it.
+    account = " ".join(username.replace("\x00", "\ufffd").split()).casefold()
     return Key(f"{site}:account:{account}"[:160], ACCOUNT_LIMIT), Key(
         f"{site}:address:{address}"[:160], ADDRESS_LIMIT
     )
+
+
+def account_key(site: str, account_id: str | int) -> Key:
+    """The count of one existing account, however its name was typed.
+
+    The folded name of :func:`keys_for` is shared by look-alike accounts ("Ann" and
+    "ANN" may both sign up); a sign-in to one of them must not clear the other's
+    failures, so an existing account is judged and cleared by its own id.
+    """
+    return Key(f"{site}:id:{account_id}"[:160], ACCOUNT_LIMIT)
+
+
+def signup_key(site: str, address: str) -> Key | None:
+    """The key every sign-up attempt from ``address`` counts against; None for the machine itself.
+
+    Loopback is the operator's own tools (the simulated crowd, benchmarks, tests). A
+    proxy on the same machine also shows as loopback, but only until it is declared in
+    ``HITFORGE_TRUSTED_PROXIES``; counted as one address it would let ten sign-ups
+    shut everyone else out.
+    """
+    try:
+        if ipaddress.ip_address(address).is_loopback:
+            return None
+    except ValueError:
+        pass  # not an address (a unix socket, "unknown"): counted under what it says
+    return Key(f"{site}:signup:{address}"[:160], SIGNUP_LIMIT)
 
 
 def locked_for(
@@ -103,10 +140,16 @@ def clear_account(session: Session, table: type[SignInFailureColumns], account: 
     session.execute(delete(table).where(table.key == account.name))
 
 
+def _minutes(wait: timedelta) -> str:
+    minutes = max(1, math.ceil(wait.total_seconds() / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def too_many_signups(wait: timedelta) -> str:
+    """What a throttled sign-up is told: why, and when to try again (rounded up to a minute)."""
+    return f"Too many sign-ups from your network. Try again in {_minutes(wait)}."
+
+
 def too_many_attempts(wait: timedelta) -> str:
     """What a throttled sign-in is told: why, and when to try again (rounded up to a minute)."""
-    minutes = max(1, math.ceil(wait.total_seconds() / 60))
-    return (
-        "Too many failed sign-ins for this account or from your network. "
-        f"Try again in {minutes} minute{'s' if minutes != 1 else ''}."
-    )
+    return f"Too many failed sign-ins for this account or from your network. Try again in {_minutes(wait)}."

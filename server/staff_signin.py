@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from flask import flash, render_template, request, session
-from sqlalchemy import update
+from sqlalchemy import select, update
 
-from hits import signin_limits
+from hits import passwords, signin_limits
 from hits.campaigns.models import StaffSignInFailure, StaffUser
 from server.db import requester_session
 
@@ -30,6 +30,15 @@ def refused_while_locked(username: str) -> Any | None:
         return None
     flash(signin_limits.too_many_attempts(wait), "error")
     return render_template("dashboard/signin.html"), 429
+
+
+def authenticate(username: str, password: str) -> StaffUser | None:
+    """The staff user with these credentials, or None (an unknown name costs a hash, as a known one does)."""
+    name = passwords.name_to_look_up(username)
+    user = requester_session().scalar(select(StaffUser).where(StaffUser.username == name)) if name else None
+    if not passwords.matches(user.password_hash if user is not None else None, password):
+        return None
+    return user
 
 
 def count_failure(username: str) -> None:

@@ -9,8 +9,9 @@ from typing import Any
 
 from sqlalchemy import Connection, Select, bindparam, select
 from sqlalchemy.orm import Session
-from werkzeug.security import check_password_hash, generate_password_hash
+from werkzeug.security import generate_password_hash
 
+from hits import passwords
 from hits.market import ledger
 from hits.market import validation as v
 from hits.market.errors import RequestError
@@ -87,27 +88,37 @@ def create_worker(session: Session, username: str, password: str, *, country: st
     username = username.strip()
     if not username or len(username) > 64:
         raise RequestError("Choose a user name of 1 to 64 characters.")
+    if not username.isprintable():
+        # NUL cannot even be stored in PostgreSQL; line breaks, bells and invisible marks make
+        # names that look like someone else's.
+        raise RequestError("Choose a user name without control characters.")
     if len(password) < 8:
         raise RequestError("Choose a password of at least 8 characters.")
+    country = country.strip().upper()
+    if len(country) != 2 or not country.isascii() or not country.isalpha():
+        raise RequestError("Give your country as a two-letter country code, such as US.")
     if session.scalar(select(Worker).where(Worker.username == username)):
         raise RequestError("That user name is taken.")
     worker = Worker(
         id=new_customer_id(),
         username=username,
         password_hash=generate_password_hash(password),
-        country=country.upper()[:2],
+        country=country,
     )
     session.add(worker)
     session.flush()
     return worker
 
 
-def authenticate_worker(session: Session, username: str, password: str) -> Worker | None:
-    """The worker with these credentials, or None."""
-    worker = session.scalar(select(Worker).where(Worker.username == username.strip()))
-    if worker is None or not check_password_hash(worker.password_hash, password):
-        return None
-    return worker
+def find_worker(session: Session, username: str) -> Worker | None:
+    """The worker whose user name is exactly ``username`` (spaces around it dropped), or None."""
+    name = passwords.name_to_look_up(username)
+    return session.scalar(select(Worker).where(Worker.username == name)) if name else None
+
+
+def password_matches(worker: Worker | None, password: str) -> bool:
+    """Whether ``password`` is ``worker``'s; no worker costs one hash too, so timing tells nothing."""
+    return passwords.matches(worker.password_hash if worker is not None else None, password)
 
 
 _UNCHANGED: Any = object()

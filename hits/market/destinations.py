@@ -76,6 +76,25 @@ def is_web_hook(destination: str) -> bool:
     return "://" in lowered or lowered.startswith(("http:", "https:"))
 
 
+def normalised(destination: str) -> str:
+    """``destination`` as it is stored and compared: no surrounding spaces, the scheme in lower case.
+
+    URL schemes are case-insensitive (RFC 3986, 3.1), so ``HTTP://host/`` is a web
+    hook like ``http://host/``; every later check (is it posted to? may it be?)
+    then needs only the one spelling.
+    """
+    stripped = destination.strip()
+    scheme, sep, rest = stripped.partition(":")
+    if sep and scheme.isascii() and scheme.isalpha():
+        return scheme.lower() + sep + rest
+    return stripped
+
+
+def is_posted_to(destination: str) -> bool:
+    """Whether events for ``destination`` are POSTed by the marketplace (an http(s) URL, in any case)."""
+    return normalised(destination).startswith(("http://", "https://"))
+
+
 def resolve_checked(host: str, port: int, allow_private: bool) -> list[str]:
     """The addresses to connect to for ``host``; refused if any of them is not public.
 

@@ -31,7 +31,13 @@ from sqlalchemy import Engine, or_, select, update
 from sqlalchemy.orm import Session
 
 from hits.db import call_after_commit, utcnow
-from hits.market.destinations import DestinationRefused, post_json, private_destinations_allowed
+from hits.market.destinations import (
+    DestinationRefused,
+    is_posted_to,
+    normalised,
+    post_json,
+    private_destinations_allowed,
+)
 from hits.market.models import HIT, Assignment, MarketEvent, NotificationSetting
 
 log = logging.getLogger(__name__)
@@ -91,7 +97,8 @@ def record(session: Session, hit: HIT, event_type: str, assignment: Assignment |
     setting = _setting(session, hit.hit_type_id)
     if setting is None or not setting.active or event_type not in setting.event_types:
         return
-    if setting.transport in ("SQS", "SNS") or not setting.destination.startswith(("http://", "https://")):
+    destination = normalised(setting.destination)
+    if setting.transport in ("SQS", "SNS") or not is_posted_to(destination):
         return  # stored only: hitforge has no queue service or mail to send to, only web hooks
     extra = {"HITTypeId": hit.hit_type_id, "HITId": hit.id}
     if assignment is not None:
@@ -102,7 +109,7 @@ def record(session: Session, hit: HIT, event_type: str, assignment: Assignment |
             requester_id=hit.requester_id,
             hit_type_id=hit.hit_type_id,
             event_type=event_type,
-            destination=setting.destination,
+            destination=destination,
             document=document,
             attempts=0,
         )

@@ -9,7 +9,7 @@ from sqlalchemy import func, inspect, select
 from sqlalchemy.orm import Session
 
 from hits.market import validation as v
-from hits.market.errors import RequestError, not_found
+from hits.market.errors import RequestError, bad_parameter, not_found
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, QualificationType, Worker, WorkerQualification
 from hits.market.models.work import APPROVED, REJECTED
@@ -149,7 +149,10 @@ def associate(
     qtype = get_type(session, qtype_id)
     if qtype.requester_id != requester_id:
         raise not_found("QualificationType", qtype_id)
-    _check_worker(session, worker_id)
+    if session.get(Worker, worker_id) is None:
+        # MTurk's answer to a well-formed worker id it does not know, as for SendBonus and
+        # CreateWorkerBlock (aws/aws-sdk-ruby#2051: this operation, a validation error).
+        raise bad_parameter("WorkerId", worker_id)
     return _set_grant(session, qtype_id, worker_id, 1 if value is None else value)
 
 

@@ -26,7 +26,6 @@ from flask import (
     url_for,
 )
 from sqlalchemy import func, select
-from werkzeug.security import check_password_hash
 
 from hits.campaigns.models import (
     BATCH_STATUS,
@@ -99,8 +98,8 @@ def signin() -> Any:
         username = request.form.get("username", "")
         if (refused := staff_signin.refused_while_locked(username)) is not None:
             return refused
-        user = requester_session().scalar(select(StaffUser).where(StaffUser.username == username.strip()))
-        if user is None or not check_password_hash(user.password_hash, request.form.get("password", "")):
+        user = staff_signin.authenticate(username, request.form.get("password", ""))
+        if user is None:
             staff_signin.count_failure(username)
             flash("Unknown user name or wrong password.", "error")
             return render_template("dashboard/signin.html"), 401

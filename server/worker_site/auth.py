@@ -21,6 +21,8 @@ from server.worker_site.base import bp, current_worker
 def signup() -> Any:
     """Create a worker account and sign it in."""
     if request.method == "POST":
+        if (refused := _refused_signup()) is not None:
+            return refused
         try:
             worker = accounts.create_worker(
                 market_session(),
@@ -34,6 +36,25 @@ def signup() -> Any:
         signin_state.begin(worker)
         return redirect(url_for("worker_site.index"))
     return render_template("worker/signup.html")
+
+
+def _refused_signup() -> Any | None:
+    """The 429 page when this address has tried to sign up too often lately; else count this attempt.
+
+    Every attempt counts, made or refused (a taken name tells that the name exists), and the
+    count is committed at once: a refused sign-up's 400 rolls the rest of the request back.
+    """
+    key = signin_limits.signup_key("worker", request.remote_addr or "unknown")
+    if key is None:
+        return None
+    db = market_session()
+    wait = signin_limits.locked_for(db, SignInFailure, (key,))
+    if wait is not None:
+        flash(signin_limits.too_many_signups(wait), "error")
+        return render_template("worker/signup.html"), 429
+    signin_limits.record_failure(db, SignInFailure, (key,))
+    db.commit()
+    return None
 
 
 def local_path(target: str) -> str | None:
@@ -58,18 +79,23 @@ def signin() -> Any:
     if request.method == "POST":
         db = market_session()
         username = request.form.get("username", "")
-        account, address = signin_limits.keys_for("worker", username, request.remote_addr or "unknown")
-        wait = signin_limits.locked_for(db, SignInFailure, (account, address))
+        typed, address = signin_limits.keys_for("worker", username, request.remote_addr or "unknown")
+        worker = accounts.find_worker(db, username)
+        # An account is judged by its own count; a name with no account by its folded spelling.
+        own = signin_limits.account_key("worker", worker.id) if worker is not None else typed
+        wait = signin_limits.locked_for(db, SignInFailure, (own, address))
         if wait is not None:
             flash(signin_limits.too_many_attempts(wait), "error")
             return render_template("worker/signin.html"), 429
-        worker = accounts.authenticate_worker(db, username, request.form.get("password", ""))
-        if worker is None:
-            signin_limits.record_failure(db, SignInFailure, (account, address))
+        matched = accounts.password_matches(worker, request.form.get("password", ""))  # hashes either way
+        if worker is None or not matched:
+            # Counted under the typed spelling as well, so its variants are refused with the account.
+            signin_limits.record_failure(db, SignInFailure, tuple(dict.fromkeys((own, typed, address))))
             db.commit()  # the failure counts although this response (a 401) rolls the request back
             flash("Unknown user name or wrong password.", "error")
             return render_template("worker/signin.html"), 401
-        signin_limits.clear_account(db, SignInFailure, account)
+        for key in dict.fromkeys((own, typed)):
+            signin_limits.clear_account(db, SignInFailure, key)
         signin_state.begin(worker)
         return redirect(local_path(request.args.get("next", "")) or url_for("worker_site.index"))
     return render_template("worker/signin.html")

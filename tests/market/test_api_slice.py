@@ -99,11 +99,15 @@ def test_qualification_types_and_grants(mturk) -> None:
             Name="Spelling test", Description="again", QualificationTypeStatus="Active"
         )
     assert caught.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.QualificationTypeAlreadyExists"
-    with pytest.raises(mturk.exceptions.RequestError) as missing:
+    # A well-formed worker id nobody has: MTurk's validation error, as for SendBonus and CreateWorkerBlock.
+    with pytest.raises(ClientError) as missing:
         mturk.associate_qualification_with_worker(
             QualificationTypeId=qtype["QualificationTypeId"], WorkerId="ANOBODY000000", IntegerValue=80
         )
-    assert missing.value.response["TurkErrorCode"] == "AWS.MechanicalTurk.WorkerDoesNotExist"
+    assert missing.value.response["Error"]["Code"] == "ParameterValidationError"
+    assert missing.value.response["Error"]["Message"] == (
+        'The value "ANOBODY000000" is not valid for the parameter WorkerId.'
+    )
 
 
 def test_bad_secret_is_refused_like_aws(live_server, requester) -> None:

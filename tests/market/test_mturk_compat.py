@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -133,6 +134,26 @@ def test_bonus_and_block_for_an_unknown_worker_are_parameter_validation_errors(
     assert error_of(block) == expected
     assert mturk.list_bonus_payments(AssignmentId=assignment_id)["BonusPayments"] == []
     assert mturk.list_worker_blocks()["WorkerBlocks"] == []
+
+
+def test_granting_a_qualification_to_an_unknown_worker_is_a_parameter_validation_error(mturk) -> None:  # type: ignore[no-untyped-def]
+    # MTurk answered AssociateQualificationWithWorker for a worker id it did not know with a
+    # validation error (aws/aws-sdk-ruby#2051), as it does SendBonus and CreateWorkerBlock.
+    qtype_id = mturk.create_qualification_type(
+        Name=f"unknown-worker-{uuid.uuid4().hex[:8]}", Description="d", QualificationTypeStatus="Active"
+    )["QualificationType"]["QualificationTypeId"]
+    unknown = "ANOBODY0000001"
+    with pytest.raises(ClientError) as caught:
+        mturk.associate_qualification_with_worker(
+            QualificationTypeId=qtype_id, WorkerId=unknown, IntegerValue=5
+        )
+    assert error_of(caught) == (
+        "ParameterValidationError",
+        f'The value "{unknown}" is not valid for the parameter WorkerId.',
+    )
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    listed = mturk.list_workers_with_qualification_type(QualificationTypeId=qtype_id)["Qualifications"]
+    assert listed == []
 
 
 # Item 20: expiring a deleted HIT is not an error; deleting it twice is.
