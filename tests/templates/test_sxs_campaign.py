@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import threading
 from collections import Counter
 from urllib.parse import urljoin
 
@@ -226,3 +227,69 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
     # Apart from the texts' order (and the opaque picture URLs, per assignment), all pages are alike.
     strip = [re.sub(r"/tasks/media/[^\"']+", "", str(shape(h))) for h in pages]
     assert len(set(strip)) == 1
+
+
+def _launch_without_gold(folder, market, requester_sessions, public_url: str, name: str) -> str:  # type: ignore[no-untyped-def]
+    """An sxs campaign of one HIT and no gold (whose first opening would serialize the page); its HIT id."""
+    import yaml
+
+    from hits.campaigns.service import create_campaign, publish_campaign
+    from hits.campaigns.spec import load_campaign_file
+
+    task = get_demo_task("sxs")
+    task.write_data(folder, task.items_per_hit, 0, 5)
+    spec = {
+        "name": name,
+        "template": "sxs",
+        "title": f"{task.title} {name}",
+        "description": task.description,
+        "reward": "0.10",
+        "budget": "10.00",
+        "assignments_per_hit": 1,
+        "gold_per_hit": 0,
+        "items_per_hit": task.items_per_hit,
+        "items": "items.jsonl",
+        "media_dir": "media",
+    }
+    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    with session_scope(requester_sessions) as session:
+        campaign_id = create_campaign(session, load_campaign_file(folder / "campaign.yaml")).id
+    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    with session_scope(requester_sessions) as session:
+        return str(
+            session.scalar(select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id))
+        )
+
+
+def test_a_page_opened_many_times_at_once_records_one_arrangement_and_shows_it_everywhere(
+    tmp_path, settings, live_server, market, requester_sessions
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import requests
+
+    hit_id = _launch_without_gold(tmp_path, market, requester_sessions, live_server.url, "sxs-race")
+    _, params = accept_framed(live_server.url, hit_id, "racer")
+    start = threading.Barrier(8)
+
+    def texts(_: int) -> tuple[int, tuple[str, ...]]:
+        start.wait()
+        page = requests.get(live_server.url + "/tasks/hit", params=params, timeout=60)
+        html = BeautifulSoup(page.text, "html.parser")
+        return page.status_code, tuple(p.get_text() for p in html.select("p.candidate-text"))
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        seen = list(pool.map(texts, range(8)))
+    assert {status for status, _ in seen} == {200}
+    assert len({order for _, order in seen}) == 1  # every opening shows the same sides
+    with session_scope(requester_sessions) as session:
+        rows = session.scalars(
+            select(SlotArrangement).where(SlotArrangement.assignment_id == params["assignmentId"])
+        ).all()
+    assert sorted(r.position for r in rows) == list(range(len(seen[0][1]) // 2))
+    # Pages opened, nothing answered yet: the table says so instead of printing an empty one.
+    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    empty = CliRunner().invoke(main, ["results", "sxs", "sxs-race"], env=env)
+    assert (
+        empty.exit_code == 1 and "no judgements between candidates of different systems yet" in empty.output
+    )
