@@ -11,7 +11,7 @@ is better, positive when its second is, 0 for neutral.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -163,9 +163,6 @@ class SxsTemplate(TaskTemplate):
             else:
                 result.answers.append(answer)
         return result
-
-    def check_against_items(self, parsed: ParsedAnswers, items: Sequence[Mapping[str, Any]]) -> ParsedAnswers:
-        return parsed
 
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         """Share of the key's metrics the answer gets within ``gold_tolerance`` steps (default 1)."""

@@ -41,6 +41,8 @@ class Judgement:
 
 @dataclass(frozen=True)
 class Share:
+    """One column of one row: how many judgements, their share, and the share's interval."""
+
     count: int
     share: float
     low: float
@@ -49,6 +51,8 @@ class Share:
 
 @dataclass(frozen=True)
 class MetricRow:
+    """One metric of a pair's table: the five columns and the net preference for the right system."""
+
     metric: str
     judgements: int
     #: One per column of ``COLUMNS``.
