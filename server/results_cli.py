@@ -127,3 +127,47 @@ def systems(campaign: str) -> None:
                 f"{h.p_first_better:.4f}",
             ]
         )
+
+
+@results.command("sxs")
+@click.argument("campaign")
+@click.option(
+    "--right", default=None, help="System to put on the right (Y) in its pairs (default: alphabetical)."
+)
+@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default="table", show_default=True)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+def sxs(campaign: str, right: str | None, fmt: str, confidence: float) -> None:
+    """A blinded side-by-side (sxs) campaign's table, per system pair and metric.
+
+    The shares of judgements saying the left system (X) is substantially or
+    marginally better, neutral, the right system (Y) marginally or
+    substantially better, each with a Wilson interval, and the net
+    preference for Y (% Y better - % X better) with a bootstrap interval over
+    items. Gold items and work that does not count are left out.
+    """
+    from hits.templates.sxs.report import COLUMNS, campaign_judgements, format_table, preference_tables
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        campaign_id = _campaign_id(session, campaign)
+        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
+        if template != "sxs":
+            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not sxs")
+        tables = preference_tables(campaign_judgements(session, campaign_id), right, confidence)
+    if not tables:
+        raise click.ClickException("no judgements between candidates of different systems yet")
+    if fmt == "table":
+        click.echo("\n\n".join(format_table(t, confidence) for t in tables))
+        return
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    names = {-2: "x_substantially", -1: "x_marginally", 0: "neutral", 1: "y_marginally", 2: "y_substantially"}
+    header = ["x", "y", "metric", "judgements"]
+    for c in COLUMNS:
+        header += [names[c], f"{names[c]}_low", f"{names[c]}_high"]
+    writer.writerow([*header, "net_y", "net_y_low", "net_y_high"])
+    for t in tables:
+        for row in t.rows:
+            cells: list[object] = [t.left, t.right, row.metric, row.judgements]
+            for s in row.shares:
+                cells += [f"{s.share:.4f}", f"{s.low:.4f}", f"{s.high:.4f}"]
+            writer.writerow([*cells, f"{row.net:+.4f}", f"{row.net_low:+.4f}", f"{row.net_high:+.4f}"])

@@ -10,4 +10,5 @@ METHODS = (
     "token_majority",
     "collect_all",
     "bradley_terry",
+    "median_per_key",
 )

@@ -173,7 +173,7 @@ def _aggregate_by_support(frame: pd.DataFrame, method: str) -> list[AggregatedIt
     """One label per task; confidence, for now, is the method's own support for it."""
     from crowdkit.aggregation import GLAD, DawidSkene, MajorityVote
 
-    if method in ("binary_relevance", "token_majority"):
+    if method in ("binary_relevance", "token_majority", "median_per_key"):
         return _structured(frame, method)
     if method == "bradley_terry":
         from hits.quality.ranking import aggregate_rankings
@@ -232,6 +232,16 @@ def _structured(frame: pd.DataFrame, method: str) -> list[AggregatedItem]:
                 kind: _majority_spans([a.get(kind, []) for a in answers]) for kind in ("mistakes", "missing")
             }
             confidence = 1.0 if n == 1 else sum(a == label for a in answers) / n
+        elif method == "median_per_key":
+            # A mapping of ordinal scores (sxs: metric -> -2..2): per key the median (the lower
+            # one of an even count, so it is a value someone gave); confidence: the share at it.
+            keys = sorted({k for a in answers for k in a})
+            label, shares = {}, []
+            for k in keys:
+                given = sorted(int(a[k]) for a in answers if k in a)
+                label[k] = given[(len(given) - 1) // 2]
+                shares.append(given.count(label[k]) / len(given))
+            confidence = sum(shares) / len(shares) if shares else 1.0
         else:
             label, confidence = answers, 1.0
         out.append(AggregatedItem(str(task), label, float(confidence), n, method))
@@ -311,6 +321,13 @@ def campaign_agreement(session: Session, campaign_id: int, frame: pd.DataFrame |
             for j in range(highest[task] + 1)
         ]
         return krippendorff_alpha(pd.DataFrame(rows, columns=["task", "worker", "label"]), "nominal")
+    if level == "ordinal_per_key":  # a mapping of ordinal scores: one unit per (item, key)
+        rows = [
+            (f"{task}#{k}", worker, int(v))
+            for task, worker, label in frame.itertuples(index=False)
+            for k, v in label.items()
+        ]
+        return krippendorff_alpha(pd.DataFrame(rows, columns=["task", "worker", "label"]), "ordinal")
     if level == "rank":
         from hits.quality.ranking import rank_positions
 

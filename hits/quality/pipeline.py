@@ -26,6 +26,7 @@ from hits.quality import followups
 from hits.quality.outbox import count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
+from hits.templates.arrangements import unscrambled_answers
 
 log = logging.getLogger(__name__)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
@@ -244,6 +245,8 @@ def record_assignments(
                 continue
             fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
             answers = template.answers_from_fields(fields, slots)
+            # Page terms (e.g. left/right) to the items' own, with what the page's arrangement was.
+            answers = unscrambled_answers(session, template, published, assignment["AssignmentId"], answers)
             if submission is None:
                 submission = Submission(
                     assignment_id=assignment["AssignmentId"],

@@ -19,6 +19,7 @@ def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.rating import RatingTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
+    from hits.templates.sxs import SxsTemplate
     from hits.templates.target import TargetTemplate
     from hits.templates.write import WriteTemplate
 
@@ -31,6 +32,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             SpansTemplate(),
             TargetTemplate(),
             CompareTemplate(),
+            SxsTemplate(),
         )
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,8 @@ class TaskTemplate(ABC):
     answer_model: ClassVar[type[BaseModel]]
     #: The aggregation that fits this template's answers.
     aggregation: ClassVar[str] = "majority_vote"
-    #: Krippendorff level for agreement ("nominal", "ordinal", "binary" per option, "rank": ordinal
+    #: Krippendorff level for agreement ("nominal", "ordinal", "binary" per option, "ordinal_per_key":
+    #: ordinal per key of a mapping answer, "rank": ordinal
     #: over each candidate's place in an ordering), None: none fits.
     agreement_level: ClassVar[str | None] = "nominal"
     #: Whether items of this template can carry a gold answer key at all.
@@ -46,6 +48,10 @@ class TaskTemplate(ABC):
     #: for a fixed scale whose answers should follow the items; not for answers an honest
     #: worker legitimately repeats ("no mistakes here", the usual category).
     straightlining_suspicious: ClassVar[bool] = False
+    #: Whether each assignment sees each slot in an arrangement of its own that only the server
+    #: knows (e.g. which description is on the left): ``arrange`` draws it, ``hits.templates.
+    #: arrangements`` keeps it, ``arranged_view`` shows it and ``unscramble`` maps answers back.
+    arranged: ClassVar[bool] = False
 
     @property
     def directory(self) -> Path:
@@ -78,6 +84,18 @@ class TaskTemplate(ABC):
         shown again with errors; it may also drop what workers must not see.
         """
         return dict(payload)
+
+    def arrange(self, payload: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
+        """A new arrangement of one slot for one assignment (JSON), for templates that are ``arranged``."""
+        return {}
+
+    def arranged_view(self, payload: Mapping[str, Any], arrangement: Mapping[str, Any]) -> dict[str, Any]:
+        """What the page gets of a slot in ``arrangement`` (arranged templates; default: ``slot_view``)."""
+        return self.slot_view(payload, "")
+
+    def unscramble(self, answer: Any, arrangement: Mapping[str, Any], payload: Mapping[str, Any]) -> Any:
+        """An answer given on a page in ``arrangement``, in the item's own terms (default: unchanged)."""
+        return answer
 
     @abstractmethod
     def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
+from hits.templates.arrangements import arrangements_for, unscrambled_answers
 from server.db import requester_session
 from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, page_access
 from server.hit_pages.media import is_local, media_url, serve_media
@@ -49,9 +50,17 @@ def _slot_views(
 ) -> list[dict[str, Any]]:
     """What the page may show of each slot: the template's view of it, never whether it is gold."""
     template = get_template(campaign.template)
+    arranged = (
+        arrangements_for(requester_session(), template, campaign.id, access.assignment_id, payloads)
+        if template.arranged
+        else None
+    )
     views = []
     for position, source in enumerate(payloads):
-        payload = template.slot_view(source, f"{seed}:{position}")
+        if arranged is not None:  # kept on the server, derivable from nothing the worker holds
+            payload = template.arranged_view(source, arranged[position])
+        else:
+            payload = template.slot_view(source, f"{seed}:{position}")
         image = str(payload.get("image", ""))
         local = is_local(image)
         payload["image_url"] = media_url(published.id, position, access.assignment_id) if local else image
@@ -118,6 +127,8 @@ def submit() -> Any:
         # Re-render with everything the worker entered: nothing is lost.
         return _render(published, campaign, access, form.to_dict(), parsed.errors, status=422)
     session = requester_session()
+    # Stored in the items' own terms; the marketplace gets them as the worker gave them (page terms).
+    stored = unscrambled_answers(session, template, published, access.assignment_id, parsed.answers)
     existing = session.scalar(select(Submission).where(Submission.assignment_id == access.assignment_id))
     if existing is None:
         try:
@@ -127,7 +138,7 @@ def submit() -> Any:
                         assignment_id=access.assignment_id,
                         published_hit_id=published.id,
                         worker_id=access.worker_id,
-                        answers={"answers": parsed.answers},
+                        answers={"answers": stored},
                         source="page",
                     )
                 )
