@@ -9,7 +9,8 @@
  */
 (function () {
   "use strict";
-  var FILES = ["crowd-form.js", "crowd-base.js", "crowd-inputs.js", "crowd-classifier.js", "crowd-display.js"];
+  var FILES = ["crowd-form.js", "crowd-base.js", "crowd-inputs.js", "crowd-classifier.js", "crowd-display.js",
+    "crowd-bounding-box.js"];
   var me = document.currentScript;
   var base = new URL(".", me ? me.src : window.location.href).href;
   if (document.readyState === "loading") {
