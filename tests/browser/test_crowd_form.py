@@ -45,11 +45,13 @@ def offline(page) -> Iterator[tuple[Any, list[str]]]:  # type: ignore[no-untyped
     yield page, blocked
 
 
-def crowd_page(body: str, script: str = AWS_SCRIPT, head: str = "") -> str:
-    return (
-        '<!DOCTYPE html><html><head><meta charset="utf-8">'
-        f'<script src="{script}"></script>{head}</head><body>{body}</body></html>'
-    )
+def crowd_page(body: str, script: str = AWS_SCRIPT, head: str = "", script_attrs: str = "") -> str:
+    """A whole page; ``script_attrs`` " end" puts the script after the body's content."""
+    tag = f'<script src="{script}"{script_attrs.replace(" end", "")}></script>'
+    start = '<!DOCTYPE html><html><head><meta charset="utf-8">'
+    if script_attrs == " end":
+        return f"{start}{head}</head><body>{body}{tag}</body></html>"
+    return f"{start}{tag}{head}</head><body>{body}</body></html>"
 
 
 def accept(page, base: str, hit_id: str):  # type: ignore[no-untyped-def]
@@ -139,10 +141,14 @@ def test_crowd_form_default_format_is_one_task_answers_field(offline, live_serve
     assert blocked == []
 
 
-def test_crowd_form_flatten_objects_is_one_field_per_dotted_path(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+# Pages load the script in every way: plainly, deferred, async, or at the end of the body.
+@pytest.mark.parametrize("script_attrs", ["", " defer", " async", " end"])
+def test_crowd_form_flatten_objects_is_one_field_per_dotted_path(  # type: ignore[no-untyped-def]
+    offline, live_server, mturk, script_attrs
+) -> None:
     page, blocked = offline
     body = FORM_BODY.format(format=' answer-format="flatten-objects"')
-    hit_id = create_hit(mturk, html_question(crowd_page(body)))
+    hit_id = create_hit(mturk, html_question(crowd_page(body, script_attrs=script_attrs)))
     frame = accept(page, live_server.url, hit_id)
     fill_form_by_keyboard(frame)
     page.locator("#submitted-notice").wait_for()
@@ -206,4 +212,24 @@ def test_required_fields_and_the_pages_onsubmit_can_stop_submitting(offline, liv
     frame.get_by_label("A word").press("Enter")
     page.locator("#submitted-notice").wait_for()
     assert xml_to_answers(stored_answer(mturk, hit_id)) == {"taskAnswers": '[{"word":"good"}]'}
+    assert blocked == []
+
+
+def test_async_script_that_runs_while_the_page_is_still_being_parsed(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    held = []
+    # A parser-blocking script that answers only when the test says so: the async crowd
+    # script then runs while the rest of the page is not parsed yet.
+    page.route("**/hitforge-test-slow.js", lambda route, request: held.append(route))
+    slow = f'<script src="{live_server.url}/static/hitforge-test-slow.js"></script>'
+    body = slow + FORM_BODY.format(format="")
+    hit_id = create_hit(mturk, html_question(crowd_page(body, script_attrs=" async")))
+    frame = accept(page, live_server.url, hit_id)
+    page.wait_for_timeout(1000)
+    assert len(held) == 1
+    held[0].fulfill(body="/* parsed on */", content_type="text/javascript")
+    fill_form_by_keyboard(frame)
+    page.locator("#submitted-notice").wait_for()
+    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert name == "taskAnswers" and json.loads(text)[0]["added"] == "late value"
     assert blocked == []

@@ -13,7 +13,8 @@
     "crowd-bounding-box.js"];
   var me = document.currentScript;
   var base = new URL(".", me ? me.src : window.location.href).href;
-  if (document.readyState === "loading") {
+  // document.write is ignored from async (and script-inserted) scripts: those append instead.
+  if (document.readyState === "loading" && me && !me.async && !me.defer) {
     FILES.forEach(function (file) {
       document.write('<script src="' + base + file + '"><\/script>');
     });
