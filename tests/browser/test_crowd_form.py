@@ -93,6 +93,7 @@ FORM_BODY = """
     <label><input type="radio" name="outdoors" value="no"> no</label></p>
   <p><label>Your city <input name="city"></label></p>
   <input type="hidden" name="unused" value="">
+  <button type="button" id="example" onclick="this.textContent = 'Shown'">Show an example</button>
   <div id="later"></div>
 </crowd-form>
 <script>
@@ -176,6 +177,9 @@ def test_preview_cannot_submit_and_shows_the_page(offline, live_server, mturk) -
     frame = page.frame_locator("#hit-frame")
     assert frame.get_by_label("Describe the picture").is_visible()
     assert frame.get_by_role("button", name="Submit").is_disabled()
+    # The page's own buttons that do not submit keep working in preview.
+    frame.get_by_role("button", name="Show an example").click()
+    expect(frame.locator("#example")).to_have_text("Shown")
     assert blocked == []
 
 

@@ -14,6 +14,7 @@
   var params = new URLSearchParams(window.location.search);
   // Native controls whose value is a string under their name (empty ones are left out).
   var SKIPPED_TYPES = ["submit", "button", "reset", "image", "file"];
+  var SUBMITS = 'crowd-button[form-action="submit"], button[type="submit"], button:not([type]), input[type="submit"]';
 
   crowd.param = function (name) {
     return params.has(name) ? params.get(name) : "";
@@ -132,9 +133,7 @@
     }
 
     _ensureSubmitButton() {
-      var has = this.querySelector(
-        'crowd-button[form-action="submit"], button[type="submit"], button:not([type]), input[type="submit"]'
-      );
+      var has = this.querySelector(SUBMITS);
       if (!has) {
         var button = document.createElement("crowd-button");
         button.setAttribute("form-action", "submit");
@@ -143,7 +142,8 @@
         this.appendChild(button);
       }
       if (crowd.inPreview()) {
-        this.querySelectorAll('crowd-button[form-action="submit"], button, input[type="submit"]')
+        // Only the submit buttons: the page's other buttons (examples, zoom...) keep working.
+        this.querySelectorAll(SUBMITS)
           .forEach(function (b) {
             b.setAttribute("disabled", "");
             b.title = "Accept this HIT before submitting your answers.";
