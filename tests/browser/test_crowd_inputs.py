@@ -137,3 +137,41 @@ def test_inputs_by_keyboard_flatten_objects(offline, live_server, mturk) -> None
         ]
     )
     assert blocked == []
+
+
+def test_inputs_by_mouse(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(INPUTS_BODY.format(format=""))))
+    frame = accept(page, live_server.url, hit_id)
+    frame.get_by_role("button", name="Read the instructions").click()
+    frame.get_by_role("dialog", name="Instructions").get_by_role("button", name="Close").click()
+    expect(frame.get_by_role("dialog", name="Instructions")).to_be_hidden()
+    frame.get_by_role("tab", name="Second").click()
+    expect(frame.get_by_text("Panel two")).to_be_visible()
+    for name in ["Blurry", "Sharp", "Blurry"]:
+        frame.get_by_role("radio", name=name).click()
+    toggle = frame.get_by_role("switch", name="Flag as unsafe")
+    for _ in range(3):
+        toggle.click()
+    slider = frame.get_by_role("slider", name="Quality")
+    size = slider.bounding_box()
+    assert size is not None
+    slider.click(position={"x": size["width"] - 1, "y": size["height"] / 2})  # the far end
+    expect(frame.get_by_role("spinbutton", name="Quality value")).to_have_value("10")
+    frame.get_by_role("radio", name="Positive").click()
+    for name in ["Cat", "Dog", "Cat"]:
+        frame.get_by_role("checkbox", name=name).click()
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert json.loads(text) == [
+        {
+            "sharp": {"yes": False},
+            "blurry": {"no": True},
+            "unsafe": {"on": True},
+            "quality": 10,
+            "sentiment": {"label": "Positive"},
+            "animals": {"labels": ["Dog"]},
+        }
+    ]
+    assert blocked == []
