@@ -7,6 +7,7 @@ pixels, as MTurk stored them, in both answer formats.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from urllib.parse import quote
 
 import pytest
@@ -32,6 +33,22 @@ BOX_BODY = """
   </crowd-bounding-box>
 </crowd-form>
 """
+
+
+def pointer_at(page, image) -> Callable[[int, int], tuple[float, float]]:  # type: ignore[no-untyped-def]
+    """Page coordinates of a pixel of ``image`` (an element shown at its natural size in the HIT frame).
+
+    Aimed in the frame's own coordinates (the image may sit at a fractional offset there,
+    which a page-level bounding box rounds differently): frame origin + image origin + point.
+    """
+    corner = "e => { const r = e.getBoundingClientRect(); return [r.x + e.clientLeft, r.y + e.clientTop]; }"
+    left, top = image.evaluate(corner)
+    frame_x, frame_y = page.locator("#hit-frame").evaluate(corner)
+
+    def at(x: int, y: int) -> tuple[float, float]:
+        return frame_x + left + x, frame_y + top + y
+
+    return at
 
 
 def body(answer_format: str = "", initial: str = "") -> str:
@@ -84,14 +101,7 @@ def test_boxes_by_mouse_with_initial_value_flatten_objects(offline, live_server,
     # Shown at its own size, so a page pixel is an image pixel.
     assert (round(box["width"]), round(box["height"])) == (WIDTH, HEIGHT)
 
-    # Aim in the frame's own coordinates (the image may sit at a fractional offset there,
-    # which a page-level bounding box rounds differently): frame origin + image origin + point.
-    corner = "e => { const r = e.getBoundingClientRect(); return [r.x + e.clientLeft, r.y + e.clientTop]; }"
-    left, top = image.evaluate(corner)
-    frame_x, frame_y = page.locator("#hit-frame").evaluate(corner)
-
-    def at(x: int, y: int) -> tuple[float, float]:
-        return frame_x + left + x, frame_y + top + y
+    at = pointer_at(page, image)
 
     def drag(x0: int, y0: int, x1: int, y1: int) -> None:
         page.mouse.move(*at(x0, y0))
