@@ -90,8 +90,7 @@
       this._svg.addEventListener("pointerup", () => {
         var drag = this._drag;
         this._drag = null;
-        if (!drag) return;
-        this.pointerUp(drag);
+        if (drag) this.pointerUp(drag);
         this._changed();
       });
       this._stage.addEventListener("keydown", (e) => this._key(e));
@@ -105,6 +104,11 @@
       });
       this._render();
     }
+
+    /** Keys of the element's own, before the common ones; true when handled. */
+    extraKey() { return false; }
+    /** The shapes as answered (an element may leave unfinished ones out). */
+    finishedShapes() { return this._shapes; }
 
     size() { return { width: this._img.naturalWidth, height: this._img.naturalHeight }; }
     colour(label) { return COLOURS[Math.max(0, this._labels.indexOf(label)) % COLOURS.length]; }
@@ -140,7 +144,9 @@
         e.preventDefault();
         return;
       }
-      if ((e.key === "n" || e.key === "N" || e.key === "Enter") && this.size().width && this._label) {
+      if (this.extraKey(e, shape, step)) {
+        // handled by the element
+      } else if ((e.key === "n" || e.key === "N" || e.key === "Enter") && this.size().width && this._label) {
         this._shapes.push(this.createInMiddle(this._label));
         this._selected = this._shapes.length - 1;
       } else if ((e.key === "[" || e.key === "]") && this._shapes.length) {
@@ -196,7 +202,7 @@
     get value() {
       var size = this.size();
       var answer = {};
-      answer[this.constructor.answerKey] = this._shapes.map((s) => this.answerOf(s));
+      answer[this.constructor.answerKey] = this.finishedShapes().map((s) => this.answerOf(s));
       answer.inputImageProperties = { height: size.height, width: size.width };
       if (this._initial) answer.initialValueModified = JSON.stringify(this._shapes) !== JSON.stringify(this._initial);
       return answer;
