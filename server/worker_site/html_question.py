@@ -30,6 +30,11 @@ MTURK_SCRIPT = re.compile(
     r"https?://(?:s3\.amazonaws\.com/mturk-public|mturk-public\.s3\.amazonaws\.com)/externalHIT_v1\.js",
     re.IGNORECASE,
 )
+# AWS's crowd HTML elements (and the variant without the custom-elements polyfill,
+# which current browsers do not need): served from this site, so HITs work offline.
+CROWD_SCRIPT = re.compile(
+    r"(?:https?:)?//assets\.crowd\.aws/crowd-html-elements(?:-without-ce-polyfill)?\.js", re.IGNORECASE
+)
 
 
 def _serializer() -> URLSafeTimedSerializer:
@@ -106,6 +111,8 @@ def html_question(hit_id: str) -> Any:
         abort(404)
     local_script = url_for("static", filename="mturk/externalHIT_v1.js", _external=True)
     html = MTURK_SCRIPT.sub(local_script, question.html)
+    crowd_script = url_for("static", filename="crowd/crowd-html-elements.js", _external=True)
+    html = CROWD_SCRIPT.sub(crowd_script, html)
     response = Response(html, mimetype="text/html")
     response.headers["Content-Security-Policy"] = frame_csp()
     response.headers["Cache-Control"] = "no-store"

@@ -1,0 +1,62 @@
+/* Shared pieces of hitforge's crowd elements: shadow roots, attributes, category lists. */
+(function () {
+  "use strict";
+  var crowd = (window.hitforgeCrowd = window.hitforgeCrowd || {});
+
+  crowd.FONT = "font-family: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; font-size: 14px;";
+
+  /** Attach (once) an open shadow root holding ``css`` and ``html``. */
+  crowd.shadow = function (el, css, html) {
+    var root = el.shadowRoot || el.attachShadow({ mode: "open" });
+    root.innerHTML = "<style>:host{" + crowd.FONT + "}" + css + "</style>" + html;
+    return root;
+  };
+
+  crowd.escape = function (text) {
+    var div = document.createElement("div");
+    div.textContent = text == null ? "" : String(text);
+    return div.innerHTML.replace(/"/g, "&quot;");
+  };
+
+  /**
+   * A ``categories`` attribute: JSON, or the JSON-like list with single quotes
+   * that AWS's examples use (['Positive', 'Negative']).
+   */
+  crowd.parseList = function (text) {
+    if (!text) return [];
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      var items = [];
+      var re = /'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"/g;
+      var m;
+      while ((m = re.exec(text)) !== null) {
+        items.push((m[1] !== undefined ? m[1] : m[2]).replace(/\\(.)/g, "$1"));
+      }
+      return items;
+    }
+  };
+
+  /** Reflect a boolean attribute as a property. */
+  crowd.boolProp = function (cls, name, attr) {
+    Object.defineProperty(cls.prototype, name, {
+      configurable: true,
+      get: function () { return this.hasAttribute(attr || name); },
+      set: function (on) { this.toggleAttribute(attr || name, !!on); },
+    });
+  };
+
+  crowd.define = function (name, cls) {
+    if (!customElements.get(name)) customElements.define(name, cls);
+  };
+
+  // A few glyphs for the icon names AWS's examples use; any other name shows its first letter.
+  var GLYPHS = { add: "+", close: "×", clear: "×", check: "✓", delete: "🗑", edit: "✎", info: "ℹ",
+    help: "?", search: "🔍", star: "★", "arrow-back": "←", "arrow-forward": "→", menu: "☰",
+    warning: "⚠", error: "⚠", done: "✓", remove: "−", "thumb-up": "👍", "thumb-down": "👎" };
+  crowd.glyph = function (icon) {
+    if (!icon) return "";
+    var key = icon.replace(/^.*:/, "");
+    return GLYPHS[key] || key.charAt(0).toUpperCase();
+  };
+})();

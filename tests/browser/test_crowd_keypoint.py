@@ -1,0 +1,88 @@
+"""crowd-keypoint placed and edited by keyboard and by mouse in Chromium, offline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH, pointer_at
+from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.server.worker_helpers import create_hit, html_question
+
+pytestmark = pytest.mark.browser
+__all__ = ["offline"]  # the fixture, imported for this module's tests
+
+POINT_BODY = """
+<crowd-form{format}>
+  <crowd-keypoint name="face" src="{src}" header="Mark the eyes and the nose"
+                  labels="['left eye', 'right eye', 'nose']"{initial}>
+    <short-instructions><p>Put each point at the centre of the feature.</p></short-instructions>
+  </crowd-keypoint>
+</crowd-form>
+"""
+
+
+def body(answer_format: str = "", initial: str = "") -> str:
+    return POINT_BODY.format(format=answer_format, src=IMAGE, initial=initial)
+
+
+def test_points_by_keyboard_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(body()), height=700))
+    frame = accept(page, live_server.url, hit_id)
+    stage = frame.get_by_role("application", name="Image to annotate")
+    # "3" picks nose, N places it in the middle, arrows move it; a second point is deleted again.
+    for key in ["3", "n", "ArrowLeft", "Shift+ArrowUp", "Escape", "1", "n", "Delete"]:
+        stage.press(key)
+    # "[" selects the nose again and "2" relabels it.
+    for key in ["[", "2"]:
+        stage.press(key)
+    expect(frame.get_by_role("list", name="Points").get_by_role("listitem")).to_have_text(
+        ["right eye: x 199, y 150"]
+    )
+    frame.get_by_role("button", name="Submit").press("Enter")
+    page.locator("#submitted-notice").wait_for()
+    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert name == "taskAnswers"
+    assert json.loads(text) == [
+        {
+            "face": {
+                "keypoints": [{"label": "right eye", "x": 199, "y": 150}],
+                "inputImageProperties": {"height": HEIGHT, "width": WIDTH},
+            }
+        }
+    ]
+    assert blocked == []
+
+
+def test_points_by_mouse_with_initial_value_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    initial = ' initial-value=\'[{"label": "nose", "x": 200, "y": 160}]\''
+    page_html = crowd_page(body(' answer-format="flatten-objects"', initial))
+    hit_id = create_hit(mturk, html_question(page_html, height=700))
+    frame = accept(page, live_server.url, hit_id)
+    image = frame.locator("crowd-keypoint svg")
+    image.scroll_into_view_if_needed()
+    at = pointer_at(page, image)
+    frame.get_by_role("radio", name="left eye").click()
+    page.mouse.click(*at(150, 100))  # place a left eye
+    page.mouse.move(*at(200, 160))  # drag the initial nose down
+    page.mouse.down()
+    page.mouse.move(*at(205, 180), steps=4)
+    page.mouse.up()
+    expect(frame.get_by_role("list", name="Points").get_by_role("listitem")).to_have_text(
+        ["nose: x 205, y 180", "left eye: x 150, y 100"]
+    )
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    assert sorted(answer_fields(stored_answer(mturk, hit_id))) == sorted(
+        [
+            ("face.keypoints", '[{"label":"nose","x":205,"y":180},{"label":"left eye","x":150,"y":100}]'),
+            ("face.inputImageProperties.height", str(HEIGHT)),
+            ("face.inputImageProperties.width", str(WIDTH)),
+            ("face.initialValueModified", "true"),
+        ]
+    )
+    assert blocked == []

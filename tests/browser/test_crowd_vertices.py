@@ -1,0 +1,136 @@
+"""crowd-line, crowd-polyline and crowd-polygon drawn and edited by keyboard and mouse, offline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH, pointer_at
+from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.server.worker_helpers import create_hit, html_question
+
+pytestmark = pytest.mark.browser
+__all__ = ["offline"]  # the fixture, imported for this module's tests
+
+SHAPES_BODY = """
+<crowd-form{format}>
+  <crowd-line name="road" src="{src}" header="Draw the lane line" labels="['lane']"></crowd-line>
+  <crowd-polyline name="trail" src="{src}" header="Trace the trail" labels="['path']"></crowd-polyline>
+  <crowd-polygon name="area" src="{src}" header="Outline the objects" labels="['tree', 'building']"{initial}>
+  </crowd-polygon>
+</crowd-form>
+"""
+IMAGE_SIZE = {"height": HEIGHT, "width": WIDTH}
+
+
+def body(answer_format: str = "", initial: str = "") -> str:
+    return SHAPES_BODY.format(format=answer_format, src=IMAGE, initial=initial)
+
+
+def vertices(*points: tuple[int, int]) -> list[dict[str, int]]:
+    return [{"x": x, "y": y} for x, y in points]
+
+
+def test_shapes_by_keyboard_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(body()), height=700))
+    frame = accept(page, live_server.url, hit_id)
+    stages = frame.get_by_role("application", name="Image to annotate")
+    # The line: N adds one across the middle; "." picks a vertex, arrows move only that vertex.
+    for key in ["n", ".", "Shift+ArrowUp", ".", "ArrowRight"]:
+        stages.nth(0).press(key)
+    # The polyline: + inserts a vertex after the chosen one, - removes the chosen one.
+    for key in ["n", ".", ".", "+", "ArrowRight", ",", "-"]:
+        stages.nth(1).press(key)
+    # The polygon: "2" picks building; with no vertex chosen the arrows move the whole shape.
+    for key in ["2", "n", "ArrowDown"]:
+        stages.nth(2).press(key)
+    expect(frame.get_by_role("list", name="Polygons").get_by_role("listitem")).to_have_text(
+        ["building: (150, 121) (250, 121) (250, 201) (150, 201)"]
+    )
+    frame.get_by_role("button", name="Submit").press("Enter")
+    page.locator("#submitted-notice").wait_for()
+    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert name == "taskAnswers"
+    assert json.loads(text) == [
+        {
+            "road": {
+                "lines": [{"label": "lane", "vertices": vertices((133, 150), (268, 160))}],
+                "inputImageProperties": IMAGE_SIZE,
+            },
+            "trail": {
+                "polylines": [{"label": "path", "vertices": vertices((133, 160), (268, 140), (267, 120))}],
+                "inputImageProperties": IMAGE_SIZE,
+            },
+            "area": {
+                "polygons": [
+                    {
+                        "label": "building",
+                        "vertices": vertices((150, 121), (250, 121), (250, 201), (150, 201)),
+                    }
+                ],
+                "inputImageProperties": IMAGE_SIZE,
+            },
+        }
+    ]
+    assert blocked == []
+
+
+def test_shapes_by_mouse_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    tree = "{'label': 'tree', 'vertices': [{'x': 10, 'y': 10}, {'x': 50, 'y': 10}, {'x': 30, 'y': 40}]}"
+    initial = f' initial-value="[{tree}]"'
+    hit_id = create_hit(
+        mturk, html_question(crowd_page(body(' answer-format="flatten-objects"', initial)), height=700)
+    )
+    frame = accept(page, live_server.url, hit_id)
+    images = frame.locator("svg")
+
+    def on(index: int):  # type: ignore[no-untyped-def]
+        images.nth(index).scroll_into_view_if_needed()
+        return pointer_at(page, images.nth(index))
+
+    at = on(0)
+    page.mouse.click(*at(10, 10))
+    page.mouse.click(*at(100, 50))  # a line ends at its second point
+    at = on(1)
+    page.mouse.click(*at(10, 300))
+    page.mouse.click(*at(50, 250))
+    page.mouse.dblclick(*at(90, 300))  # a double click ends the polyline
+    frame.get_by_role("radio", name="building").click()
+    at = on(2)
+    for point in [(200, 50), (300, 50), (300, 150), (200, 50)]:  # back at the start: closed
+        page.mouse.click(*at(*point))
+    page.mouse.move(*at(300, 150))  # drag a corner
+    page.mouse.down()
+    page.mouse.move(*at(320, 170), steps=4)
+    page.mouse.up()
+    page.mouse.move(*at(250, 80))  # drag the whole polygon by its inside
+    page.mouse.down()
+    page.mouse.move(*at(260, 90), steps=4)
+    page.mouse.up()
+    expect(frame.get_by_role("list", name="Polygons").get_by_role("listitem")).to_have_text(
+        ["tree: (10, 10) (50, 10) (30, 40)", "building: (210, 60) (310, 60) (330, 180)"]
+    )
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    size = [("height", str(HEIGHT)), ("width", str(WIDTH))]
+    expected = [
+        ("road.lines", '[{"label":"lane","vertices":[{"x":10,"y":10},{"x":100,"y":50}]}]'),
+        (
+            "trail.polylines",
+            '[{"label":"path","vertices":[{"x":10,"y":300},{"x":50,"y":250},{"x":90,"y":300}]}]',
+        ),
+        (
+            "area.polygons",
+            '[{"label":"tree","vertices":[{"x":10,"y":10},{"x":50,"y":10},{"x":30,"y":40}]},'
+            '{"label":"building","vertices":[{"x":210,"y":60},{"x":310,"y":60},{"x":330,"y":180}]}]',
+        ),
+        ("area.initialValueModified", "true"),
+    ]
+    for name in ["road", "trail", "area"]:
+        expected += [(f"{name}.inputImageProperties.{key}", value) for key, value in size]
+    assert sorted(answer_fields(stored_answer(mturk, hit_id))) == sorted(expected)
+    assert blocked == []
