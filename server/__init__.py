@@ -48,10 +48,21 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         hops = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
 
-    from server import dashboard, db, hit_pages, market_clock, mturk_api, qualify, task_queue, worker_site
+    from server import (
+        dashboard,
+        db,
+        errors,
+        hit_pages,
+        market_clock,
+        mturk_api,
+        qualify,
+        task_queue,
+        worker_site,
+    )
     from server.templating import init_app as init_templating
 
     db.init_app(app, settings)
+    errors.init_app(app)
     task_queue.init_app(app, settings)
     csrf = CSRFProtect(app)
     init_templating(app)

@@ -267,3 +267,25 @@ def test_an_id_past_every_row_is_a_404(world: World, number: int) -> None:
     ):
         response = admin.get(world.url + path, allow_redirects=False)
         assert response.status_code == 404, (path, response.status_code)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/work/%00"),
+        ("GET", "/qualifications/a%00b"),
+        ("GET", "/hits/%00"),
+        ("GET", "/?q=%00"),
+        ("GET", "/tasks/hit?assignmentId=%00&hitId=%00"),
+        ("POST", "/work/{assignment}/answers"),
+    ],
+)
+def test_a_nul_character_is_a_clear_400(world: World, method: str, path: str) -> None:
+    """NUL (which no PostgreSQL text holds) in a path, query or form is refused up front with a 400 page."""
+    worker = world.people["worker"]
+    url = world.url + path.format(assignment=world.ids[2])
+    body = f"csrf_token={quote(world.tokens['worker'])}&answer=a%00b&q-1=%00"
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
+    response = worker.request(method, url, data=body if method == "POST" else None, headers=headers)
+    assert response.status_code == 400, (path, response.status_code, response.text[:500])
+    assert "NUL" in response.text and response.headers["Content-Type"].startswith("text/html")
