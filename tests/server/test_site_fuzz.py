@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -289,3 +290,25 @@ def test_a_nul_character_is_a_clear_400(world: World, method: str, path: str) ->
     response = worker.request(method, url, data=body if method == "POST" else None, headers=headers)
     assert response.status_code == 400, (path, response.status_code, response.text[:500])
     assert "NUL" in response.text and response.headers["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("declared", [0, 5, 10_000])
+@pytest.mark.parametrize("path", ["/signin", "/work/x/answers", "/tasks/submit", "/dashboard/signin"])
+def test_a_body_shorter_or_longer_than_its_content_length_is_no_5xx(
+    world: World, path: str, declared: int
+) -> None:
+    """A client that lies about Content-Length (then stops sending) gets a 4xx or a page, never a 5xx."""
+    host, port = world.url.removeprefix("http://").split(":")
+    body = b"username=a&password=b&csrf_token=x&assignmentId=y"
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {declared}\r\nConnection: close\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=20) as conn:
+        conn.sendall(head.encode("ascii") + body)
+        conn.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    status = int(answer.split(b" ", 2)[1])
+    assert status < 500 and b"Traceback" not in answer, answer[:1000]
