@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -68,9 +69,8 @@ FIELD_NAMES = [
 
 def _rules() -> list[Rule]:
     """Every route of the app (built only to read its url_map; nothing is served or stored)."""
-    app = create_app(
-        settings=load_settings({"HITFORGE_VAR_DIR": "/tmp/hitforge-fuzz-routes", "HITFORGE_SECRET_KEY": "x"})
-    )
+    with tempfile.TemporaryDirectory() as var_dir:
+        app = create_app(settings=load_settings({"HITFORGE_VAR_DIR": var_dir, "HITFORGE_SECRET_KEY": "x"}))
     return sorted(app.url_map.iter_rules(), key=lambda r: (r.rule, r.endpoint))
 
 
