@@ -8,14 +8,29 @@ from typing import Any
 from flask import Flask, g
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import IntegerConverter, Map
 
 from hits.settings import Settings, load_settings
+
+#: The largest value of a PostgreSQL INTEGER (and of every id column's type).
+MAX_ROW_ID = 2**31 - 1
+
+
+class RowIdConverter(IntegerConverter):
+    """``<int:...>`` bounded to the ids a row can have, so a larger number is a 404, not an overflow."""
+
+    def __init__(self, map: Map, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("max", MAX_ROW_ID)
+        super().__init__(map, *args, **kwargs)
 
 
 def create_app(test_config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
     """Build the app for ``settings`` (default: from ``HITFORGE_*`` variables)."""
     settings = settings or load_settings()
     app = Flask(__name__, instance_relative_config=False)
+    # Every <int:...> in a path is a row id, stored as a 32-bit INTEGER: a larger number can name
+    # nothing, and passed on it overflows the driver (SQLite) or the column (PostgreSQL) as a 500.
+    app.url_map.converters["int"] = RowIdConverter
     app.config.update(
         SECRET_KEY=settings.secret_key,
         SESSION_COOKIE_HTTPONLY=True,
@@ -33,10 +48,21 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         hops = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
 
-    from server import dashboard, db, hit_pages, market_clock, mturk_api, qualify, task_queue, worker_site
+    from server import (
+        dashboard,
+        db,
+        errors,
+        hit_pages,
+        market_clock,
+        mturk_api,
+        qualify,
+        task_queue,
+        worker_site,
+    )
     from server.templating import init_app as init_templating
 
     db.init_app(app, settings)
+    errors.init_app(app)
     task_queue.init_app(app, settings)
     csrf = CSRFProtect(app)
     init_templating(app)
