@@ -93,8 +93,11 @@ def test_killing_the_worker_kills_its_beat(tmp_path, settings, live_server, requ
     try:
         log1 = tmp_path / "celery-1.log"
         wait_for(lambda: "Sending due task" in log1.read_text(), timeout=60)  # beat is scheduling
+        # The pool's process(es) and the embedded beat: the beat may be scheduling before the
+        # pool's process has started (seen once under load), so wait for both rather than look once.
+        wait_for(lambda: len(session_members(first.pid) - {first.pid}) >= 2, timeout=60)
         children = session_members(first.pid) - {first.pid}
-        assert len(children) >= 2, describe(children)  # the pool's process(es) and the embedded beat
+        assert len(children) >= 2, describe(children)
         os.kill(first.pid, signal.SIGKILL)  # the worker only, as `kill -9 <pid>` does
         first.wait(10)
         deadline = time.monotonic() + 10
