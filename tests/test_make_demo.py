@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+_MAKE_ENV = {"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKE_TERMOUT", "MAKE_TERMERR"}
 
 
 def test_every_install_step_is_announced_and_pip_shows_its_progress(tmp_path: Path) -> None:
@@ -16,6 +18,9 @@ def test_every_install_step_is_announced_and_pip_shows_its_progress(tmp_path: Pa
     result = subprocess.run(  # noqa: S603
         ["make", "-n", "demo"],  # noqa: S607 - make from PATH, as a user runs it
         cwd=tmp_path,
+        # Run as a user's shell would, not as a sub-make of `make test`: an inherited
+        # MAKELEVEL/MAKEFLAGS makes make print "Entering/Leaving directory" lines.
+        env={k: v for k, v in os.environ.items() if k not in _MAKE_ENV},
         capture_output=True,
         text=True,
         timeout=60,
