@@ -22,6 +22,8 @@ from hits.crowd.profiles import Profile
 #: What a demo's bots "know": page fingerprint -> true answer.
 Truth = dict[str, Any]
 WriteData = Callable[[Path, int, int, int], Truth]
+#: One demo row: the item's payload and its true answer key (kept only for gold rows).
+ItemAndKey = tuple[dict[str, Any], Any]
 FillForm = Callable[[Tag, Truth, Profile, random.Random], dict[str, str]]
 
 
@@ -83,3 +85,23 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def write_items_and_gold(
+    folder: Path, items: int, gold: int, make_row: Callable[[str, int], ItemAndKey]
+) -> None:
+    """Write ``items.jsonl`` and ``gold.jsonl`` with rows from ``make_row(kind, index)``.
+
+    ``kind`` is "items" or "gold"; every row is made the same way (so gold looks like any
+    other item) and only gold rows keep their answer key.
+    """
+    rows: dict[str, list[dict[str, Any]]] = {"items": [], "gold": []}
+    for kind, count in (("items", items), ("gold", gold)):
+        for i in range(count):
+            item, key = make_row(kind, i)
+            row: dict[str, Any] = {"id": f"{kind}-{i:04d}", "item": item}
+            if kind == "gold":
+                row["answer"] = key
+            rows[kind].append(row)
+    write_jsonl(folder / "items.jsonl", rows["items"])
+    write_jsonl(folder / "gold.jsonl", rows["gold"])

@@ -16,7 +16,7 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import draw, random_scene, sentence_with_rating
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_tasks import DemoTask, ItemAndKey, Truth, image_name, save_png, slots_of, write_items_and_gold
 
 #: System -> typical skill; per item each draws skill + Gaussian luck, and the luckiest writes best.
 SYSTEMS = {"keen": 1.2, "steady": 0.6, "hasty": 0.0, "muddled": -0.6}
@@ -50,24 +50,18 @@ def truth_key(image: str, texts: list[str]) -> str:
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     rng = random.Random(seed)
     truth: Truth = {}
-    rows: dict[str, list[dict[str, object]]] = {"items": [], "gold": []}
-    for kind, count in (("items", items), ("gold", gold)):
-        for i in range(count):
-            scene = random_scene(rng)
-            name = save_png(folder / "media", draw(scene))
-            sentences = {rating: sentence_with_rating(scene, rating, rng) for rating in (4, 3, 2, 1)}
-            candidates, order = candidates_for(sentences, rng)
-            text_of = {c["id"]: c["text"] for c in candidates}
-            truth[truth_key(name, list(text_of.values()))] = [text_of[c] for c in order]
-            row: dict[str, object] = {
-                "id": f"{kind}-{i:04d}",
-                "item": {"image": name, "alt": "A drawing of two coloured shapes.", "candidates": candidates},
-            }
-            if kind == "gold":
-                row["answer"] = {"order": order}
-            rows[kind].append(row)
-    write_jsonl(folder / "items.jsonl", rows["items"])
-    write_jsonl(folder / "gold.jsonl", rows["gold"])
+
+    def make_row(kind: str, i: int) -> ItemAndKey:
+        scene = random_scene(rng)
+        name = save_png(folder / "media", draw(scene))
+        sentences = {rating: sentence_with_rating(scene, rating, rng) for rating in (4, 3, 2, 1)}
+        candidates, order = candidates_for(sentences, rng)
+        text_of = {c["id"]: c["text"] for c in candidates}
+        truth[truth_key(name, list(text_of.values()))] = [text_of[c] for c in order]
+        item = {"image": name, "alt": "A drawing of two coloured shapes.", "candidates": candidates}
+        return item, {"order": order}
+
+    write_items_and_gold(folder, items, gold, make_row)
     return truth
 
 

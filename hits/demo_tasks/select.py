@@ -9,7 +9,7 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import Scene, draw, random_scene, sentence_with_rating
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_tasks import DemoTask, ItemAndKey, Truth, image_name, save_png, slots_of, write_items_and_gold
 
 CANDIDATES = 8
 NONE_SHARE = 0.15  # items where no candidate fits
@@ -43,22 +43,16 @@ def candidates_for(scene: Scene, rng: random.Random) -> tuple[list[str], list[in
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     rng = random.Random(seed)
     truth: Truth = {}
-    rows: dict[str, list[dict[str, object]]] = {"items": [], "gold": []}
-    for kind, count in (("items", items), ("gold", gold)):
-        for i in range(count):
-            scene = random_scene(rng)
-            name = save_png(folder / "media", draw(scene))
-            sentences, correct = candidates_for(scene, rng)
-            truth[name] = correct
-            row: dict[str, object] = {
-                "id": f"{kind}-{i:04d}",
-                "item": {"image": name, "sentences": sentences, "alt": "A drawing of two coloured shapes."},
-            }
-            if kind == "gold":
-                row["answer"] = {"correct": correct}
-            rows[kind].append(row)
-    write_jsonl(folder / "items.jsonl", rows["items"])
-    write_jsonl(folder / "gold.jsonl", rows["gold"])
+
+    def make_row(kind: str, i: int) -> ItemAndKey:
+        scene = random_scene(rng)
+        name = save_png(folder / "media", draw(scene))
+        sentences, correct = candidates_for(scene, rng)
+        truth[name] = correct
+        item = {"image": name, "sentences": sentences, "alt": "A drawing of two coloured shapes."}
+        return item, {"correct": correct}
+
+    write_items_and_gold(folder, items, gold, make_row)
     return truth
 
 

@@ -18,7 +18,7 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import draw, random_scene, sentence_with_rating
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_tasks import DemoTask, ItemAndKey, Truth, image_name, save_png, slots_of, write_items_and_gold
 from hits.templates.sxs import METRICS
 
 #: System -> typical skill; per item each draws skill + Gaussian luck, and the luckier writes better.
@@ -48,27 +48,21 @@ def truth_key(image: str, texts: list[str]) -> str:
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     rng = random.Random(seed)
     truth: Truth = {}
-    rows: dict[str, list[dict[str, object]]] = {"items": [], "gold": []}
-    for kind, count in (("items", items), ("gold", gold)):
-        for i in range(count):
-            scene = random_scene(rng)
-            name = save_png(folder / "media", draw(scene))
-            systems = rng.sample(sorted(SYSTEMS), 2)
-            luck = {s: SYSTEMS[s] + rng.gauss(0, LUCK) for s in systems}
-            high, low = sorted(rng.sample((4, 3, 2, 1), 2), reverse=True)
-            quality = {s: high if luck[s] == max(luck.values()) else low for s in systems}
-            texts = {s: sentence_with_rating(scene, quality[s], rng) for s in systems}
-            candidates = [{"id": f"c{k + 1}", "text": texts[s], "system": s} for k, s in enumerate(systems)]
-            truth[truth_key(name, list(texts.values()))] = {texts[s]: quality[s] for s in systems}
-            row: dict[str, object] = {
-                "id": f"{kind}-{i:04d}",
-                "item": {"image": name, "alt": "A drawing of two coloured shapes.", "candidates": candidates},
-            }
-            if kind == "gold":
-                row["answer"] = {"preferences": preferences(quality[systems[0]], quality[systems[1]])}
-            rows[kind].append(row)
-    write_jsonl(folder / "items.jsonl", rows["items"])
-    write_jsonl(folder / "gold.jsonl", rows["gold"])
+
+    def make_row(kind: str, i: int) -> ItemAndKey:
+        scene = random_scene(rng)
+        name = save_png(folder / "media", draw(scene))
+        systems = rng.sample(sorted(SYSTEMS), 2)
+        luck = {s: SYSTEMS[s] + rng.gauss(0, LUCK) for s in systems}
+        high, low = sorted(rng.sample((4, 3, 2, 1), 2), reverse=True)
+        quality = {s: high if luck[s] == max(luck.values()) else low for s in systems}
+        texts = {s: sentence_with_rating(scene, quality[s], rng) for s in systems}
+        candidates = [{"id": f"c{k + 1}", "text": texts[s], "system": s} for k, s in enumerate(systems)]
+        truth[truth_key(name, list(texts.values()))] = {texts[s]: quality[s] for s in systems}
+        item = {"image": name, "alt": "A drawing of two coloured shapes.", "candidates": candidates}
+        return item, {"preferences": preferences(quality[systems[0]], quality[systems[1]])}
+
+    write_items_and_gold(folder, items, gold, make_row)
     return truth
 
 

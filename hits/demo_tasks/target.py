@@ -9,7 +9,7 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import SHAPES, Scene, Thing, draw, random_scene
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_tasks import DemoTask, ItemAndKey, Truth, image_name, save_png, slots_of, write_items_and_gold
 
 SIZE = (320, 240)
 CATEGORIES = ("A", "O", "M", "F")
@@ -62,32 +62,26 @@ def _box(scene: Scene, category: str) -> dict[str, int]:
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     rng = random.Random(seed)
     truth: Truth = {}
-    rows: dict[str, list[dict[str, object]]] = {"items": [], "gold": []}
-    for kind, count in (("items", items), ("gold", gold)):
-        for i in range(count):
-            category = rng.choices(CATEGORIES, weights=(5, 2, 1, 2))[0]
-            scene = _scene_for(category, rng)
-            name = save_png(folder / "media", draw(scene, SIZE))
-            text = expression(scene, category, rng)
-            truth[f"{name}|{text}"] = category
-            row: dict[str, object] = {
-                "id": f"{kind}-{i:04d}",
-                "item": {
-                    "image": name,
-                    "width": SIZE[0],
-                    "height": SIZE[1],
-                    "box": _box(scene, category),
-                    "expression": text,
-                    "item_id": f"{kind}-{i:04d}",
-                    "system": SYSTEMS[i % len(SYSTEMS)],
-                    "alt": "A drawing of two coloured shapes.",
-                },
-            }
-            if kind == "gold":
-                row["answer"] = {"category": category}
-            rows[kind].append(row)
-    write_jsonl(folder / "items.jsonl", rows["items"])
-    write_jsonl(folder / "gold.jsonl", rows["gold"])
+
+    def make_row(kind: str, i: int) -> ItemAndKey:
+        category = rng.choices(CATEGORIES, weights=(5, 2, 1, 2))[0]
+        scene = _scene_for(category, rng)
+        name = save_png(folder / "media", draw(scene, SIZE))
+        text = expression(scene, category, rng)
+        truth[f"{name}|{text}"] = category
+        item = {
+            "image": name,
+            "width": SIZE[0],
+            "height": SIZE[1],
+            "box": _box(scene, category),
+            "expression": text,
+            "item_id": f"{kind}-{i:04d}",
+            "system": SYSTEMS[i % len(SYSTEMS)],
+            "alt": "A drawing of two coloured shapes.",
+        }
+        return item, {"category": category}
+
+    write_items_and_gold(folder, items, gold, make_row)
     return truth
 
 
