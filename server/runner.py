@@ -41,6 +41,10 @@ def serve_in_thread(app: Flask, host: str = "127.0.0.1", port: int = 0) -> Runni
     return RunningServer(server, thread)
 
 
+#: How long a stopping server's workers may finish their requests before they are killed.
+SHUTDOWN_GRACE_SECONDS = 5
+
+
 def production_argv(
     app: str = "server:create_app()",
     *,
@@ -60,6 +64,10 @@ def production_argv(
     return [
         sys.executable, "-m", "granian", "--interface", "wsgi", *(["--factory"] if factory else []),
         "--workers", str(workers), "--blocking-threads", str(threads),
+        # granian waits without limit for a worker to stop gracefully, and a worker waits
+        # for its idle keep-alive connections (up to the 30 s header-read timeout): a
+        # stop must not hang on a client that keeps its connection pool open.
+        "--workers-kill-timeout", str(SHUTDOWN_GRACE_SECONDS),
         "--host", host, "--port", str(port), "--log-level", "warning", app.removesuffix("()"),
     ]  # fmt: skip
 

@@ -6,19 +6,24 @@ driven by the real boto3 client.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 import requests
+from botocore.config import Config
 
+from hits.market.accounts import add_funds
 from hits.settings import Settings
-from server.runner import free_port
+from server.runner import SHUTDOWN_GRACE_SECONDS, free_port
 from tests.conftest import boto3_client, new_requester
 
 pytestmark = pytest.mark.timeout(120)
@@ -108,3 +113,67 @@ def test_production_server_answers_boto3_and_the_worker_site(
         finally:
             if process.poll() is None:
                 process.kill()
+
+
+def test_a_stop_does_not_wait_without_end_for_a_request_stuck_behind_another_writer(
+    settings: Settings, market_sessions, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    # A request waiting for a row or the database's write lock that another process holds
+    # (a long CLI command, a Celery task) must not keep a stopping server alive: granian
+    # waited for it without limit, so a stop (a deploy, SIGTERM from systemd) hung.
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "HITFORGE_VAR_DIR": str(settings.var_dir),
+        "HITFORGE_DATABASE_URL": settings.database_url,
+        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
+        "HITFORGE_BROKER_URL": settings.broker_url,
+        "HITFORGE_SECRET_KEY": settings.secret_key,
+        "HITFORGE_PUBLIC_URL": url,
+    }
+    argv = [sys.executable, "-m", "server.cli", "serve", "--production", "--port", str(port)]
+    argv += ["--workers", "1", "--threads", "2"]
+    log = tmp_path / "server.log"
+    process = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)  # noqa: S603
+    key = new_requester(market_sessions, "5.00")
+    mturk = boto3_client(url, key, Config(retries={"max_attempts": 0}, read_timeout=120))
+    holder = market_sessions()
+    try:
+        _wait_for_port(port, process, log)
+        mturk.get_account_balance()  # the worker is up and has answered once
+        add_funds(holder, key.requester_id, Decimal("1.00"), "held-open")  # its balance row, held
+        holder.flush()
+        stuck = threading.Thread(target=_create_one_hit, args=(mturk,), daemon=True)
+        stuck.start()
+        time.sleep(2)  # the CreateHIT is now waiting for the balance the holder keeps
+        process.send_signal(signal.SIGTERM)
+        began = time.monotonic()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=SHUTDOWN_GRACE_SECONDS + 20)
+        waited = time.monotonic() - began
+        assert process.poll() is not None, "the server was still waiting for the stuck request"
+        assert waited < SHUTDOWN_GRACE_SECONDS + 20
+    finally:
+        holder.rollback()
+        holder.close()
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+def _create_one_hit(mturk) -> None:  # type: ignore[no-untyped-def]
+    with contextlib.suppress(Exception):  # the server is stopped under it: any error will do
+        mturk.create_hit(
+            MaxAssignments=1,
+            LifetimeInSeconds=600,
+            AssignmentDurationInSeconds=300,
+            Reward="0.10",
+            Title="Waits for a held balance",
+            Description="Created while another process holds the requester's balance.",
+            Question=(
+                '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
+                '2006-07-14/ExternalQuestion.xsd"><ExternalURL>https://example.invalid/task</ExternalURL>'
+                "<FrameHeight>400</FrameHeight></ExternalQuestion>"
+            ),
+        )
