@@ -49,11 +49,12 @@ def _scene(rng: random.Random) -> list[dict[str, Any]]:
         x = cx * cell_w + rng.randint(4, cell_w - w - 4)
         y = cy * cell_h + rng.randint(4, cell_h - h - 4)
         label = f"{colour} {shape}"
+        article = "An" if colour[0] in "aeiou" else "A"
         things.append(
             {
                 "label": label,
                 "box": [x, y, w, h],
-                "description": f"A {label} in the {_PLACES[(cx, cy)]} of the picture, on a pale background.",
+                "description": f"{article} {label} in the {_PLACES[(cx, cy)]} of the picture.",
                 "shape": shape,
                 "colour": colour,
             }

@@ -239,3 +239,39 @@ def test_worker_edits_deletes_draws_merges_and_describes_and_the_triples_are_sto
         "description": "A purple circle drawn in the middle of the picture.",
     }
     assert [o["label"] for o in stored[2]] == [o["label"] for o in SEEDS]  # untouched but described
+
+
+def test_preview_shows_the_seeds_without_letting_anyone_edit_them_and_focus_is_visible(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    _, hit_id = _launch(tmp_path, market, requester_sessions, live_server.url, "br-objects-preview")
+    page.goto(live_server.url + "/signup")
+    page.get_by_label("User name").fill("objects-previewer")
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.goto(f"{live_server.url}/hits/{hit_id}")
+    frame = page.frame_locator("#hit-frame")
+    item = frame.locator("fieldset.objects-item").first
+    item.wait_for()
+    assert item.locator(".objects-box").count() == 5  # the seeds are shown ...
+    assert item.locator(".objects-box[tabindex]").count() == 0  # ... but cannot be focused, moved or drawn on
+    assert item.locator(".objects-handle").count() == 0
+    assert item.get_by_label("Object 1 label").is_disabled()
+    assert item.get_by_role("button", name="Add object").is_disabled()
+    assert frame.get_by_role("button", name="Submit").count() == 0
+    before = _objects(item)
+    img = item.locator("img").bounding_box()
+    assert img is not None
+    _drag(page, (img["x"] + 50, img["y"] + 50), (img["x"] + 90, img["y"] + 90))
+    assert _objects(item) == before == SEEDS
+
+    # An assignment's page: a focused box shows a visible outline and its handles.
+    page.goto(f"{live_server.url}/")
+    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    item = page.frame_locator("#hit-frame").locator("fieldset.objects-item").first
+    item.wait_for()
+    box = item.locator('.objects-box[data-index="0"]')
+    box.focus()
+    assert box.evaluate("b => getComputedStyle(b).outlineStyle") != "none"
+    assert box.locator(".objects-handle.se").is_visible()
+    assert box.get_attribute("aria-label") == "Object 1: red circle, x 20, y 20, 60 by 60 pixels"
