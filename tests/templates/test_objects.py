@@ -222,3 +222,35 @@ def test_simulated_workers_fix_seeds_toward_the_truth_and_spammers_do_not(tmp_pa
     assert max(untouched) < 0.75
     assert mean["diligent"] > 0.85 and mean["careless"] > mean["spammer"]
     assert mean["spammer"] < 0.5 and mean["copycat"] < 0.5
+
+
+def test_the_page_carries_any_label_text_safely_and_shows_the_workers_list_again_after_an_error(
+    tmp_path,
+) -> None:  # type: ignore[no-untyped-def]
+    from bs4 import BeautifulSoup
+
+    from tests.helpers import render_task_page
+
+    tricky = "O'Brien's \"hat\" </script><b>&amp;"
+    slot = {**OBJECTS.validate_item({**ITEM, "objects": [{"label": tricky, "box": [1, 2, 30, 40]}]})}
+    slot["image_url"] = "/m/1"
+
+    def field(html: str) -> list[dict]:  # type: ignore[type-arg]
+        found = BeautifulSoup(html, "html.parser").find("input", attrs={"name": "objects-0"})
+        assert found is not None
+        return json.loads(str(found["value"]))
+
+    html = render_task_page("objects", [slot], tmp_path)
+    assert field(html) == [{"label": tricky, "box": [1, 2, 30, 40], "description": ""}]
+    assert "<b>" not in html
+    # After a refused submit the worker's own list comes back, whatever it held; junk falls back to seeds.
+    mine = [{"label": "hat", "box": [5, 5, 20, 20], "description": "</textarea>"}]
+    again = render_task_page("objects", [slot], tmp_path, {"objects-0": json.dumps(mine)}, {"objects-0": "x"})
+    assert field(again) == mine
+    odd = [{"label": 7, "box": "big"}, "text", {"box": [1, "a", None]}]
+    assert field(render_task_page("objects", [slot], tmp_path, {"objects-0": json.dumps(odd)})) == [
+        {"label": "7", "box": [0, 0, 0, 0], "description": ""},
+        {"label": "", "box": [1, 0.0, 0.0], "description": ""},
+    ]
+    for junk in ("{", "[" * 5000, "null"):
+        assert field(render_task_page("objects", [slot], tmp_path, {"objects-0": junk}))[0]["label"] == tricky
