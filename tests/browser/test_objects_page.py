@@ -275,3 +275,34 @@ def test_preview_shows_the_seeds_without_letting_anyone_edit_them_and_focus_is_v
     assert box.evaluate("b => getComputedStyle(b).outlineStyle") != "none"
     assert box.locator(".objects-handle.se").is_visible()
     assert box.get_attribute("aria-label") == "Object 1: red circle, x 20, y 20, 60 by 60 pixels"
+
+
+def test_merging_on_the_page_follows_the_servers_merge_rule(
+    tmp_path, page, live_server, market, requester_sessions
+) -> None:
+    from hits.templates.objects.geometry import merge_objects
+
+    _, hit_id = _launch(tmp_path, market, requester_sessions, live_server.url, "br-objects-merge")
+    frame = _open_hit(page, live_server.url, hit_id, "objects-merger")
+    item = frame.locator("fieldset.objects-item").nth(2)
+    # Three different labels (a tie: the largest piece names the whole), descriptions kept once each.
+    for n in (1, 2, 4):
+        item.get_by_label(f"Select object {n} for merging").check()
+    item.get_by_label("Object 2 description").fill("A CIRCLE")  # the same text as object 1's, in capitals
+    item.get_by_role("button", name="Merge selected").click()
+    pieces = [SEEDS[0], {**SEEDS[1], "description": "A CIRCLE"}, SEEDS[3]]
+    assert _objects(item) == [merge_objects(pieces), SEEDS[2], SEEDS[4]]
+    assert _objects(item)[0] == {
+        "label": "red circle",
+        "box": [20, 20, 160, 190],
+        "description": "a circle the left half of a triangle",
+    }
+    assert "Merged objects 1, 2, 4 into object 1" in item.locator("[data-status]").inner_text()
+    # Fewer than two selected: nothing merges, and the page says why.
+    item.get_by_label("Select object 2 for merging").check()
+    item.get_by_role("button", name="Merge selected").click()
+    assert (
+        "Select at least two objects for merging first (1 selected)"
+        in item.locator("[data-status]").inner_text()
+    )
+    assert len(_objects(item)) == 3
