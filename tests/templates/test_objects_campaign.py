@@ -7,7 +7,7 @@ import json
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
-from hits.campaigns.models import HITSlot, Item, Submission
+from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.crowd import Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import get_demo_task
@@ -63,7 +63,9 @@ def test_careful_workers_fix_the_seeds_gold_passes_spam_fails_and_the_consensus_
 
     images = {row["id"]: row["item"]["image"] for row in _rows(tmp_path, "items.jsonl")}
     with session_scope(requester_sessions) as session:
-        subs = session.scalars(select(Submission)).all()
+        subs = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
         assert len(subs) == 6 and all(s.synced for s in subs)
         for s in subs:
             fields = relayed[s.assignment_id]
