@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 EXTERNAL_QUESTION = (
@@ -152,3 +156,23 @@ def render_task_page(  # type: ignore[no-untyped-def]
             page_title="T",
             **get_template(name).page_context(),
         )
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_hitforge(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    """``hitforge ARGS`` as a user runs it: a fresh process in ``tmp_path``, its var folder under it."""
+    return subprocess.run(  # noqa: S603 - our own interpreter and module
+        [sys.executable, "-m", "server.cli", *args],
+        cwd=tmp_path,
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(REPO),
+            "COLUMNS": "160",
+            "HITFORGE_VAR_DIR": str(tmp_path / "var" / "demo"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from hits.demo_tasks.sxs import SYSTEMS
 from hits.templates.sxs import METRICS
-
-REPO = Path(__file__).resolve().parent.parent.parent
+from tests.helpers import run_hitforge
 
 pytestmark = pytest.mark.celery
 
 
-def _hitforge(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "server.cli", *args],
-        cwd=tmp_path,
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(REPO),
-            "COLUMNS": "160",
-            "HITFORGE_VAR_DIR": str(tmp_path / "var" / "demo"),
-        },
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_the_sxs_demo_runs_and_its_table_prints_every_pair_and_metric(tmp_path) -> None:
-    demo = _hitforge(tmp_path, "demo", "--template", "sxs", "--hits", "12")
+    demo = run_hitforge(tmp_path, "demo", "--template", "sxs", "--hits", "12")
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "spammers caught, diligent workers paid" in demo.stdout
 
-    table = _hitforge(tmp_path, "results", "sxs", "demo-sxs", timeout=120)
+    table = run_hitforge(tmp_path, "results", "sxs", "demo-sxs", timeout=120)
     assert table.returncode == 0, table.stdout + table.stderr
     pairs = [line for line in table.stdout.splitlines() if " vs " in line and line.endswith("judgements")]
     assert {tuple(line.split(":")[0].split(" vs ")) for line in pairs} <= {
@@ -52,5 +30,5 @@ def test_the_sxs_demo_runs_and_its_table_prints_every_pair_and_metric(tmp_path) 
     row = next(line for line in hasty_keen.splitlines() if line.startswith("Comprehensiveness"))
     assert row.split()[-3].startswith("+")
 
-    wrong = _hitforge(tmp_path, "results", "sxs", "demo-sxs", "--confidence", "2", timeout=120)
+    wrong = run_hitforge(tmp_path, "results", "sxs", "demo-sxs", "--confidence", "2", timeout=120)
     assert wrong.returncode == 2 and "--confidence" in wrong.stderr and "Traceback" not in wrong.stderr
