@@ -1,0 +1,91 @@
+"""A HIT page's CDN URLs: rewritten to hitforge's copies, and the ones left unserved listed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from bs4 import BeautifulSoup, Tag
+
+from server.cdn.cdn_map import CdnMap, Resolution
+
+# An absolute or protocol-relative URL as it appears in markup, a script string or CSS url():
+# it ends at whitespace, a quote, a bracket or a backslash.
+URL = re.compile(r"""(?:https?:)?//[a-z0-9.-]+(?::\d+)?/[^\s"'<>()\\`]*""", re.IGNORECASE)
+_LOADING_TAG = re.compile(r"<(?:script|link)\b[^>]*>", re.IGNORECASE)
+_INTEGRITY = re.compile(r"""\s+integrity\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
+_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)""", re.IGNORECASE)
+_STYLESHEET_RELS = {"stylesheet", "preload", "modulepreload"}
+
+
+def rewrite_html(html: str, cdn_map: CdnMap, local_url: Callable[[Resolution], str]) -> str:
+    """``html`` with every CDN URL the map serves replaced by ``local_url`` of its copy.
+
+    A ``<script>`` or ``<link>`` whose URL was replaced loses its ``integrity``
+    attribute: the hash named the CDN's file, and a substituted version (or a
+    copy built differently) would make the browser refuse our own, trusted file.
+    Every other URL is left exactly as written.
+    """
+
+    def swap(match: re.Match[str]) -> str:
+        resolution = cdn_map.resolve(match.group(0))
+        return match.group(0) if resolution is None else local_url(resolution)
+
+    def loading_tag(match: re.Match[str]) -> str:
+        tag = match.group(0)
+        rewritten = URL.sub(swap, tag)
+        return tag if rewritten == tag else _INTEGRITY.sub("", rewritten)
+
+    return URL.sub(swap, _LOADING_TAG.sub(loading_tag, html))
+
+
+@dataclass
+class PageReport:
+    """What a page loads from elsewhere: served by hitforge (maybe substituted), or not served."""
+
+    served: list[Resolution] = field(default_factory=list)
+    unserved: list[str] = field(default_factory=list)
+
+    @property
+    def substituted(self) -> list[Resolution]:
+        return [r for r in self.served if r.substituted]
+
+
+def loaded_urls(html: str) -> list[str]:
+    """The scripts and stylesheets ``html`` loads, in page order, each once."""
+    soup = BeautifulSoup(html, "html.parser")
+    urls: list[str] = []
+    for element in soup.find_all(["script", "link", "style"]):
+        if not isinstance(element, Tag):
+            continue
+        if element.name == "script" and element.get("src"):
+            urls.append(str(element["src"]))
+        elif element.name == "link" and element.get("href"):
+            rel = element.get("rel") or ""
+            rels = {r.lower() for r in (rel if isinstance(rel, list) else str(rel).split())}
+            if rels & _STYLESHEET_RELS:
+                urls.append(str(element["href"]))
+        elif element.name == "style":
+            urls.extend(_IMPORT.findall(element.get_text()))
+    return list(dict.fromkeys(u.strip() for u in urls))
+
+
+def page_report(html: str, cdn_map: CdnMap, served_elsewhere: Iterable[re.Pattern[str]] = ()) -> PageReport:
+    """Each external script and stylesheet of ``html``: served from the map, or not served at all.
+
+    ``served_elsewhere`` are patterns of URLs hitforge serves by other means (the
+    crowd elements, MTurk's externalHIT_v1.js). URLs holding a ``${placeholder}``
+    depend on a CSV row and are not judged; relative URLs are the page's own.
+    """
+    others = list(served_elsewhere)
+    report = PageReport()
+    for url in loaded_urls(html):
+        if "${" in url or not URL.fullmatch(url):
+            continue
+        resolution = cdn_map.resolve(url)
+        if resolution is not None:
+            report.served.append(resolution)
+        elif not any(pattern.fullmatch(url) for pattern in others):
+            report.unserved.append(url)
+    return report
