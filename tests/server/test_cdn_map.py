@@ -461,3 +461,18 @@ def test_batch_publish_warns_about_unserved_urls_and_still_publishes(
         "bootstrap 3.3.7 is served as 3.4.1"
     ) in warnings
     assert not any("jquery-3.7.1" in line for line in warnings)
+
+
+def test_a_page_using_an_operator_prefix_is_rewritten_to_the_served_file(
+    settings, operator_map: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from server.cdn import rewrite_page
+
+    app = create_app(settings=settings.with_overrides(cdn_map_file=str(operator_map)))
+    html = '<script src="https://cdn.example.org/widgets/2.1/widget.js"></script>'
+    with app.test_request_context("/", base_url="http://127.0.0.1:5000"):
+        rewritten = rewrite_page(html)
+    url = rewritten.split('"')[1]
+    assert url.startswith("http://127.0.0.1:5000/cdn/site/") and url.endswith("/widget.js")
+    served_file = app.test_client().get(url.removeprefix("http://127.0.0.1:5000"))
+    assert served_file.status_code == 200 and served_file.data == b"window.widgetLoaded = true;\n"
