@@ -250,6 +250,7 @@ def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
         except ValueError as exc:
             _fail(f"{layout}: {exc}")
         layout_id, parameters = created.id, parameter_names(html)
+    warn_unserved(layout)
     click.echo(f"HITLayoutId: {layout_id}")
     click.echo(f"HITLayoutParameters: {', '.join(parameters) or '(none)'}")
 

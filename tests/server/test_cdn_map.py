@@ -476,3 +476,18 @@ def test_a_page_using_an_operator_prefix_is_rewritten_to_the_served_file(
     assert url.startswith("http://127.0.0.1:5000/cdn/site/") and url.endswith("/widget.js")
     served_file = app.test_client().get(url.removeprefix("http://127.0.0.1:5000"))
     assert served_file.status_code == 200 and served_file.data == b"window.widgetLoaded = true;\n"
+
+
+def test_storing_a_layout_warns_about_unserved_urls(settings, requester, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    layout = tmp_path / "layout.html"
+    layout.write_text(PAGE)
+    env = {
+        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
+        "HITFORGE_VAR_DIR": str(settings.var_dir),
+    }
+    result = CliRunner().invoke(
+        main, ["batch", "layout", str(layout), "--requester", requester.requester_id], env=env
+    )
+    assert result.exit_code == 0, result.output
+    assert "HITLayoutId: " in result.stdout
+    assert f"warning: {layout}: https://cdn.example.org/widget.js is not served by hitforge" in result.stderr
