@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,6 +56,7 @@ class Rule:
     library: str
     pattern: re.Pattern[str]
     file: str
+    host: str
     version: str | None = None
     note: str | None = None
 
@@ -97,6 +99,11 @@ class CdnMap:
     #: Libraries the map names whose copies are missing (``make`` not run): said at startup.
     missing: list[str] = field(default_factory=list)
 
+    @cached_property
+    def hosts(self) -> frozenset[str]:
+        """Every host a rule or prefix names: a URL elsewhere is passed over without trying each."""
+        return frozenset([r.host for r in self.rules] + [p.prefix.split("/", 1)[0] for p in self.prefixes])
+
     def copy(self, library: str, version: str) -> Copy | None:
         """The installed copy of ``library`` with exactly ``version``."""
         return next((c for c in self.copies.get(library, []) if c.version == version), None)
@@ -104,7 +111,7 @@ class CdnMap:
     def resolve(self, url: str) -> Resolution | None:
         """The local file serving ``url`` (a CDN URL in any spelling), or None when none does."""
         target = _host_and_path(url)
-        if target is None:
+        if target is None or target.split("/", 1)[0] not in self.hosts:
             return None
         for prefix in self.prefixes:
             found = _resolve_prefix(prefix, url, target)
@@ -287,7 +294,10 @@ def _rules(path: Path, entries: Any, libraries: dict[str, list[str]]) -> list[Ru
             raise CdnMapError(f"{path}: rule {number} needs {{version}} in its url or a version, not both")
         version = str(entry["version"]) if "version" in entry else None
         note = str(entry["note"]) if entry.get("note") else None
-        rules.append(Rule(library, _compile(url), str(entry["file"]), version, note))
+        host = url.split("/", 1)[0].lower()
+        if not host or "{" in host:
+            raise CdnMapError(f"{path}: rule {number}'s url must start with its host")
+        rules.append(Rule(library, _compile(url), str(entry["file"]), host, version, note))
     return rules
 
 

@@ -12,7 +12,7 @@ from server.cdn.cdn_map import CdnMap, Resolution
 
 # An absolute or protocol-relative URL as it appears in markup, a script string or CSS url():
 # it ends at whitespace, a quote, a bracket or a backslash.
-URL = re.compile(r"""(?:https?:)?//[a-z0-9.-]+(?::\d+)?/[^\s"'<>()\\`]*""", re.IGNORECASE)
+URL = re.compile(r"""(?:https?:)?//(?P<host>[a-z0-9.-]+)(?::\d+)?/[^\s"'<>()\\`]*""", re.IGNORECASE)
 _LOADING_TAG = re.compile(r"<(?:script|link)\b[^>]*>", re.IGNORECASE)
 _INTEGRITY = re.compile(r"""\s+integrity\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
 _IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)""", re.IGNORECASE)
@@ -28,7 +28,11 @@ def rewrite_html(html: str, cdn_map: CdnMap, local_url: Callable[[Resolution], s
     Every other URL is left exactly as written.
     """
 
+    hosts = cdn_map.hosts
+
     def swap(match: re.Match[str]) -> str:
+        if match.group("host").lower() not in hosts:
+            return match.group(0)  # most of a page's URLs: images, links (no parsing needed)
         resolution = cdn_map.resolve(match.group(0))
         return match.group(0) if resolution is None else local_url(resolution)
 
