@@ -25,6 +25,11 @@ def _cdn_map() -> CdnMap:
         sys.exit(2)
 
 
+def check_operator_map() -> None:
+    """Stop with a one-line error (exit 2) when HITFORGE_CDN_MAP names a file that cannot be used."""
+    _cdn_map()
+
+
 def report_for(html: str, cdn_map: CdnMap) -> PageReport:
     """The page's report; the crowd elements and externalHIT_v1.js count as served (the worker site does)."""
     from server.worker_site.html_question import CROWD_SCRIPT, MTURK_SCRIPT

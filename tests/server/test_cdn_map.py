@@ -491,3 +491,17 @@ def test_storing_a_layout_warns_about_unserved_urls(settings, requester, tmp_pat
     assert result.exit_code == 0, result.output
     assert "HITLayoutId: " in result.stdout
     assert f"warning: {layout}: https://cdn.example.org/widget.js is not served by hitforge" in result.stderr
+
+
+@pytest.mark.parametrize("production", [[], ["--production"]])
+def test_serve_refuses_an_unusable_operator_map_with_one_line(tmp_path: Path, production: list[str]) -> None:
+    bad = tmp_path / "map.yaml"
+    bad.write_text("prefixes:\n  cdn.example.org/x/: no-such-dir\n")
+    env = {"HITFORGE_VAR_DIR": str(tmp_path), "HITFORGE_CDN_MAP": str(bad)}
+    result = CliRunner().invoke(main, ["serve", "--port", "1", *production], env=env)
+    assert result.exit_code == 2, result.output
+    assert (
+        result.output.startswith("error: HITFORGE_CDN_MAP: ")
+        and "no-such-dir does not exist" in result.output
+    )
+    assert "Traceback" not in result.output
