@@ -13,7 +13,7 @@ from __future__ import annotations
 from flask import Flask, current_app, url_for
 
 from hits.settings import Settings
-from server.cdn.cdn_map import CdnMap, Resolution, load_cdn_map
+from server.cdn.cdn_map import CdnMap, Resolution, map_for
 from server.cdn.page import rewrite_html
 
 EXTENSION = "hitforge.cdn"
@@ -23,10 +23,10 @@ def init_app(app: Flask, settings: Settings) -> None:
     """Load the map (an operator file that cannot be used stops the app) and add the ``/cdn/`` route."""
     from server.cdn.routes import bp
 
-    cdn_map = load_cdn_map(settings.cdn_map_file or None)
+    cdn_map = map_for(settings)
     if cdn_map.missing:
         app.logger.warning(
-            "CDN libraries not installed (%s): run make, or npm ci in server/cdn; "
+            "CDN libraries not installed (%s): run make, or scripts/cdn-libraries.sh; "
             "HIT pages loading them from public CDNs will not work offline",
             ", ".join(cdn_map.missing),
         )

@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from hits.settings import Settings
+
 HERE = Path(__file__).resolve().parent
 BUILTIN_MAP = HERE / "cdn_map.yaml"
 INSTALLED_DIR = HERE / "node_modules"
@@ -315,6 +317,12 @@ def _prefixes(path: Path, entries: Any) -> list[Prefix]:
         prefixes.append(Prefix(index, target, directory))
     # The longest prefix first, so a specific file can override its directory's mapping.
     return sorted(prefixes, key=lambda p: -len(p.prefix))
+
+
+def map_for(settings: Settings) -> CdnMap:
+    """The map ``settings`` name: HITFORGE_CDN_MAP's prefixes over HITFORGE_CDN_LIBRARIES' copies."""
+    installed = Path(settings.cdn_libraries_dir) if settings.cdn_libraries_dir else INSTALLED_DIR
+    return load_cdn_map(settings.cdn_map_file or None, installed)
 
 
 def load_cdn_map(operator_file: str | Path | None = None, installed: Path = INSTALLED_DIR) -> CdnMap:

@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from server.cdn.cdn_map import CdnMap, CdnMapError, load_cdn_map
+from server.cdn.cdn_map import CdnMap, CdnMapError, map_for
 from server.cdn.page import PageReport, page_report
 
 console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -19,10 +19,16 @@ def _cdn_map() -> CdnMap:
     from hits.settings import load_settings
 
     try:
-        return load_cdn_map(load_settings().cdn_map_file or None)
+        cdn_map = map_for(load_settings())
     except CdnMapError as exc:
         console.print(f"[red]error:[/red] HITFORGE_CDN_MAP: {escape(str(exc))}")
         sys.exit(2)
+    if cdn_map.missing:
+        console.print(
+            "[yellow]warning:[/yellow] CDN library copies not installed "
+            f"({escape(', '.join(cdn_map.missing))}): run make, or scripts/cdn-libraries.sh"
+        )
+    return cdn_map
 
 
 def check_operator_map() -> None:

@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from hits.market.questions import xml_to_answers
+from server.cdn.cdn_map import load_cdn_map
 from tests.browser.test_crowd_form import accept, offline, stored_answer
 from tests.server.worker_helpers import create_hit, html_question
 
@@ -85,6 +86,7 @@ def mturk_page(head: str, toggle: str, icon: str) -> str:
     ids=["bootstrap3-fontawesome4", "bootstrap5-fontawesome6"],
 )
 def test_cdn_page_renders_and_submits_offline(offline, live_server, mturk, head, expected) -> None:  # type: ignore[no-untyped-def]
+    assert not load_cdn_map().missing, "CDN libraries not installed: run make or scripts/cdn-libraries.sh"
     page, blocked = offline
     toggle, shown, icon, fonts, primary = expected
     hit_id = create_hit(mturk, html_question(mturk_page(head, toggle, icon)))

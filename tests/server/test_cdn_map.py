@@ -505,3 +505,32 @@ def test_serve_refuses_an_unusable_operator_map_with_one_line(tmp_path: Path, pr
         and "no-such-dir does not exist" in result.output
     )
     assert "Traceback" not in result.output
+
+
+def test_batch_check_says_when_the_copies_are_not_installed(tmp_path: Path) -> None:
+    # As on a checkout where make never ran: the directory of copies is empty.
+    layout = tmp_path / "layout.html"
+    layout.write_text(PAGE)
+    env = {"HITFORGE_VAR_DIR": str(tmp_path), "HITFORGE_CDN_LIBRARIES": str(tmp_path / "node_modules")}
+    result = CliRunner().invoke(main, ["batch", "check", str(layout)], env=env)
+    assert result.exit_code == 1
+    assert "warning: CDN library copies not installed (jquery-1, " in result.stderr
+    assert "0 served (0 substituted), 3 not served" in result.stdout
+
+
+def test_copies_installed_elsewhere_are_served_from_there(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from server.cdn.cdn_map import INSTALLED_DIR
+
+    elsewhere = tmp_path / "libs"
+    (elsewhere / "jquery-3" / "dist").mkdir(parents=True)
+    (elsewhere / "jquery-3" / "package.json").write_text('{"name": "jquery", "version": "3.6.0"}')
+    (elsewhere / "jquery-3" / "dist" / "jquery.min.js").write_bytes(
+        (INSTALLED_DIR / "jquery-3" / "dist" / "jquery.min.js").read_bytes()
+    )
+    app = create_app(settings=settings.with_overrides(cdn_libraries_dir=str(elsewhere)))
+    cdn_map = app.extensions["hitforge.cdn"]
+    assert "bootstrap-3" in cdn_map.missing and "jquery-3" not in cdn_map.missing
+    found = cdn_map.resolve("https://code.jquery.com/jquery-3.6.0.min.js")
+    assert found is not None and (found.version, found.substituted) == ("3.6.0", False)
+    assert app.test_client().get("/cdn/jquery/3.6.0/dist/jquery.min.js").status_code == 200
+    assert cdn_map.resolve("https://maxcdn.bootstrapcdn.com/bootstrap/3.4.1/css/bootstrap.min.css") is None
