@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -13,7 +14,7 @@ from server.cdn.cdn_map import CdnMap, Resolution
 # An absolute or protocol-relative URL as it appears in markup, a script string or CSS url():
 # it ends at whitespace, a quote, a bracket or a backslash.
 URL = re.compile(r"""(?:https?:)?//(?P<host>[a-z0-9.-]+)(?::\d+)?/[^\s"'<>()\\`]*""", re.IGNORECASE)
-_LOADING_TAG = re.compile(r"<(?:script|link)\b[^>]*>", re.IGNORECASE)
+_LOADING_TAG_START = re.compile(r"<(?:script|link)\b", re.IGNORECASE)
 _INTEGRITY = re.compile(r"""\s+integrity\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
 _IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)""", re.IGNORECASE)
 _STYLESHEET_RELS = {"stylesheet", "preload", "modulepreload"}
@@ -25,23 +26,63 @@ def rewrite_html(html: str, cdn_map: CdnMap, local_url: Callable[[Resolution], s
     A ``<script>`` or ``<link>`` whose URL was replaced loses its ``integrity``
     attribute: the hash named the CDN's file, and a substituted version (or a
     copy built differently) would make the browser refuse our own, trusted file.
-    Every other URL is left exactly as written.
+    Every other URL is left exactly as written. The work is linear in the page
+    (tags are looked for only around a replaced URL), so no page makes it slow.
     """
-
     hosts = cdn_map.hosts
-
-    def swap(match: re.Match[str]) -> str:
+    known: dict[str, Resolution | None] = {}
+    replacements: list[tuple[int, int, str]] = []
+    for match in URL.finditer(html):
         if match.group("host").lower() not in hosts:
-            return match.group(0)  # most of a page's URLs: images, links (no parsing needed)
-        resolution = cdn_map.resolve(match.group(0))
-        return match.group(0) if resolution is None else local_url(resolution)
+            continue  # most of a page's URLs: images, links (no parsing needed)
+        url = match.group(0)
+        if url not in known:
+            known[url] = cdn_map.resolve(url)
+        resolution = known[url]
+        if resolution is not None:
+            replacements.append((match.start(), match.end(), local_url(resolution)))
+    if not replacements:
+        return html
+    tags = sorted({tag for start, _, _ in replacements if (tag := _loading_tag_around(html, start))})
+    pending = deque(replacements)
+    pieces: list[str] = []
+    cursor = 0
+    for tag_start, tag_end in tags:
+        pieces.append(_replaced(html, cursor, tag_start, pending))
+        pieces.append(_INTEGRITY.sub("", _replaced(html, tag_start, tag_end, pending)))
+        cursor = tag_end
+    pieces.append(_replaced(html, cursor, len(html), pending))
+    return "".join(pieces)
 
-    def loading_tag(match: re.Match[str]) -> str:
-        tag = match.group(0)
-        rewritten = URL.sub(swap, tag)
-        return tag if rewritten == tag else _INTEGRITY.sub("", rewritten)
 
-    return URL.sub(swap, _LOADING_TAG.sub(loading_tag, html))
+def _loading_tag_around(html: str, position: int) -> tuple[int, int] | None:
+    """The span of the ``<script ...>`` or ``<link ...>`` tag ``position`` is inside, if it is in one."""
+    opening = html.rfind("<", 0, position)
+    if opening < 0 or html.find(">", opening, position) >= 0:
+        return None
+    if not _LOADING_TAG_START.match(html, opening):
+        return None
+    closing = html.find(">", position)
+    if closing < 0 or html.find("<", position, closing) >= 0:
+        return None  # never closed before another tag starts: not a tag to edit
+    return (opening, closing + 1)
+
+
+def _replaced(html: str, start: int, end: int, pending: deque[tuple[int, int, str]]) -> str:
+    """``html[start:end]`` with the pending replacements inside it made, in order, taken off ``pending``.
+
+    Segments come in page order and a URL never spans a ``<`` or ``>``, so each
+    replacement lies inside exactly one segment.
+    """
+    pieces: list[str] = []
+    cursor = start
+    while pending and pending[0][1] <= end:
+        url_start, url_end, new = pending.popleft()
+        pieces.append(html[cursor:url_start])
+        pieces.append(new)
+        cursor = url_end
+    pieces.append(html[cursor:end])
+    return "".join(pieces)
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import time
 from pathlib import Path
 
 import pytest
@@ -534,3 +535,31 @@ def test_copies_installed_elsewhere_are_served_from_there(settings, tmp_path: Pa
     assert found is not None and (found.version, found.substituted) == ("3.6.0", False)
     assert app.test_client().get("/cdn/jquery/3.6.0/dist/jquery.min.js").status_code == 200
     assert cdn_map.resolve("https://maxcdn.bootstrapcdn.com/bootstrap/3.4.1/css/bootstrap.min.css") is None
+
+
+@pytest.mark.parametrize(
+    "unclosed", ["<script ", "<link ", "<script src=//code.jquery.com/jquery-3.7.1.min.js "]
+)
+def test_a_hostile_page_of_unclosed_tags_is_rewritten_in_linear_time(cdn_map: CdnMap, unclosed: str) -> None:
+    # The largest HTMLQuestion MTurk takes, all unclosed tags: a scan from each "<" to the next ">"
+    # was quadratic (over a second a frame load, the server's thread held all along).
+    tail = '<script src="https://code.jquery.com/jquery-3.7.1.min.js" integrity="sha256-x"></script>'
+    html = tail + unclosed * ((65_535 - len(tail)) // len(unclosed))
+    started = time.perf_counter()
+    out = rewrite_html(html, cdn_map, lambda r: f"/cdn/{r.library}/{r.version}/{r.file}")
+    assert time.perf_counter() - started < 0.3
+    assert out.startswith('<script src="/cdn/jquery/3.7.1/dist/jquery.min.js"></script><')
+    assert out.count("/cdn/jquery/3.7.1/") == html.count("code.jquery.com")
+
+
+def test_tags_sharing_a_closing_bracket_are_rewritten_without_losing_text(cdn_map: CdnMap) -> None:
+    html = (
+        'a<script src="https://code.jquery.com/jquery-3.7.1.min.js" integrity="one" '
+        '<link rel="stylesheet" href="https://maxcdn.bootstrapcdn.com/bootstrap/3.4.1/css/bootstrap.min.css"'
+        ' integrity="two">b'
+    )
+    out = rewrite_html(html, cdn_map, lambda r: f"/cdn/{r.library}/{r.version}/{r.file}")
+    assert out == (
+        'a<script src="/cdn/jquery/3.7.1/dist/jquery.min.js" integrity="one" '
+        '<link rel="stylesheet" href="/cdn/bootstrap/3.4.1/dist/css/bootstrap.min.css">b'
+    )
