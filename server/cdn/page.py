@@ -131,6 +131,12 @@ def page_report(html: str, cdn_map: CdnMap, served_elsewhere: Iterable[re.Patter
         resolution = cdn_map.resolve(url)
         if resolution is not None:
             report.served.append(resolution)
-        elif not any(pattern.fullmatch(url) for pattern in others):
+        elif not any(_served_by(pattern, url) for pattern in others):
             report.unserved.append(url)
     return report
+
+
+def _served_by(pattern: re.Pattern[str], url: str) -> bool:
+    """Whether ``pattern`` (a whole script URL) names ``url``, a query string or fragment aside."""
+    match = pattern.match(url)
+    return match is not None and url[match.end() : match.end() + 1] in ("", "?", "#")

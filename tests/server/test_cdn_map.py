@@ -237,7 +237,8 @@ def test_rewrite_points_tags_and_script_strings_at_the_copies_and_drops_their_in
 
 def test_report_lists_what_is_not_served_and_what_was_substituted(cdn_map: CdnMap) -> None:
     html = """<html><head>
-    <script src="https://assets.crowd.aws/crowd-html-elements.js"></script>
+    <script src="https://assets.crowd.aws/crowd-html-elements.js?v=2"></script>
+    <script src="https://assets.crowd.aws/crowd-html-elements.js.map.js"></script>
     <script src="https://s3.amazonaws.com/mturk-public/externalHIT_v1.js"></script>
     <link rel="stylesheet" href="https://s3.amazonaws.com/mturk-public/bs30/css/bootstrap.min.css">
     <link rel="icon" href="https://example.org/favicon.ico">
@@ -251,6 +252,7 @@ def test_report_lists_what_is_not_served_and_what_was_substituted(cdn_map: CdnMa
     </head><body><img src="https://example.org/cat.jpg"></body></html>"""
     report = page_report(html, cdn_map, [CROWD_SCRIPT, MTURK_SCRIPT])
     assert report.unserved == [
+        "https://assets.crowd.aws/crowd-html-elements.js.map.js",
         "https://fonts.googleapis.com/css?family=Roboto",
         "https://cdn.example.org/widget.js",
         "https://cdn.example.org/theme.css",
