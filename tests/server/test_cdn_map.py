@@ -565,3 +565,15 @@ def test_tags_sharing_a_closing_bracket_are_rewritten_without_losing_text(cdn_ma
         'a<script src="/cdn/jquery/3.7.1/dist/jquery.min.js" integrity="one" '
         '<link rel="stylesheet" href="/cdn/bootstrap/3.4.1/dist/css/bootstrap.min.css">b'
     )
+
+
+def test_batch_check_refuses_a_missing_or_non_utf8_file_in_one_line(tmp_path: Path) -> None:
+    binary = tmp_path / "page.html"
+    binary.write_bytes(b'\xff\xfe<script src="https://code.jquery.com/jquery-3.7.1.min.js">')
+    for path in (binary, tmp_path / "missing.html"):
+        result = CliRunner().invoke(
+            main, ["batch", "check", str(path)], env={"HITFORGE_VAR_DIR": str(tmp_path)}
+        )
+        assert result.exit_code == 2
+        assert f"{path}: cannot be read as UTF-8 text" in result.output
+        assert "Traceback" not in result.output
