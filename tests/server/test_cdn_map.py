@@ -110,6 +110,8 @@ def test_min_and_plain_variants_are_different_files(cdn_map: CdnMap) -> None:
             "dist/css/bootstrap.min.css",
         ),
         ("//code.jquery.com/jquery-1.11.1.min.js", "jquery", "1.12.4", "dist/jquery.min.js"),
+        ("https://code.jquery.com/jquery-latest.min.js", "jquery", "1.12.4", "dist/jquery.min.js"),
+        ("https://code.jquery.com/jquery.js", "jquery", "1.12.4", "dist/jquery.js"),
         (
             "https://ajax.googleapis.com/ajax/libs/jquery/2.1.4/jquery.min.js",
             "jquery",
@@ -179,7 +181,6 @@ def test_a_jquery_ui_theme_other_than_base_is_served_as_base_and_recorded(cdn_ma
         "https://code.jquery.com/jquery-4.0.0.min.js",  # no 4.x installed: nothing of another major
         "https://maxcdn.bootstrapcdn.com/bootstrap/2.3.2/css/bootstrap.min.css",
         "https://code.jquery.com/jquery-1.12.4.slim.min.js",  # 1.x has no slim build
-        "https://code.jquery.com/jquery-latest.min.js",
         "https://maxcdn.bootstrapcdn.com/bootstrap/3.4.1/css/no-such-file.css",
         "https://maxcdn.bootstrapcdn.com/bootstrap/3.4.1/../../package.json",
         "https://code.jquery.com.evil.example/jquery-3.7.1.min.js",
