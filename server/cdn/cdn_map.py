@@ -218,9 +218,12 @@ def _existing_file(directory: Path, wanted: str) -> str | None:
     for name in candidates:
         if ".." in Path(name).parts:
             continue
-        path = (directory / name).resolve()
-        if path.is_file() and path.is_relative_to(root):
-            return name
+        try:
+            path = (directory / name).resolve()
+            if path.is_file() and path.is_relative_to(root):
+                return name
+        except (OSError, ValueError):
+            continue  # a name too long for the file system, or holding a NUL: no such file
     return None
 
 

@@ -379,6 +379,8 @@ def test_library_files_have_their_types_long_caching_and_cors(live_server) -> No
         "/cdn/bootstrap/3.4.1/%2e%2e/%2e%2e/cdn_map.yaml",
         "/cdn/nolib/1.0.0/a.js",
         "/cdn/jquery/3.7.1/dist/jquery.min.js%00.css",
+        "/cdn/jquery/3.7.1/dist/" + "a" * 300 + ".js",
+        "/cdn/jquery/3.7.1/" + "a/" * 1500 + "x.js",
     ],
 )
 def test_anything_else_under_cdn_is_not_found(live_server, path: str) -> None:  # type: ignore[no-untyped-def]
@@ -578,3 +580,26 @@ def test_batch_check_refuses_a_missing_or_non_utf8_file_in_one_line(tmp_path: Pa
         assert result.exit_code == 2
         assert f"{path}: cannot be read as UTF-8 text" in result.output
         assert "Traceback" not in result.output
+
+
+LONG_AND_NUL = [
+    "https://code.jquery.com/jquery-3.7.1" + "a" * 300 + ".js",  # a file name longer than the OS takes
+    "https://cdn.jsdelivr.net/npm/jquery@3.7.1/" + "a/" * 3000 + "x.js",  # a path longer than the OS takes
+    "https://code.jquery.com/jquery-3.7.1.min\x00.js",
+]
+
+
+@pytest.mark.parametrize("url", LONG_AND_NUL)
+def test_urls_no_file_system_can_hold_are_not_served(cdn_map: CdnMap, url: str) -> None:
+    assert cdn_map.resolve(url) is None
+
+
+def test_a_page_with_such_urls_is_still_served_to_the_worker(live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    from tests.server.worker_helpers import accept_framed, create_hit, html_question
+
+    body = "".join(f'<script src="{url}"></script>' for url in LONG_AND_NUL[:2])
+    hit_id = create_hit(mturk, html_question(f"<html><body>{body}<p>ok</p></body></html>"))
+    worker, params = accept_framed(live_server.url, hit_id)
+    page = worker.get(f"/hits/{hit_id}/html", params=params)
+    assert page.status_code == 200, page.text[:300]
+    assert LONG_AND_NUL[0] in page.text and "<p>ok</p>" in page.text
