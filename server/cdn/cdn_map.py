@@ -195,12 +195,12 @@ def _host_and_path(url: str) -> str | None:
     text = url.strip()
     if text.startswith("//"):
         text = "https:" + text
-    parts = urlsplit(text)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        return None
     try:
+        parts = urlsplit(text)
         parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
+    except ValueError:  # also a bracket left open ("//[")
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         return None
     return parts.hostname.lower() + (parts.path or "/")
 

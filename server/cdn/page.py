@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, Tag
 
 from server.cdn.cdn_map import CdnMap, Resolution
 
@@ -99,7 +100,10 @@ class PageReport:
 
 def loaded_urls(html: str) -> list[str]:
     """The scripts and stylesheets ``html`` loads, in page order, each once."""
-    soup = BeautifulSoup(html, "html.parser")
+    with warnings.catch_warnings():
+        # A page that is only a URL is still a page here (bs4 warns it might be meant as a locator).
+        warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+        soup = BeautifulSoup(html, "html.parser")
     urls: list[str] = []
     for element in soup.find_all(["script", "link", "style"]):
         if not isinstance(element, Tag):

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 import requests
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from server import create_app
 from server.cdn.cdn_map import CdnMap, CdnMapError, Copy, load_cdn_map, nearest_copy
@@ -189,6 +192,8 @@ def test_a_jquery_ui_theme_other_than_base_is_served_as_base_and_recorded(cdn_ma
         "ftp://code.jquery.com/jquery-3.7.1.min.js",
         "code.jquery.com/jquery-3.7.1.min.js",  # relative: the page's own
         "javascript:alert(1)",
+        "//[",
+        "https://code.jquery.com:port/jquery-3.7.1.min.js",
         "",
     ],
 )
@@ -603,3 +608,22 @@ def test_a_page_with_such_urls_is_still_served_to_the_worker(live_server, mturk)
     page = worker.get(f"/hits/{hit_id}/html", params=params)
     assert page.status_code == 200, page.text[:300]
     assert LONG_AND_NUL[0] in page.text and "<p>ok</p>" in page.text
+
+
+PAGE_PIECES = st.sampled_from(
+    ["https:", "//", "code.jquery.com", "cdn.jsdelivr.net/npm/bootstrap@", "evil.example", "/", "jquery-"]
+    + ["3.7.1", "5", ".min", ".js", ".css", "[", "]", ":", "\x00", "..", "?", "#", "<script src=", ">", "'"]
+    + ['"', " integrity=x", "<link rel=stylesheet href=", "a" * 300, "ui/", "themes/", "<style>@import "]
+    + ["url(", ")", "</style>", "\\", " ", "<"]
+)
+
+
+@hypothesis_settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(html=st.lists(PAGE_PIECES, max_size=30).map("".join))
+def test_any_page_text_is_rewritten_and_reported_without_an_error(cdn_map: CdnMap, html: str) -> None:
+    cdn_map.resolve(html)
+    out = rewrite_html(html, cdn_map, lambda r: "/cdn/x")
+    report = page_report(html, cdn_map)
+    if "/cdn/x" not in out:
+        assert out == html  # nothing the map serves: the page is left exactly as written
+    assert all(r.path.is_file() for r in report.served)
