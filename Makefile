@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit services-start services-stop clean bench
+.PHONY: demo test lint typecheck unit services-start services-stop clean bench cdn-libraries
 
 # Each step says what it is doing, and pip lists every package as it fetches and
 # installs it (with its download bar on a terminal): the first install takes minutes.
@@ -19,7 +19,12 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 	@echo "==> installed; next: $(BIN)/hitforge"
 
-demo: $(STAMP)
+# jQuery, jQuery UI, Bootstrap and Font Awesome for HIT pages that load them from public CDNs
+# (server/cdn/package.json, installed with npm; the script skips it when already up to date).
+cdn-libraries:
+	@scripts/cdn-libraries.sh
+
+demo: $(STAMP) cdn-libraries
 	@echo "==> running the demo campaign (server, Celery worker, simulated crowd)"
 	$(BIN)/hitforge demo
 
@@ -33,7 +38,7 @@ typecheck: $(STAMP)
 # The whole suite twice: on the embedded default (SQLite + kombu's SQLAlchemy
 # broker), then on PostgreSQL + Redis. scripts/test-services.sh installs them
 # and Chromium (apt) when missing and starts private instances on spare ports.
-test: $(STAMP) lint typecheck
+test: $(STAMP) cdn-libraries lint typecheck
 	scripts/test-services.sh start
 	set -a; eval "$$(scripts/test-services.sh env)"; set +a; \
 	  $(BIN)/pytest -q && HITFORGE_TEST_BACKEND=postgres $(BIN)/pytest -q; rc=$$?; \

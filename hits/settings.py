@@ -37,6 +37,10 @@ class Settings:
     #: Proxies in front of the server whose X-Forwarded-For/-Proto to believe (0: none), so the
     #: sign-in throttle counts the client's address rather than the proxy's.
     trusted_proxies: int = 0
+    #: The operator's extra CDN mappings (a YAML file of URL prefixes -> local files), if any.
+    cdn_map_file: str = ""
+    #: Where the CDN library copies are installed (empty: server/cdn/node_modules, where make puts them).
+    cdn_libraries_dir: str = ""
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -96,6 +100,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         sync_interval_seconds=float(env.get("HITFORGE_SYNC_INTERVAL", "2.0")),
         notification_allow_private=_flag(env.get("HITFORGE_NOTIFICATION_ALLOW_PRIVATE", "")),
         trusted_proxies=_count(env, "HITFORGE_TRUSTED_PROXIES"),
+        cdn_map_file=env.get("HITFORGE_CDN_MAP", ""),
+        cdn_libraries_dir=env.get("HITFORGE_CDN_LIBRARIES", ""),
     )
 
 

@@ -49,6 +49,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
 
     from server import (
+        cdn,
         dashboard,
         db,
         errors,
@@ -70,6 +71,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     csrf.exempt(mturk_api.bp)
     worker_site.init_app(app, csrf)
     hit_pages.init_app(app)
+    cdn.init_app(app, settings)
     dashboard.init_app(app)
     qualify.init_app(app)
     market_clock.init_app(app, "mturk_api", "worker_site")

@@ -12,6 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from hits.settings import load_settings
+from server.cdn.cli import check as check_page
+from server.cdn.cli import warn_unserved
 
 console = Console(stderr=True)
 COMPARATORS = (
@@ -143,6 +145,7 @@ def publish(
                 batch_id = create_batch(session, name, layout, input_csv, chosen).id
         except (InputFileError, InputFileErrors, ValueError) as exc:
             _fail(exc)
+        warn_unserved(layout)  # CDN scripts/stylesheets hitforge cannot serve: the requester should know
     market = Marketplace.from_settings(settings)
     try:
         report = publish_batch(sessions, market, batch_id)
@@ -247,5 +250,9 @@ def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
         except ValueError as exc:
             _fail(f"{layout}: {exc}")
         layout_id, parameters = created.id, parameter_names(html)
+    warn_unserved(layout)
     click.echo(f"HITLayoutId: {layout_id}")
     click.echo(f"HITLayoutParameters: {', '.join(parameters) or '(none)'}")
+
+
+batch.add_command(check_page)  # ``hitforge batch check PAGE``: the CDN URLs a page loads, served or not

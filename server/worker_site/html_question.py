@@ -20,6 +20,7 @@ from werkzeug.wrappers import Response
 
 from hits.market.models import HIT, Assignment, Worker
 from hits.market.questions import parse_question
+from server.cdn import rewrite_page
 from server.db import market_session, runtime
 from server.worker_site.base import NOT_AVAILABLE, bp
 
@@ -113,6 +114,7 @@ def html_question(hit_id: str) -> Any:
     html = MTURK_SCRIPT.sub(local_script, question.html)
     crowd_script = url_for("static", filename="crowd/crowd-html-elements.js", _external=True)
     html = CROWD_SCRIPT.sub(crowd_script, html)
+    html = rewrite_page(html)  # jQuery, Bootstrap, Font Awesome... from public CDNs (server/cdn)
     response = Response(html, mimetype="text/html")
     response.headers["Content-Security-Policy"] = frame_csp()
     response.headers["Cache-Control"] = "no-store"

@@ -1,0 +1,108 @@
+"""``hitforge batch check`` and ``batch publish``'s warning: the CDN URLs of a page that are not served."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+
+from server.cdn.cdn_map import CdnMap, CdnMapError, map_for
+from server.cdn.page import PageReport, page_report
+
+console = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def _cdn_map() -> CdnMap:
+    from hits.settings import load_settings
+
+    try:
+        cdn_map = map_for(load_settings())
+    except CdnMapError as exc:
+        console.print(f"[red]error:[/red] HITFORGE_CDN_MAP: {escape(str(exc))}")
+        sys.exit(2)
+    if cdn_map.missing:
+        console.print(
+            "[yellow]warning:[/yellow] CDN library copies not installed "
+            f"({escape(', '.join(cdn_map.missing))}): run make, or scripts/cdn-libraries.sh"
+        )
+    return cdn_map
+
+
+def check_operator_map() -> None:
+    """Stop with a one-line error (exit 2) when HITFORGE_CDN_MAP names a file that cannot be used."""
+    _cdn_map()
+
+
+def report_for(html: str, cdn_map: CdnMap) -> PageReport:
+    """The page's report; the crowd elements and externalHIT_v1.js count as served (the worker site does)."""
+    from server.worker_site.html_question import CROWD_SCRIPT, MTURK_SCRIPT
+
+    return page_report(html, cdn_map, [CROWD_SCRIPT, MTURK_SCRIPT])
+
+
+def _page_html(path: Path) -> str:
+    """The HTML of a layout or page file, or of an HTMLQuestion document (as boto3 scripts keep them)."""
+    from hits.market.errors import RequestError
+    from hits.market.questions import parse_question
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+    if "<HTMLQuestion" not in text:
+        return text
+    try:
+        question = parse_question(text)
+    except RequestError as exc:
+        raise click.BadParameter(f"{path}: not a valid HTMLQuestion ({exc})") from None
+    return question.html or ""
+
+
+def print_unserved(label: str, report: PageReport) -> None:
+    """One warning line per URL the page loads that hitforge does not serve, one note per substitution."""
+    for url in report.unserved:
+        console.print(
+            f"[yellow]warning:[/yellow] {escape(label)}: {escape(url)} is not served by hitforge "
+            "(not in its CDN map): it loads only where workers can reach it"
+        )
+    for resolution in report.substituted:
+        console.print(
+            f"[cyan]note:[/cyan] {escape(label)}: {escape(resolution.url)}: "
+            + escape("; ".join(resolution.notes))
+        )
+
+
+def warn_unserved(layout: Path) -> None:
+    """For ``batch publish``: warn about the layout's unserved URLs (publishing goes on)."""
+    try:
+        html = layout.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return  # the batch itself reports an unreadable layout
+    print_unserved(str(layout), report_for(html, _cdn_map()))
+
+
+@click.command("check")
+@click.argument("page", type=click.Path(dir_okay=False, path_type=Path))
+def check(page: Path) -> None:
+    """List the CDN scripts and stylesheets PAGE loads and whether hitforge serves them.
+
+    PAGE is a layout, an HTML page or an HTMLQuestion document. Exits with 1
+    when some URL is not served (the page still runs, without that file, where
+    workers cannot reach the CDN).
+    """
+    report = report_for(_page_html(page), _cdn_map())
+    for resolution in report.served:
+        where = f"{resolution.library} {resolution.version or ''}".rstrip()
+        line = f"served      {resolution.url} -> {where} {resolution.file}"
+        if resolution.substituted:
+            line += f" ({'; '.join(resolution.notes)})"
+        click.echo(line)
+    for url in report.unserved:
+        click.echo(f"not served  {url}")
+    substituted = len(report.substituted)
+    click.echo(f"{len(report.served)} served ({substituted} substituted), {len(report.unserved)} not served")
+    if report.unserved:
+        sys.exit(1)
