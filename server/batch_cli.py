@@ -14,18 +14,6 @@ from sqlalchemy.exc import IntegrityError
 from hits.settings import load_settings
 
 console = Console(stderr=True)
-COMPARATORS = (
-    "LessThan",
-    "LessThanOrEqualTo",
-    "GreaterThan",
-    "GreaterThanOrEqualTo",
-    "EqualTo",
-    "NotEqualTo",
-    "Exists",
-    "DoesNotExist",
-    "In",
-    "NotIn",
-)
 
 
 def _fail(message: object) -> None:
@@ -36,11 +24,13 @@ def _fail(message: object) -> None:
 
 def parse_requirement(text: str) -> dict[str, Any]:
     """``TYPEID:Comparator[:value,value...]`` as a QualificationRequirement."""
+    from hits.market.validation import comparators
+
     parts = text.split(":")
-    if len(parts) not in (2, 3) or parts[1] not in COMPARATORS:
+    if len(parts) not in (2, 3) or parts[1] not in comparators():
         raise click.BadParameter(
             f"{text!r}: write QUALIFICATION_TYPE_ID:COMPARATOR[:VALUE,...], COMPARATOR one of "
-            + ", ".join(COMPARATORS),
+            + ", ".join(comparators()),
             param_hint="--qualification",
         )
     requirement: dict[str, Any] = {
