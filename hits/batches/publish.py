@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from hits.batches.layout import html_question, substitute
 from hits.batches.models import Batch, BatchRow
 from hits.batches.plan import batch_settings
-from hits.campaigns.models import Campaign
+from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope
 from hits.mturk import HITAlreadyExists, Marketplace
 
@@ -95,6 +95,10 @@ def publish_batch(
             row = session.get(BatchRow, row_id)
             assert row is not None
             row.mturk_hit_id = hit["HITId"]
+            published = session.get(PublishedHIT, row.published_hit_id) if row.published_hit_id else None
+            if published is not None:
+                # Open: the review pipeline syncs, grades and decides its work from now on.
+                published.mturk_hit_id, published.status = hit["HITId"], "open"
         if progress:
             progress(done, len(pending))
     return report
