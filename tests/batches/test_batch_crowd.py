@@ -159,6 +159,7 @@ def test_the_simulated_crowd_works_a_batch_and_gold_rows_catch_the_spammers(
     # Caught through the gold rows: both spammers flagged and their work rejected; no diligent
     # worker flagged, their work approved.
     assert flagged["spammer"] == [True, True] and status["spammer"] == ["Rejected"]
+    assert flagged["copycat"] == [True] and status["copycat"] == ["Rejected"]
     # No diligent worker is flagged or rejected; one whose gold is not yet convincing (6 of 8
     # right is not P > 0.9 of accuracy above 0.6) waits, undecided, as the policy says.
     assert flagged["diligent"] == [False] * 3 and "Rejected" not in status["diligent"]

@@ -20,7 +20,7 @@ from hits.batches.plan import BatchSettings, create_batch
 from hits.batches.publish import publish_batch
 from hits.batches.results import result_rows
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-from hits.campaigns.models import Campaign, GoldItem, HITSlot
+from hits.campaigns.models import Campaign, GoldItem, HITSlot, PublishedHIT
 from hits.db import session_scope
 from hits.quality.followups import campaign_spec
 from tests.batches.test_batch_flow import hit_ids
@@ -104,6 +104,15 @@ def test_gold_columns_are_split_off_stored_apart_and_never_in_the_results(
         assert spec.quality.min_gold == 2 and spec.quality.signals == []
         assert spec.template_options == {"gold_tolerance": 0.5, "gold_normalise_text": False}
     publish_batch(requester_sessions, market, batch_id)
+    no_gold = make(requester_sessions, tmp_path, csv="image_url,alt\na,b\n")
+    publish_batch(requester_sessions, market, no_gold)
+    with session_scope(requester_sessions) as session:
+        # The gold batch's HITs are open to the review pipeline; one without gold is left to
+        # its requester's results file, as on MTurk.
+        assert [published_status(session, batch_id), published_status(session, no_gold)] == [
+            {"open"},
+            {"pending"},
+        ]
     hits = hit_ids(requester_sessions, batch_id)
     question = market.get_hit(hits[1])["Question"]
     assert "A yard" in question and "Gold" not in question and "cat</label>" in question
@@ -114,6 +123,11 @@ def test_gold_columns_are_split_off_stored_apart_and_never_in_the_results(
     assert [c for c in header if c.startswith("Input.")] == ["Input.image_url", "Input.alt"]
     (row,) = [r for r in out if r["AssignmentId"] == assignment]
     assert (row["Answer.count"], row["Answer.animal"]) == ("3", "cat")
+
+
+def published_status(session, batch_id: int) -> set[str]:  # type: ignore[no-untyped-def]
+    rows = session.scalars(select(BatchRow.published_hit_id).where(BatchRow.batch_id == batch_id))
+    return set(session.scalars(select(PublishedHIT.status).where(PublishedHIT.id.in_(list(rows)))))
 
 
 def accept(worker: WorkerClient, hit_id: str) -> tuple[requests.Response, str]:
