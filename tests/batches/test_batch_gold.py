@@ -225,3 +225,36 @@ def test_a_gold_rows_page_differs_from_another_rows_only_by_its_inputs(
             )
     # The pages do show the row's inputs (the comparison above is not comparing empty pages).
     assert "INPUT" in gold_first[1] and "HITID" in gold_first[0] and "Count the animals" in gold_first[1]
+
+
+def test_gold_settings_from_the_command_line_and_a_budget_below_the_cost_refused(
+    live_server, settings, requester, requester_sessions, tmp_path
+) -> None:
+    from click.testing import CliRunner
+
+    from server.cli import main
+    from tests.batches.test_batch_cli import cli_env
+
+    (tmp_path / "layout.html").write_text(LAYOUT, encoding="utf-8")
+    (tmp_path / "input.csv").write_text(CSV, encoding="utf-8")
+    base = ["batch", "publish", str(tmp_path / "layout.html"), str(tmp_path / "input.csv")]
+    base += ["--title", "Count", "--description", "Count them.", "--reward", "0.10"]
+    env = cli_env(settings, requester)
+    name = f"cli-gold-{uuid.uuid4().hex[:6]}"
+    low = CliRunner().invoke(main, [*base, "--name", name, "--budget", "0.20"], env=env)
+    assert low.exit_code == 2 and "the budget 0.20 is below the batch's planned cost 0.36" in low.output
+    assert "Traceback" not in low.output
+    bad = CliRunner().invoke(main, [*base, "--name", name, "--gold-tolerance", "-1"], env=env)
+    assert bad.exit_code == 2 and "field '--gold-tolerance'" in bad.output
+    made = CliRunner().invoke(
+        main,
+        [*base, "--name", name, "--gold-tolerance", "0.5", "--gold-normalise-text", "--budget", "2"],
+        env=env,
+    )
+    assert made.exit_code == 0, made.output
+    with session_scope(requester_sessions) as session:
+        batch = session.scalar(select(Batch).where(Batch.name == name))
+        assert batch is not None
+        campaign = session.get(Campaign, batch.campaign_id)
+        assert campaign is not None and str(campaign.budget) == "2.00"
+        assert campaign.spec["template_options"] == {"gold_tolerance": 0.5, "gold_normalise_text": True}
