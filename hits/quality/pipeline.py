@@ -29,8 +29,7 @@ from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
 
 log = logging.getLogger(__name__)
-#: Campaigns whose open HITs are synced, graded and decided: running ones, and layout batches
-#: (each row a one-slot HIT; a batch never finishes into review, the requester closes it).
+#: Campaigns whose open HITs are synced and reviewed: running ones, and layout batches with gold.
 SYNCED_CAMPAIGNS = ("running", BATCH_STATUS)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
 SYNC_STALE = timedelta(seconds=60)
