@@ -16,18 +16,6 @@ from server.cdn.cli import check as check_page
 from server.cdn.cli import warn_unserved
 
 console = Console(stderr=True)
-COMPARATORS = (
-    "LessThan",
-    "LessThanOrEqualTo",
-    "GreaterThan",
-    "GreaterThanOrEqualTo",
-    "EqualTo",
-    "NotEqualTo",
-    "Exists",
-    "DoesNotExist",
-    "In",
-    "NotIn",
-)
 
 
 def _fail(message: object) -> None:
@@ -38,11 +26,13 @@ def _fail(message: object) -> None:
 
 def parse_requirement(text: str) -> dict[str, Any]:
     """``TYPEID:Comparator[:value,value...]`` as a QualificationRequirement."""
+    from hits.market.validation import comparators
+
     parts = text.split(":")
-    if len(parts) not in (2, 3) or parts[1] not in COMPARATORS:
+    if len(parts) not in (2, 3) or parts[1] not in comparators():
         raise click.BadParameter(
             f"{text!r}: write QUALIFICATION_TYPE_ID:COMPARATOR[:VALUE,...], COMPARATOR one of "
-            + ", ".join(COMPARATORS),
+            + ", ".join(comparators()),
             param_hint="--qualification",
         )
     requirement: dict[str, Any] = {
@@ -91,17 +81,32 @@ def batch() -> None:
     "settings_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="YAML with title, description, keywords, reward, assignments, lifetime_seconds, "
-    "assignment_duration_seconds, auto_approval_delay_seconds, frame_height, qualification_requirements.",
+    "assignment_duration_seconds, auto_approval_delay_seconds, frame_height, qualification_requirements, "
+    "gold_tolerance, gold_normalise_text, quality (as a campaign file's).",
 )
 @click.option("--title")
 @click.option("--description")
 @click.option("--keywords")
 @click.option("--reward", help="Per assignment, in USD (e.g. 0.25).")
+@click.option(
+    "--budget", help="All the batch may spend, in USD (default: rewards and fees; above it: bonuses)."
+)
 @click.option("--assignments", type=int, help="Assignments per HIT (workers per row).")
 @click.option("--lifetime", "lifetime_seconds", type=int, help="Seconds the HITs stay listed.")
 @click.option("--duration", "assignment_duration_seconds", type=int, help="Seconds a worker has.")
 @click.option("--auto-approval-delay", "auto_approval_delay_seconds", type=int)
 @click.option("--frame-height", type=int)
+@click.option(
+    "--gold-tolerance",
+    type=float,
+    help="Gold rows (Gold.<field> columns): how far a numeric answer may be from the expected one.",
+)
+@click.option(
+    "--gold-normalise-text",
+    is_flag=True,
+    default=None,
+    help="Gold rows: compare text with whitespace collapsed and case ignored.",
+)
 @click.option(
     "--qualification",
     "qualifications",
@@ -121,6 +126,8 @@ def publish(
     """Create one HITType and one HTMLQuestion HIT per row of INPUT_CSV from LAYOUT.
 
     Each ``${column}`` of the layout is replaced by the row's value, HTML-escaped.
+    ``Gold.<field>`` columns mark gold rows with the answer expected in form
+    field <field>; they never reach the page (see docs/migrating.md).
     """
     from hits.batches.plan import create_batch, load_settings_file
     from hits.batches.publish import publish_batch

@@ -19,6 +19,10 @@ PLACEHOLDER = re.compile(r"\$\{([^{}]*)\}")
 #: What a column name looks like in a placeholder; anything else (``${a + b}``) is JavaScript.
 _COLUMN_LIKE = re.compile(r"^[A-Za-z_][\w .\-]*$")
 _SCRIPT = re.compile(r"<script\b.*?</script\s*>", re.IGNORECASE | re.DOTALL)
+#: A layout that brings its own form: a native ``<form>`` or AWS's ``<crowd-form>``, which
+#: submits itself (wrapping it in MTurk's form would add a second Submit that posts only the
+#: native inputs, not the crowd elements' answers).
+_OWN_FORM = re.compile(r"<(?:crowd-)?form(?=[\s>/])", re.IGNORECASE)
 
 HTML_QUESTION = (
     '<HTMLQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -97,12 +101,12 @@ def substitute(layout: str, row: Mapping[str, str]) -> str:
 
 
 def page_html(filled: str) -> str:
-    """The page a worker sees: the layout as is if it is a whole document with its own
-    form, else wrapped as MTurk wrapped layouts (its page, form and submit button)."""
-    lowered = filled.lower()
-    if "<html" in lowered:
+    """The page a worker sees: the layout as is if it is a whole document; a fragment with its
+    own ``<form>`` or ``<crowd-form>`` inside a page; any other fragment wrapped as MTurk
+    wrapped layouts (its page, form and submit button)."""
+    if "<html" in filled.lower():
         return filled
-    if "<form" in lowered:
+    if _OWN_FORM.search(filled):
         return _DOCUMENT_HEAD.format(body=filled)
     return _PAGE.format(body=filled)
 

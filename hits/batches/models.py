@@ -2,9 +2,10 @@
 
 A batch hangs off a campaign row of status ``batch``: the outbox, the
 dashboard's scopes and the access-key checks all key on campaigns, and a
-batch's approvals and rejections go through that same outbox. The review
-pipeline only looks at ``running`` and ``review`` campaigns, so it leaves
-batches alone.
+batch's approvals and rejections go through that same outbox. Each row also
+has a published HIT of that campaign with one slot (an item, or a gold item
+for a gold row), so the review pipeline syncs, grades and decides a batch's
+work as it does a campaign's (template ``batch``, :mod:`hits.batches.template`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ class BatchRow(RequesterBase):
     line: Mapped[int] = mapped_column(Integer)
     inputs: Mapped[dict[str, str]] = mapped_column(JSON)
     mturk_hit_id: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
+    #: The review pipeline's record of the row's HIT (one slot: the row as an item, or as a
+    #: gold item when the CSV gave it ``Gold.*`` answers). None for batches stored before it.
+    published_hit_id: Mapped[int | None] = mapped_column(
+        ForeignKey("rq_published_hits.id"), unique=True, nullable=True
+    )
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
     @property

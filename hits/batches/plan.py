@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hits.batches.gold import GOLD_PREFIX, expected_answers, split_columns
 from hits.batches.inputs import CsvTable, decode_utf8, read_csv
-from hits.batches.layout import missing_columns
+from hits.batches.layout import missing_columns, placeholders
 from hits.batches.models import Batch, BatchRow
+from hits.batches.template import BATCH_TEMPLATE
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
-from hits.campaigns.models import BATCH_STATUS, Campaign
+from hits.campaigns.models import BATCH_STATUS, Campaign, GoldItem, HITSlot, Item, PublishedHIT
+from hits.campaigns.spec import QualityPolicy
 from hits.money import MoneyError, mturk_fee, parse_amount
 
 
@@ -40,6 +44,23 @@ class BatchSettings(BaseModel):
     auto_approval_delay_seconds: int = Field(default=3 * 86_400, ge=0, le=30 * 86_400)
     frame_height: int = Field(default=0, ge=0)
     qualification_requirements: list[dict[str, Any]] = Field(default_factory=list)
+    #: What the batch may spend in all (default: its rewards and fees). Bonuses and re-posts
+    #: the quality policy grants come out of what is left above the planned cost.
+    budget: Annotated[Decimal, BeforeValidator(_money)] | None = None
+    #: Gold rows (``Gold.<field>`` columns): how far a number may be from the expected one.
+    gold_tolerance: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    #: Gold rows: compare text with whitespace collapsed and case ignored (default: exactly).
+    gold_normalise_text: bool = False
+    #: How gold decides (the campaign file's ``quality``). A batch consults no other signal
+    #: unless it lists some: agreement over whole forms that mix free text means little.
+    quality: QualityPolicy = Field(default_factory=lambda: QualityPolicy(signals=[]))
+
+    @field_validator("quality", mode="before")
+    @classmethod
+    def _no_signals_unless_listed(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "signals" not in value:
+            return {**value, "signals": []}
+        return value
 
 
 def load_settings_file(path: Path | None, overrides: dict[str, Any]) -> BatchSettings:
@@ -75,8 +96,29 @@ def load_settings_file(path: Path | None, overrides: dict[str, Any]) -> BatchSet
 
 
 def check_inputs(layout_path: Path | str, layout: str, table: CsvTable) -> None:
-    """Refuse a CSV with no rows, or that lacks a column the layout's markup uses."""
-    missing = missing_columns(layout, table.columns)
+    """Refuse a CSV with no rows, or that lacks a column the layout's markup uses.
+
+    A layout that names a ``Gold.*`` column is refused too: gold answers never reach a page.
+    """
+    try:
+        inputs = split_columns(table.columns).inputs
+    except ValueError as exc:
+        raise InputFileError(table.path, 1, None, str(exc)) from exc
+    leaks = [p for p in placeholders(layout) if p.name.startswith(GOLD_PREFIX)]
+    if leaks:
+        raise InputFileErrors(
+            [
+                InputFileError(
+                    layout_path,
+                    p.line,
+                    p.name,
+                    f"the layout uses ${{{p.name}}}: gold answers are never shown to workers; "
+                    "remove it from the layout",
+                )
+                for p in leaks
+            ]
+        )
+    missing = missing_columns(layout, inputs)
     if missing:
         raise InputFileErrors(
             [
@@ -115,31 +157,104 @@ def create_batch(
 
 
 def store_batch(session: Session, name: str, layout: str, table: CsvTable, settings: BatchSettings) -> Batch:
-    """Store a checked batch; its campaign row carries the outbox and the access key."""
+    """Store a checked batch; its campaign row carries the outbox, the access key and the policy.
+
+    Each row gets a published HIT of one slot, holding the row as an item or,
+    when it has ``Gold.*`` answers, as a gold item (the answers kept apart from
+    the inputs the layout is filled with).
+    """
     if session.scalar(select(Batch.id).where(Batch.name == name)) is not None:
         raise ValueError(f"a batch named {name!r} already exists")
     campaign_name = f"batch: {name}"
     if session.scalar(select(Campaign.id).where(Campaign.name == campaign_name)) is not None:
         raise ValueError(f"a campaign named {campaign_name!r} already exists")
-    stored = settings.model_dump(mode="json")
+    columns = split_columns(table.columns)
+    gold = [expected_answers(row.cells, columns.fields) for row in table.rows]
+    budget = planned_cost(settings, len(table.rows))
+    if settings.budget is not None:
+        if settings.budget < budget:
+            raise ValueError(
+                f"the budget {settings.budget} is below the batch's planned cost {budget} "
+                f"({len(table.rows)} HITs x {settings.assignments} assignments, fees included)"
+            )
+        budget = settings.budget
     campaign = Campaign(
         name=campaign_name,
-        template="batch",
-        spec={"title": settings.title, "reward": str(settings.reward), "batch": True},
+        template=BATCH_TEMPLATE,
+        spec=campaign_spec_of(name, settings, budget, gold_rows=sum(1 for g in gold if g)),
         status=BATCH_STATUS,
-        budget=planned_cost(settings, len(table.rows)),
+        budget=budget,
     )
     session.add(campaign)
     session.flush()
-    batch = Batch(campaign_id=campaign.id, name=name, layout=layout, columns=table.columns, settings=stored)
+    stored = settings.model_dump(mode="json")
+    batch = Batch(campaign_id=campaign.id, name=name, layout=layout, columns=columns.inputs, settings=stored)
     session.add(batch)
     session.flush()
-    session.add_all(
-        BatchRow(batch_id=batch.id, position=i, line=row.line, inputs=row.cells)
-        for i, row in enumerate(table.rows)
-    )
+    for position, (row, expected) in enumerate(zip(table.rows, gold, strict=True)):
+        inputs = {c: row.cells[c] for c in columns.inputs}
+        external_id = f"row-{position + 1}"
+        item: Item | GoldItem = (
+            GoldItem(campaign_id=campaign.id, external_id=external_id, payload=inputs, answer=expected)
+            if expected
+            else Item(campaign_id=campaign.id, external_id=external_id, payload=inputs)
+        )
+        published = PublishedHIT(campaign_id=campaign.id)
+        session.add_all([item, published])
+        session.flush()
+        session.add(
+            HITSlot(
+                published_hit_id=published.id,
+                position=0,
+                item_id=item.id if isinstance(item, Item) else None,
+                gold_item_id=item.id if isinstance(item, GoldItem) else None,
+            )
+        )
+        session.add(
+            BatchRow(
+                batch_id=batch.id,
+                position=position,
+                line=row.line,
+                inputs=inputs,
+                published_hit_id=published.id,
+            )
+        )
     session.flush()
     return batch
+
+
+#: What a campaign file's name may look like (``CampaignSpec.name``).
+_SPEC_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def campaign_spec_of(name: str, settings: BatchSettings, budget: Decimal, gold_rows: int) -> dict[str, Any]:
+    """The batch as a campaign file would state it, for the pipeline's follow-ups (bonus, re-post,
+    block, message), which read the campaign's settings and policy from it."""
+    return {
+        "name": "b" + _SPEC_NAME.sub("-", name)[:127],
+        "template": BATCH_TEMPLATE,
+        "title": settings.title,
+        "description": settings.description,
+        "keywords": settings.keywords,
+        "reward": str(settings.reward),
+        "budget": str(budget),
+        # A campaign file allows at most 100; only the fee tier (the same above 10) and budget
+        # checks of bonuses and re-posts read it.
+        "assignments_per_hit": min(settings.assignments, 100),
+        "items_per_hit": 1,
+        "gold_per_hit": 1 if gold_rows else 0,
+        "lifetime_seconds": settings.lifetime_seconds,
+        "assignment_duration_seconds": settings.assignment_duration_seconds,
+        "auto_approval_delay_seconds": settings.auto_approval_delay_seconds,
+        "items": "(batch CSV)",
+        "gold": "(batch CSV: Gold.* columns)" if gold_rows else None,
+        "template_options": {
+            "gold_tolerance": settings.gold_tolerance,
+            "gold_normalise_text": settings.gold_normalise_text,
+        },
+        "qualification_requirements": settings.qualification_requirements,
+        "quality": settings.quality.model_dump(mode="json"),
+    }
 
 
 def batch_settings(batch: Batch) -> BatchSettings:

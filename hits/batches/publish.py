@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from hits.batches.layout import html_question, substitute
 from hits.batches.models import Batch, BatchRow
 from hits.batches.plan import batch_settings
-from hits.campaigns.models import Campaign
+from hits.campaigns.models import Campaign, GoldItem, PublishedHIT
 from hits.db import session_scope
 from hits.mturk import HITAlreadyExists, Marketplace
 
@@ -47,6 +47,9 @@ def publish_batch(
             raise ValueError(f"batch {batch.name!r} was published with another access key")
         settings = batch_settings(batch)
         layout, hit_type_id = batch.layout, batch.hit_type_id
+        # Without gold rows the review pipeline has nothing to judge by: the requester reviews
+        # the results file, as on MTurk, and the HITs are left out of the pipeline's syncs.
+        reviewed = session.scalar(select(GoldItem.id).where(GoldItem.campaign_id == campaign.id).limit(1))
         pending = [
             (row.id, dict(row.inputs))
             for row in session.scalars(
@@ -95,6 +98,12 @@ def publish_batch(
             row = session.get(BatchRow, row_id)
             assert row is not None
             row.mturk_hit_id = hit["HITId"]
+            published = session.get(PublishedHIT, row.published_hit_id) if row.published_hit_id else None
+            if published is not None:
+                published.mturk_hit_id = hit["HITId"]
+                if reviewed is not None:
+                    # Open: the review pipeline syncs, grades and decides its work from now on.
+                    published.status = "open"
         if progress:
             progress(done, len(pending))
     return report

@@ -29,8 +29,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from hits.db import RequesterBase, UTCDateTime, utcnow
 from hits.signin_limits import SignInFailureColumns
 
-#: The status of a campaign row that only anchors a layout batch (``hits.batches``): it has no
-#: template to review or aggregate with, so the pipeline and results commands leave it alone.
+#: The status of a campaign row that anchors a layout batch (``hits.batches``): the review
+#: pipeline syncs, grades and decides its rows (template ``batch``), but it has no labels to
+#: aggregate, so the results commands leave it alone.
 BATCH_STATUS = "batch"
 
 

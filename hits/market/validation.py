@@ -4,25 +4,29 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from functools import cache
 from typing import Any
+
+from botocore.loaders import Loader
 
 from hits.market.errors import invalid
 from hits.money import MoneyError, parse_amount
 
 MIN_DURATION, MAX_DURATION = 30, 31_536_000
 MAX_AUTO_APPROVAL_DELAY = 2_592_000
-COMPARATORS = {
-    "LessThan",
-    "LessThanOrEqualTo",
-    "GreaterThan",
-    "GreaterThanOrEqualTo",
-    "EqualTo",
-    "NotEqualTo",
-    "Exists",
-    "DoesNotExist",
-    "In",
-    "NotIn",
-}
+
+
+@cache
+def comparators() -> tuple[str, ...]:
+    """The QualificationRequirement comparators, as the ``Comparator`` enum of botocore's mturk model.
+
+    The one list the marketplace and ``hitforge batch`` check against, so neither can
+    drift from the service model boto3 clients are built from. Read on first use.
+    """
+    shapes = Loader().load_service_model("mturk", "service-2")["shapes"]
+    return tuple(shapes["Comparator"]["enum"])
+
+
 LOCALE_QUALIFICATION = "00000000000000000071"
 
 
@@ -103,7 +107,7 @@ def _requirement(req: Any) -> dict[str, Any]:
     locales = [locale_value(loc) for loc in req.get("LocaleValues") or []]
     if not isinstance(qid, str) or not qid:
         raise invalid("QualificationTypeId is required.")
-    if comparator not in COMPARATORS:
+    if comparator not in comparators():
         raise invalid(f"Comparator {comparator!r} is not valid.")
     if comparator in ("Exists", "DoesNotExist") and (ints or locales):
         raise invalid(f"Comparator {comparator} takes no IntegerValues or LocaleValues.")

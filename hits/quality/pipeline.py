@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from hits.campaigns.models import Campaign, PublishedHIT, Submission
+from hits.campaigns.models import BATCH_STATUS, Campaign, PublishedHIT, Submission
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
@@ -29,6 +29,8 @@ from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
 
 log = logging.getLogger(__name__)
+#: Campaigns whose open HITs are synced and reviewed: running ones, and layout batches with gold.
+SYNCED_CAMPAIGNS = ("running", BATCH_STATUS)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
 SYNC_STALE = timedelta(seconds=60)
 
@@ -46,7 +48,7 @@ def open_hits(
         .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
         .where(
             PublishedHIT.status == "open",
-            Campaign.status == "running",
+            Campaign.status.in_(SYNCED_CAMPAIGNS),
             Campaign.access_key_id == access_key_id,
         )
         .order_by(PublishedHIT.id)
@@ -62,7 +64,7 @@ def running_hit_types(session: Session, access_key_id: str) -> list[str]:
         t
         for t in session.scalars(
             select(Campaign.hit_type_id)
-            .where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
+            .where(Campaign.status.in_(SYNCED_CAMPAIGNS), Campaign.access_key_id == access_key_id)
             .distinct()
         )
         if t

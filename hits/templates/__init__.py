@@ -55,6 +55,12 @@ def available_templates() -> dict[str, TaskTemplate]:
 
 def get_template(name: str) -> TaskTemplate:
     """The template called ``name``; an unknown name lists the known ones."""
+    if name == "batch":
+        # A layout batch's (hits.batches): read by the review pipeline, never offered for
+        # campaign files or demos, so it is kept out of ``available_templates``.
+        from hits.batches.template import batch_template
+
+        return batch_template()
     templates = available_templates()
     if name not in templates:
         raise TemplateError(f"unknown template {name!r}; choose one of: {', '.join(sorted(templates))}")

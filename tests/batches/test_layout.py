@@ -35,3 +35,14 @@ def test_pages_round_trip_through_htmlquestion() -> None:
     assert page_html(own_form).count("<form") == 1
     document = "<!DOCTYPE html><html><body><form id='mturk_form'></form></body></html>"
     assert page_html(document) == document
+
+
+def test_a_fragment_with_its_own_crowd_form_gets_no_classic_form() -> None:
+    for fragment in (
+        "<crowd-form><crowd-input name='a'></crowd-input></crowd-form>",
+        "<CROWD-FORM\n>x</CROWD-FORM>",
+    ):
+        page = page_html(fragment)
+        assert "mturk_form" not in page and "submitButton" not in page and fragment in page
+    # A tag that only starts like one is not a form: that fragment is wrapped.
+    assert 'id="mturk_form"' in page_html("<formula-box name='x'></formula-box>")
