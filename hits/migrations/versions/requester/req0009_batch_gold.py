@@ -1,13 +1,13 @@
 """batch rows point at their published HIT (an item or gold slot) for the review pipeline
 
-Revision ID: req0009_batch2_batch_gold
+Revision ID: req0009
 Revises: req0008
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "req0009_batch2_batch_gold"
+revision = "req0009"
 down_revision = "req0008"
 branch_labels = None
 depends_on = None
