@@ -24,7 +24,9 @@
     try {
       return JSON.parse(text);
     } catch (e) {
-      return JSON.parse(text.replace(/'/g, "\"").replace(/([{,]\s*)([A-Za-z_]\w*)\s*:/g, "$1\"$2\":"));
+      // Single quotes, bare keys and trailing commas, as in AWS's examples.
+      return JSON.parse(text.replace(/'/g, "\"").replace(/([{,]\s*)([A-Za-z_]\w*)\s*:/g, "$1\"$2\":")
+        .replace(/,\s*([}\]])/g, "$1"));
     }
   };
 
