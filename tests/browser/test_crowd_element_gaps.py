@@ -1,0 +1,112 @@
+"""Smaller gaps between AWS's documented image annotators and hitforge's, worked in Chromium, offline.
+
+- A bare annotation element (no <crowd-form>, as some MTurk pages have) brings
+  its own form and Submit button, so the HIT can be handed in.
+- ``label-colors`` (crowd-line, crowd-polyline) colours the labels.
+- ``initial-value`` in the object form AWS documents for lines and polylines
+  (``{lines: [...]}``), with JavaScript comments and trailing commas as in AWS's
+  examples and Liquid loops.
+- crowd-keypoint leaves out initial points whose label is not one of ``labels``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
+from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.server.worker_helpers import create_hit, html_question
+
+pytestmark = pytest.mark.browser
+__all__ = ["offline"]  # the fixture, imported for this module's tests
+
+BARE_LINE = f"""
+<crowd-line name="crowdLine" src="{IMAGE}" header="Adjust the lines" labels="['sideline', 'yardline']"
+    label-colors="['#123456', '#abcdef']"
+    initial-value="{{
+      lines: [
+        {{
+          label: 'sideline', // the line along the side
+          vertices: [{{x: 84, y: 110}}, {{x: 60, y: 100}},],
+        }},
+        {{label: 'yardline', vertices: [{{x: 300, y: 50}}, {{x: 350, y: 250}}]}},
+      ]
+    }}">
+  <short-instructions><p>Move each line onto its marking.</p></short-instructions>
+</crowd-line>
+"""
+
+
+def test_a_bare_line_by_keyboard_with_label_colors_and_an_object_initial_value(
+    offline, live_server, mturk
+) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(BARE_LINE), height=700))
+    frame = accept(page, live_server.url, hit_id)
+    stage = frame.get_by_role("application", name="Image to annotate")
+    expect(frame.locator("crowd-line svg .shape")).to_have_count(2)
+    strokes = frame.locator("crowd-line svg .shape").evaluate_all(
+        "els => els.map(e => e.getAttribute('stroke'))"
+    )
+    assert strokes == ["#123456", "#abcdef"]
+    # Select the sideline and move it 2 px right; the second line stays.
+    for key in ["]", "ArrowRight", "ArrowRight"]:
+        stage.press(key)
+    frame.get_by_role("button", name="Submit").press("Enter")
+    page.locator("#submitted-notice").wait_for()
+    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert name == "taskAnswers"
+    assert json.loads(text) == [
+        {
+            "crowdLine": {
+                "lines": [
+                    {"label": "sideline", "vertices": [{"x": 86, "y": 110}, {"x": 62, "y": 100}]},
+                    {"label": "yardline", "vertices": [{"x": 300, "y": 50}, {"x": 350, "y": 250}]},
+                ],
+                "inputImageProperties": {"height": HEIGHT, "width": WIDTH},
+                "initialValueModified": True,
+            }
+        }
+    ]
+    assert blocked == []
+
+
+UNCHANGED = f"""
+<crowd-form answer-format="flatten-objects">
+  <crowd-keypoint name="bird" src="{IMAGE}" labels="['Left Eye', 'Beak']"
+      initial-value="[{{'label': 'Left Eye', 'x': 102, 'y': 42}}, {{'label': 'Tail', 'x': 5, 'y': 5}},
+                      {{'label': 'Beak', 'x': 94, 'y': 40}},]">
+  </crowd-keypoint>
+  <crowd-polyline name="crowdPolyline" src="{IMAGE}" labels="['yardline']"
+      initial-value="{{polylines: [{{label: 'yardline',
+                                     vertices: [{{x: 10, y: 20}}, {{x: 30, y: 40}}, {{x: 50, y: 20}}]}}]}}">
+  </crowd-polyline>
+</crowd-form>
+"""
+
+
+def test_initial_values_kept_as_documented_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(UNCHANGED), height=900))
+    frame = accept(page, live_server.url, hit_id)
+    expect(frame.get_by_role("list", name="Points").get_by_role("listitem")).to_have_text(
+        ["Left Eye: x 102, y 42", "Beak: x 94, y 40"]
+    )
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    fields = dict(answer_fields(stored_answer(mturk, hit_id)))
+    assert fields == {
+        "bird.keypoints": '[{"label":"Left Eye","x":102,"y":42},{"label":"Beak","x":94,"y":40}]',
+        "bird.inputImageProperties.height": str(HEIGHT),
+        "bird.inputImageProperties.width": str(WIDTH),
+        "bird.initialValueModified": "false",
+        "crowdPolyline.polylines": '[{"label":"yardline",'
+        '"vertices":[{"x":10,"y":20},{"x":30,"y":40},{"x":50,"y":20}]}]',
+        "crowdPolyline.inputImageProperties.height": str(HEIGHT),
+        "crowdPolyline.inputImageProperties.width": str(WIDTH),
+        "crowdPolyline.initialValueModified": "false",
+    }
+    assert blocked == []
