@@ -110,3 +110,40 @@ def test_initial_values_kept_as_documented_flatten_objects(offline, live_server,
         "crowdPolyline.initialValueModified": "false",
     }
     assert blocked == []
+
+
+VALIDATED = """
+<crowd-form>
+  <crowd-input name="word" label="A word" auto-focus></crowd-input>
+  <crowd-input name="code" label="Code" min-length="3" auto-validate allowed-pattern="[A-Z0-9]"
+               error-message="Three capitals or digits at least"></crowd-input>
+</crowd-form>
+"""
+
+
+def test_crowd_input_auto_focus_min_length_and_error_message(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(VALIDATED)))
+    frame = accept(page, live_server.url, hit_id)
+    # auto-focus: the worker types straight away.
+    expect(frame.get_by_label("A word")).to_be_focused()
+    page.keyboard.type("owl")
+    page.keyboard.press("Tab")
+    code = frame.get_by_label("Code")
+    expect(code).to_be_focused()
+    page.keyboard.type("a1b")  # allowed-pattern drops the small letters
+    page.keyboard.press("Tab")
+    # auto-validate: the error message shows under the field as soon as it is left.
+    expect(code).to_have_attribute("aria-invalid", "true")
+    expect(frame.get_by_text("Three capitals or digits at least")).to_be_visible()
+    frame.get_by_role("button", name="Submit").click()
+    expect(frame.get_by_role("alert")).to_contain_text("Three capitals or digits at least")
+    assert mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"] == []
+    code.press("End")
+    page.keyboard.type("C9")
+    expect(code).to_have_attribute("aria-invalid", "false")
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert json.loads(text) == [{"word": "owl", "code": "1C9"}]
+    assert blocked == []

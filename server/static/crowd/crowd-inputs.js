@@ -49,14 +49,16 @@
         if (this.hasAttribute(a) && !(multi && a === "type")) attrs += " " + a + "=\"" + crowd.escape(this.getAttribute(a)) + "\"";
       });
       if (this.hasAttribute("max-length")) attrs += " maxlength=\"" + crowd.escape(this.getAttribute("max-length")) + "\"";
+      if (this.hasAttribute("min-length")) attrs += " minlength=\"" + crowd.escape(this.getAttribute("min-length")) + "\"";
       var label = this.getAttribute("label") || "";
       var control = multi ? "<textarea" + attrs + "></textarea>" : "<input" + attrs + ">";
       crowd.shadow(this,
         ":host{display:block;margin:.4em 0}label{display:block}span.label{display:block;color:#444;margin-bottom:.2em}" +
         "input,textarea{font:inherit;width:100%;box-sizing:border-box;padding:.35em}" +
-        ".counter{font-size:12px;color:#666;text-align:right}.counter[hidden]{display:none}",
+        ".counter{font-size:12px;color:#666;text-align:right}.counter[hidden]{display:none}" +
+        ".error{font-size:12px;color:#b00020}.error[hidden]{display:none}",
         "<label><span class=\"label\">" + crowd.escape(label) + "</span>" + control + "</label>" +
-        "<div class=\"counter\" hidden></div>");
+        "<div class=\"error\" id=\"error\" hidden></div><div class=\"counter\" hidden></div>");
       this._field = this.shadowRoot.querySelector(multi ? "textarea" : "input");
       this._field.value = this._pending !== undefined ? this._pending : (this.getAttribute("value") || "");
       this._field.defaultValue = this.getAttribute("value") || "";
@@ -78,6 +80,15 @@
         });
       }
       this._field.addEventListener("input", () => this._count());
+      if (this.hasAttribute("auto-validate")) {
+        // Checked as the worker types once the field has been left, and when it is left.
+        this._field.setAttribute("aria-describedby", "error");
+        this._field.addEventListener("blur", () => { this._touched = true; this._validate(); });
+        this._field.addEventListener("input", () => { if (this._touched) this._validate(); });
+      }
+      if (this.hasAttribute("auto-focus") && this.getAttribute("auto-focus") !== "false") {
+        setTimeout(() => this._field.focus(), 0);
+      }
       this._field.addEventListener("change", () => this.dispatchEvent(new Event("change", { bubbles: true })));
       this._count();
     }
@@ -99,8 +110,24 @@
       if (this.disabled || !this._field) return null;
       var name = this.getAttribute("label") || this.getAttribute("name") || "field";
       if (this.required && this.value === "") return "\u201c" + name + "\u201d is required.";
-      if (!this._field.checkValidity()) return "\u201c" + name + "\u201d: " + this._field.validationMessage;
-      return null;
+      var problem = this._invalid();
+      if (problem && this.hasAttribute("auto-validate")) this._validate();
+      return problem ? "\u201c" + name + "\u201d: " + problem : null;
+    }
+    /* Why the value is not accepted (min-length included: the browser checks it only after typing), or null. */
+    _invalid() {
+      var min = parseInt(this.getAttribute("min-length") || "0", 10);
+      var tooShort = this.value !== "" && this.value.length < min;
+      if (!tooShort && this._field.checkValidity()) return null;
+      return this.getAttribute("error-message") ||
+        (tooShort ? "at least " + min + " characters are needed." : this._field.validationMessage);
+    }
+    _validate() {
+      var problem = this._invalid();
+      var box = this.shadowRoot.querySelector(".error");
+      box.hidden = !problem;
+      box.textContent = problem || "";
+      this._field.setAttribute("aria-invalid", String(!!problem));
     }
     crowdReset() { this.value = this.getAttribute("value") || ""; }
   }
