@@ -147,3 +147,42 @@ def test_crowd_input_auto_focus_min_length_and_error_message(offline, live_serve
     ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
     assert json.loads(text) == [{"word": "owl", "code": "1C9"}]
     assert blocked == []
+
+
+BUTTONS = """
+<crowd-form>
+  <p><crowd-button href="/static/hitforge.css" target="_self" icon="info">Style guide</crowd-button>
+     <crowd-button icon="search" icon-align="right" id="find">Find</crowd-button>
+     <crowd-button loading disabled id="busy">Saving</crowd-button>
+     <crowd-button id="help"><iron-icon icon="help"></iron-icon></crowd-button></p>
+  <crowd-input name="word" label="A word"></crowd-input>
+  <crowd-button form-action="submit" variant="primary">Send</crowd-button>
+</crowd-form>
+"""
+
+
+def test_crowd_button_link_icons_loading_and_iron_icon(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(BUTTONS)))
+    frame = accept(page, live_server.url, hit_id)
+    # href: a link styled as a button, with the target given.
+    link = frame.get_by_role("link", name="Style guide")
+    expect(link).to_have_attribute("href", "/static/hitforge.css")
+    expect(link).to_have_attribute("target", "_self")
+    # icon / icon-align: a glyph before (default) or after the text.
+    parts = "e => [...e.shadowRoot.querySelector('button').children].map(c => c.className || c.localName)"
+    assert frame.locator("#find").evaluate(parts) == ["spinner", "slot", "icon"]
+    assert frame.locator("#find .icon").text_content() == "🔍"
+    # loading wins over disabled: a busy, disabled button.
+    busy = frame.get_by_role("button", name="Saving")
+    expect(busy).to_be_disabled()
+    expect(busy).to_have_attribute("aria-busy", "true")
+    # <iron-icon>, which AWS's script loaded, shows its glyph and names the button.
+    expect(frame.get_by_role("button", name="help")).to_have_count(1)
+    assert frame.locator("iron-icon").evaluate("e => e.shadowRoot.lastChild.textContent") == "?"
+    frame.get_by_label("A word").fill("ok")
+    frame.get_by_role("button", name="Send").click()
+    page.locator("#submitted-notice").wait_for()
+    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert json.loads(text) == [{"word": "ok"}]
+    assert blocked == []

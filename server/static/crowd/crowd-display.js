@@ -130,6 +130,18 @@
   CrowdFab.css = "button{font:inherit;min-width:3em;height:3em;border-radius:1.5em;border:0;background:#0b5cad;color:#fff;" +
     "box-shadow:0 2px 5px #0004;cursor:pointer;padding:0 1em}button[disabled]{opacity:.5}";
   crowd.define("crowd-icon-button", CrowdIconButton);
+
+  /* <iron-icon icon="...">, which AWS's script brought with it and pages use inside buttons. */
+  class IronIcon extends HTMLElement {
+    connectedCallback() {
+      if (this.shadowRoot) return;
+      var icon = this.getAttribute("icon") || "";
+      if (!this.hasAttribute("role")) this.setAttribute("role", "img");
+      if (!this.hasAttribute("aria-label")) this.setAttribute("aria-label", icon.replace(/^.*:/, ""));
+      crowd.shadow(this, ":host{display:inline-block;min-width:1em;text-align:center}", crowd.escape(crowd.glyph(icon)));
+    }
+  }
+  crowd.define("iron-icon", IronIcon);
   crowd.define("crowd-fab", CrowdFab);
 
   class CrowdTab extends HTMLElement {

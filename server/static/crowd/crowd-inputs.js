@@ -9,17 +9,29 @@
   var crowd = window.hitforgeCrowd;
 
   class CrowdButton extends HTMLElement {
-    static get observedAttributes() { return ["disabled", "variant"]; }
+    static get observedAttributes() { return ["disabled", "variant", "loading"]; }
     connectedCallback() {
       if (!this.shadowRoot) {
+        // href makes it a link styled as a button (with target), as AWS documents.
+        var href = this.getAttribute("href");
+        var tag = href !== null ? "a" : "button";
+        var iconUrl = this.getAttribute("icon-url");
+        var icon = iconUrl ? "<img class=\"icon\" alt=\"\" src=\"" + crowd.escape(iconUrl) + "\">"
+          : this.getAttribute("icon") ? "<span class=\"icon\" aria-hidden=\"true\">" + crowd.escape(crowd.glyph(this.getAttribute("icon"))) + "</span>"
+          : "";
+        var right = this.getAttribute("icon-align") === "right";
+        var attrs = href !== null ? " href=\"" + crowd.escape(href) + "\"" +
+          (this.hasAttribute("target") ? " target=\"" + crowd.escape(this.getAttribute("target")) + "\"" : "") : " type=\"button\"";
         crowd.shadow(this,
-          "button{font:inherit;padding:.45em 1.1em;border-radius:4px;border:1px solid #888;background:#fff;cursor:pointer}" +
-          "button.primary{background:#0b5cad;color:#fff;border-color:#0b5cad}" +
-          "button.link{border:0;background:none;color:#0b5cad;text-decoration:underline}" +
-          "button[disabled]{opacity:.5;cursor:not-allowed}",
-          "<button type=\"button\" part=\"button\"><slot></slot></button>");
-        this.shadowRoot.querySelector("button").addEventListener("click", (event) => {
-          if (this.disabled) return;
+          "button,a{font:inherit;padding:.45em 1.1em;border-radius:4px;border:1px solid #888;background:#fff;cursor:pointer;" +
+          "color:inherit;text-decoration:none;display:inline-flex;gap:.35em;align-items:center}" +
+          ".primary{background:#0b5cad;color:#fff;border-color:#0b5cad}" +
+          ".link{border:0;background:none;color:#0b5cad;text-decoration:underline}.icon img,img.icon{width:1.1em;height:1.1em}" +
+          "button[disabled]{opacity:.5;cursor:not-allowed}.spinner{display:none}[aria-busy=true] .spinner{display:inline}",
+          "<" + tag + attrs + " part=\"button\"><span class=\"spinner\" aria-hidden=\"true\">\u231b</span>" +
+          (right ? "" : icon) + "<slot></slot>" + (right ? icon : "") + "</" + tag + ">");
+        this.shadowRoot.querySelector(tag).addEventListener("click", (event) => {
+          if (this.disabled || this.hasAttribute("loading")) return;
           var form = this.closest("crowd-form");
           var action = this.getAttribute("form-action");
           if (form && action === "submit") form.submit();
@@ -29,12 +41,16 @@
       this.attributeChangedCallback();
     }
     attributeChangedCallback() {
-      var button = this.shadowRoot && this.shadowRoot.querySelector("button");
+      var button = this.shadowRoot && this.shadowRoot.querySelector("button, a");
       if (!button) return;
-      button.disabled = this.disabled;
+      // loading wins over disabled: a busy button cannot be pressed either.
+      var loading = this.hasAttribute("loading");
+      if (button.localName === "button") button.disabled = this.disabled || loading;
+      else if (this.disabled || loading) button.setAttribute("aria-disabled", "true");
+      button.setAttribute("aria-busy", String(loading));
       button.className = this.getAttribute("variant") || "normal";
     }
-    focus() { this.shadowRoot.querySelector("button").focus(); }
+    focus() { this.shadowRoot.querySelector("button, a").focus(); }
   }
   crowd.boolProp(CrowdButton, "disabled");
   crowd.define("crowd-button", CrowdButton);
