@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
 from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.browser.test_htmlquestion_flow import sign_up
 from tests.server.worker_helpers import create_hit, html_question
 
 pytestmark = pytest.mark.browser
@@ -185,4 +186,16 @@ def test_crowd_button_link_icons_loading_and_iron_icon(offline, live_server, mtu
     page.locator("#submitted-notice").wait_for()
     ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
     assert json.loads(text) == [{"word": "ok"}]
+    assert blocked == []
+
+
+def test_a_bare_element_cannot_be_submitted_in_preview(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(BARE_LINE), height=700))
+    sign_up(page, live_server.url)
+    page.goto(f"{live_server.url}/hits/{hit_id}")
+    frame = page.frame_locator("#hit-frame")
+    # The element works (its lines are drawn) but its own Submit button waits for the accept.
+    expect(frame.locator("crowd-line svg .shape")).to_have_count(2)
+    expect(frame.get_by_role("button", name="Submit")).to_be_disabled()
     assert blocked == []
