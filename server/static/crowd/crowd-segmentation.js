@@ -14,9 +14,9 @@
  * ({labelMappings, src}: an earlier mask to adjust). Regions: short-instructions,
  * full-instructions.
  *
- * The mask is kept as one label number per pixel and written to the canvas
- * directly, never drawn with the canvas's antialiased paths, so every pixel is
- * exactly one label's colour.
+ * The mask is kept as one label number per pixel (crowd-label-mask.js) and
+ * written to the canvas directly, never drawn with the canvas's antialiased
+ * paths, so every pixel is exactly one label's colour.
  *
  * Mouse: drag to paint with the brush or eraser, click with the fill tool to
  * fill the area of the same label around the point. Keyboard (image focused):
@@ -28,30 +28,11 @@
 (function () {
   "use strict";
   var crowd = window.hitforgeCrowd;
-  // The label colours of AWS's own sample output (matplotlib's tab10), then more.
-  var COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-    "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"];
+  var paint = crowd.labelMask;
+  var colourFor = paint.colourFor;
+  var rgbOf = paint.rgbOf;
   var TOOLS = { b: "brush", e: "eraser", f: "fill" };
   var UNDO_STEPS = 10;
-
-  function colourFor(i) {
-    if (i < COLOURS.length) return COLOURS[i];
-    // Past the palette: spread the hues (golden angle) and step the lightness, so colours stay apart.
-    var h = (i * 137.508) % 360;
-    var s = 0.7;
-    var l = 0.35 + 0.1 * (i % 4);
-    var a = s * Math.min(l, 1 - l);
-    var channel = function (n) {
-      var k = (n + h / 30) % 12;
-      return Math.round(255 * (l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
-    };
-    return "#" + [channel(0), channel(8), channel(4)].map(function (v) { return v.toString(16).padStart(2, "0"); }).join("");
-  }
-
-  function rgbOf(hex) {
-    var n = parseInt(String(hex).replace("#", ""), 16);
-    return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
-  }
 
   function whenParsed(fn) {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
@@ -296,18 +277,8 @@
 
     _dab(cx, cy) {
       if (this._tool !== "eraser" && this._current === -1) return;
-      var ink = this._ink();
-      var r = this._radius - 0.5;  // radius 1 is one pixel
-      var x0 = Math.max(0, Math.ceil(cx - r));
-      var x1 = Math.min(this._w - 1, Math.floor(cx + r));
-      var y0 = Math.max(0, Math.ceil(cy - r));
-      var y1 = Math.min(this._h - 1, Math.floor(cy + r));
-      for (var y = y0; y <= y1; y++) {
-        for (var x = x0; x <= x1; x++) {
-          if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r) this._mask[y * this._w + x] = ink;
-        }
-      }
-      this._paint(x0, y0, x1, y1);
+      var rect = paint.dab(this._mask, this._w, this._h, cx, cy, this._radius, this._ink());
+      if (rect) this._paint(rect[0], rect[1], rect[2], rect[3]);
     }
 
     _line(a, b) {
@@ -317,25 +288,9 @@
       }
     }
 
-    /* Flood fill (4-connected) of the area holding the same value as the seed. */
     _fill(sx, sy) {
       if (this._current === -1) return;
-      var w = this._w;
-      var target = this._mask[sy * w + sx];
-      var ink = this._current + 1;
-      if (target === ink) return;
-      var stack = [sy * w + sx];
-      while (stack.length) {
-        var i = stack.pop();
-        if (this._mask[i] !== target) continue;
-        this._mask[i] = ink;
-        var x = i % w;
-        if (x > 0) stack.push(i - 1);
-        if (x < w - 1) stack.push(i + 1);
-        if (i >= w) stack.push(i - w);
-        if (i + w < this._mask.length) stack.push(i + w);
-      }
-      this._paintAll();
+      if (paint.fill(this._mask, this._w, sx, sy, this._current + 1)) this._paintAll();
     }
 
     _remember() {
@@ -437,11 +392,7 @@
     }
 
     /* How many pixels each label (instance) covers, listed under the image. */
-    _counts() {
-      var counts = new Array(this._classes.length).fill(0);
-      for (var i = 0; i < this._mask.length; i++) if (this._mask[i]) counts[this._mask[i] - 1]++;
-      return counts;
-    }
+    _counts() { return paint.counts(this._mask, this._classes.length); }
 
     _summarise() {
       var list = this.shadowRoot.querySelector(".painted");
