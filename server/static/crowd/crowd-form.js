@@ -174,7 +174,7 @@
       return this._answers();
     }
 
-    /** The form itself: AWS's crowd-form exposed its inner <form> so pages could add fields to it. */
+    /** Where a page adds fields: AWS's example appends its extra questions to crowd-form's ``.form``. */
     get form() {
       return this;
     }
@@ -204,9 +204,13 @@
 
     submit() {
       if (crowd.inPreview() || this._sent) return false;
-      var found = (this._hosts || []).filter(function (host) { return typeof host.crowdProblem === "function"; })
-        .map(function (host) { return [host, host.crowdProblem()]; })
-        .filter(function (pair) { return pair[1]; }).concat(problems(this));
+      var found = [];
+      (this._hosts || []).forEach(function (host) {
+        var own = typeof host.crowdProblem === "function" ? host.crowdProblem() : null;
+        if (own) found.push([host, own]);
+        found = found.concat(problems(host));  // required fields the page put inside the element
+      });
+      found = found.concat(problems(this));
       this._showProblems(found);
       if (found.length) return false;
       var event = new Event("submit", { bubbles: true, cancelable: true });
