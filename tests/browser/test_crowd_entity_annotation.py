@@ -170,3 +170,25 @@ def test_entities_by_mouse_with_initial_value_flatten_objects(offline, live_serv
         )
     ]
     assert blocked == []
+
+
+REQUIRED_INSIDE = """
+<crowd-entity-annotation name="ner" labels="['person']" text="Ada Lovelace wrote notes.">
+  <crowd-input name="source" label="Where is the text from?" required></crowd-input>
+</crowd-entity-annotation>
+"""
+
+
+def test_a_bare_element_checks_required_fields_put_inside_it(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(REQUIRED_INSIDE), height=600))
+    frame = accept(page, live_server.url, hit_id)
+    frame.get_by_role("button", name="Submit").click()
+    expect(frame.get_by_role("alert")).to_contain_text("is required")
+    assert mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"] == []
+    frame.get_by_label("Where is the text from?").fill("a letter")
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert json.loads(text) == [{"ner": {"entities": []}, "source": "a letter"}]
+    assert blocked == []
