@@ -199,3 +199,36 @@ def test_a_bare_element_cannot_be_submitted_in_preview(offline, live_server, mtu
     expect(frame.locator("crowd-line svg .shape")).to_have_count(2)
     expect(frame.get_by_role("button", name="Submit")).to_be_disabled()
     assert blocked == []
+
+
+ICON = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='8' height='8'/%3E"
+BADGES = f"""
+<crowd-form>
+  <div id="box" style="width: 300px; height: 80px; border: 1px solid #999">Instructions</div>
+  <crowd-badge id="star" icon="star" label="NEW" for="box"></crowd-badge>
+  <crowd-badge id="custom" icon="{ICON}"></crowd-badge>
+  <crowd-input name="word" label="A word"></crowd-input>
+</crowd-form>
+"""
+
+
+def test_crowd_badge_icon_over_label_custom_icon_and_for(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(BADGES)))
+    frame = accept(page, live_server.url, hit_id)
+    star = frame.locator("#star")
+    # icon overrides label, as AWS documents; an icon that is a URL is shown as an image.
+    assert star.evaluate("e => e.shadowRoot.lastChild.textContent") == "★"
+    expect(frame.locator("#custom img")).to_have_count(1)
+    # for: the badge floats over the top right corner of the element it names.
+    box = frame.locator("#box").bounding_box()
+    badge = star.bounding_box()
+    assert box is not None and badge is not None
+    assert abs((badge["x"] + badge["width"] / 2) - (box["x"] + box["width"])) <= 12
+    assert abs((badge["y"] + badge["height"] / 2) - box["y"]) <= 12
+    frame.get_by_label("A word").fill("ok")
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    assert json.loads(text) == [{"word": "ok"}]
+    assert blocked == []

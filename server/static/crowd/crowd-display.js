@@ -78,13 +78,27 @@
   }
   crowd.define("crowd-alert", CrowdAlert);
 
+  /* icon (a glyph name, or the URL of an image) overrides label; for="id" floats it over that element's top right corner. */
   class CrowdBadge extends HTMLElement {
     connectedCallback() {
       if (this.shadowRoot) return;
-      var text = this.getAttribute("label") || crowd.glyph(this.getAttribute("icon"));
+      var icon = this.getAttribute("icon");
+      var content = !icon ? crowd.escape(this.getAttribute("label") || "")
+        : /[/.]/.test(icon) ? "<img alt=\"\" src=\"" + crowd.escape(icon) + "\">"
+        : crowd.escape(crowd.glyph(icon));
       crowd.shadow(this,
-        ":host{display:inline-block;min-width:1.4em;padding:0 .4em;border-radius:.8em;background:#0b5cad;color:#fff;text-align:center;font-size:12px}",
-        crowd.escape(text));
+        ":host{display:inline-block;min-width:1.4em;padding:0 .4em;border-radius:.8em;background:#0b5cad;color:#fff;text-align:center;font-size:12px}" +
+        ":host(.attached){position:absolute;top:0;right:0;transform:translate(50%,-50%);z-index:1}img{width:1em;height:1em;vertical-align:middle}",
+        content);
+      whenParsed(() => this._attach());
+    }
+    _attach() {
+      var target = this.getAttribute("for") ? document.getElementById(this.getAttribute("for")) : null;
+      if (!target || target === this) return;
+      // The badge answers nothing, so it can move into the element it decorates.
+      if (getComputedStyle(target).position === "static") target.style.position = "relative";
+      if (this.parentNode !== target) target.appendChild(this);
+      this.classList.add("attached");
     }
   }
   crowd.define("crowd-badge", CrowdBadge);
