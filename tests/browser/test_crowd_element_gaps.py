@@ -232,3 +232,33 @@ def test_crowd_badge_icon_over_label_custom_icon_and_for(offline, live_server, m
     ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
     assert json.loads(text) == [{"word": "ok"}]
     assert blocked == []
+
+
+SWITCHES = """
+<crowd-form answer-format="flatten-objects">
+  <crowd-toggle-button name="consent" invalid>I agree</crowd-toggle-button>
+  <crowd-modal>Example text</crowd-modal>
+</crowd-form>
+"""
+
+
+def test_toggle_button_invalid_and_modal_default_link_text(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(SWITCHES)))
+    frame = accept(page, live_server.url, hit_id)
+    switch = frame.get_by_role("switch", name="I agree")
+    # invalid: shown in the alert colour (and announced as invalid) while off, like any other switch when on.
+    expect(switch).to_have_attribute("aria-invalid", "true")
+    colour = "e => getComputedStyle(e.shadowRoot.querySelector('.box')).borderColor"
+    assert switch.evaluate(colour) == "rgb(176, 0, 32)"
+    switch.press("Space")
+    expect(switch).to_have_attribute("aria-invalid", "false")
+    assert switch.evaluate(colour) == "rgb(11, 92, 173)"
+    # crowd-modal's link says what AWS's did when the page gives no link-text.
+    frame.get_by_role("button", name="Click to open modal").click()
+    expect(frame.get_by_text("Example text")).to_be_visible()
+    frame.locator("body").press("Escape")
+    frame.get_by_role("button", name="Submit").click()
+    page.locator("#submitted-notice").wait_for()
+    assert answer_fields(stored_answer(mturk, hit_id)) == [("consent.on", "true")]
+    assert blocked == []

@@ -59,7 +59,7 @@
       if (this.hasAttribute("open")) whenParsed(() => this.open());
     }
   }
-  CrowdModal.linkText = "Open";
+  CrowdModal.linkText = "Click to open modal";  // AWS's default link text
   crowd.define("crowd-modal", CrowdModal);
 
   var ALERT_COLOURS = { success: "#1e7b34", info: "#0b5cad", warning: "#8a6100", error: "#b00020" };

@@ -162,7 +162,7 @@
    * crowd-toggle-button. The host carries the ARIA role, so its text is its name.
    */
   class Choice extends HTMLElement {
-    static get observedAttributes() { return ["checked", "disabled"]; }
+    static get observedAttributes() { return ["checked", "disabled", "invalid"]; }
     connectedCallback() {
       if (!this.shadowRoot) {
         crowd.shadow(this, this.constructor.css, this.constructor.html);
@@ -182,6 +182,8 @@
     attributeChangedCallback() {
       this.setAttribute("aria-checked", String(this.checked));
       this.setAttribute("aria-disabled", String(this.disabled));
+      // invalid (documented for crowd-toggle-button): in the alert colour while off.
+      if (this.hasAttribute("invalid")) this.setAttribute("aria-invalid", String(!this.checked));
     }
     _inGroup() { return false; }
     _activate() {
@@ -220,7 +222,8 @@
   CrowdToggleButton.role = "switch";
   CrowdToggleButton.css = BOX + ".box{width:30px;border-radius:8px;position:relative}" +
     ".box::after{content:'';position:absolute;top:1px;left:1px;width:10px;height:10px;border-radius:50%;background:#555}" +
-    ":host([checked]) .box{background:#0b5cad;border-color:#0b5cad}:host([checked]) .box::after{left:15px;background:#fff}";
+    ":host([checked]) .box{background:#0b5cad;border-color:#0b5cad}:host([checked]) .box::after{left:15px;background:#fff}" +
+    ":host([invalid]:not([checked])) .box{border-color:#b00020}:host([invalid]:not([checked])) .box::after{background:#b00020}";
   CrowdToggleButton.html = "<span class=\"box\"></span><slot></slot>";
   crowd.define("crowd-toggle-button", CrowdToggleButton);
 
