@@ -27,8 +27,9 @@ from server.worker_site.base import NOT_AVAILABLE, bp
 SALT = "hitforge.worker-site.html-question"
 # Longer than any assignment may last; the assignment's own deadline is checked on submit.
 TOKEN_MAX_AGE = 366 * 86_400
+# With or without a scheme: a protocol-relative "//host/..." is as common in MTurk pages.
 MTURK_SCRIPT = re.compile(
-    r"https?://(?:s3\.amazonaws\.com/mturk-public|mturk-public\.s3\.amazonaws\.com)/externalHIT_v1\.js",
+    r"(?:https?:)?//(?:s3\.amazonaws\.com/mturk-public|mturk-public\.s3\.amazonaws\.com)/externalHIT_v1\.js",
     re.IGNORECASE,
 )
 # AWS's crowd HTML elements (and the variant without the custom-elements polyfill,

@@ -24,7 +24,9 @@
     try {
       return JSON.parse(text);
     } catch (e) {
-      return JSON.parse(text.replace(/'/g, "\"").replace(/([{,]\s*)([A-Za-z_]\w*)\s*:/g, "$1\"$2\":"));
+      // Single quotes, bare keys, trailing commas and // comments, as in AWS's examples.
+      return JSON.parse(text.replace(/(^|[\s,{[])\/\/[^\n]*/g, "$1").replace(/'/g, "\"").replace(/([{,]\s*)([A-Za-z_]\w*)\s*:/g, "$1\"$2\":")
+        .replace(/,\s*([}\]])/g, "$1"));
     }
   };
 
@@ -32,12 +34,13 @@
     connectedCallback() {
       if (this.shadowRoot) return;
       this._labels = crowd.parseList(this.getAttribute("labels")).map(String);
+      this._labelColours = crowd.parseList(this.getAttribute("label-colors")).map(String);
       this._label = this._labels[0] || "";
-      this._initial = this.hasAttribute("initial-value") ? this.parseInitial(crowd.parseLoose(this.getAttribute("initial-value"))) : null;
+      this._initial = this.hasAttribute("initial-value") ? this._readInitial() : null;
       this._shapes = (this._initial || []).map(function (s) { return JSON.parse(JSON.stringify(s)); });
       this._selected = -1;
-      var labels = this._labels.map(function (l, i) {
-        return "<button type=\"button\" role=\"radio\" data-index=\"" + i + "\" style=\"--c:" + COLOURS[i % COLOURS.length] +
+      var labels = this._labels.map((l, i) => {
+        return "<button type=\"button\" role=\"radio\" data-index=\"" + i + "\" style=\"--c:" + crowd.escape(this.colour(l)) +
           "\">" + (i < 9 ? "<kbd>" + (i + 1) + "</kbd> " : "") + crowd.escape(l) + "</button>";
       }).join("");
       crowd.shadow(this,
@@ -59,7 +62,7 @@
         "<div class=\"labels\" role=\"radiogroup\" aria-label=\"Label\">" + labels + "</div>" +
         "<div class=\"stage\" tabindex=\"0\" role=\"application\" aria-label=\"Image to annotate\">" +
         "<img alt=\"\"><svg></svg></div><ol class=\"shapes\" aria-label=\"" + crowd.escape(this.constructor.listName) +
-        "\"></ol></main></div>" +
+        "\"></ol><div class=\"own-form\"></div></main></div>" +
         "<dialog aria-label=\"Instructions\"><slot name=\"full-instructions\"></slot>" +
         "<p><button type=\"button\" class=\"close\">Close</button></p></dialog>");
       var root = this.shadowRoot;
@@ -101,8 +104,25 @@
           }
         });
         root.querySelector(".more").parentNode.hidden = !this.querySelector(":scope > full-instructions");
+        crowd.ownForm(this, root.querySelector(".own-form"));
       });
       this._render();
+    }
+
+    /*
+     * initial-value: an array of shapes, or (as AWS documents for lines and
+     * polylines) an object holding the array under the answer's key.
+     */
+    _readInitial() {
+      var data;
+      try {
+        data = crowd.parseLoose(this.getAttribute("initial-value"));
+      } catch (e) {
+        return null;  // unreadable: start empty rather than leave the worker without a tool
+      }
+      var key = this.constructor.answerKey;
+      if (data && !Array.isArray(data) && typeof data === "object" && Array.isArray(data[key])) data = data[key];
+      return this.parseInitial(data);
     }
 
     /** Keys of the element's own, before the common ones; true when handled. */
@@ -111,7 +131,10 @@
     finishedShapes() { return this._shapes; }
 
     size() { return { width: this._img.naturalWidth, height: this._img.naturalHeight }; }
-    colour(label) { return COLOURS[Math.max(0, this._labels.indexOf(label)) % COLOURS.length]; }
+    colour(label) {
+      var index = Math.max(0, this._labels.indexOf(label));
+      return this._labelColours[index] || COLOURS[index % COLOURS.length];  // label-colors, where given
+    }
     /** The size of a handle, in image pixels, that shows as 10 screen pixels. */
     handleSize() { return this._img.clientWidth ? 10 * this.size().width / this._img.clientWidth : 10; }
 

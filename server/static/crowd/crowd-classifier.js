@@ -39,14 +39,15 @@
         "h2{font-size:16px;margin:.2em 0 .6em}.choices{display:flex;flex-direction:column;gap:.3em;margin-top:1em}" +
         "button{font:inherit;text-align:left;padding:.4em .6em;border:1px solid #999;border-radius:4px;background:#fff;cursor:pointer}" +
         "button[aria-checked=true]{background:#0b5cad;color:#fff;border-color:#0b5cad}kbd{font-size:11px;opacity:.7}" +
-        "dialog{max-width:40em}.more{border:0;background:none;color:#0b5cad;text-decoration:underline;padding:0}",
+        "dialog{max-width:40em}.more{border:0;background:none;color:#0b5cad;text-decoration:underline;padding:0}" +
+        this.extraCss(),
         "<div class=\"wrap\"><aside><slot name=\"short-instructions\"></slot>" +
         "<p><button type=\"button\" class=\"more\">View full instructions</button></p></aside>" +
         "<main><h2>" + crowd.escape(this.getAttribute("header") || "") + "</h2>" +
-        "<slot name=\"classification-target\"></slot>" +
+        this.targetHtml() +
         "<div class=\"choices\" role=\"" + (multi ? "group" : "radiogroup") + "\" aria-label=\"" +
         crowd.escape(this.getAttribute("header") || this.getAttribute("name") || "Categories") + "\">" + buttons + "</div>" +
-        "<slot name=\"worker-comment\"></slot></main></div>" +
+        this.commentHtml() + "</main></div>" +
         "<dialog><h2 class=\"full-header\"></h2><slot name=\"full-instructions\"></slot>" +
         "<p><button type=\"button\" class=\"close\">Close</button></p></dialog><slot></slot>");
       var root = this.shadowRoot;
@@ -73,8 +74,18 @@
           }
         });
         root.querySelector(".more").parentNode.hidden = !this.querySelector(":scope > full-instructions");
+        this.parsed(root);
       });
+      this.built(root);
     }
+    /* Hooks for crowd-image-classifier: what is classified, a comment, and setting them up. */
+    targetHtml() { return "<slot name=\"classification-target\"></slot>"; }
+    commentHtml() { return "<slot name=\"worker-comment\"></slot>"; }
+    extraCss() { return ""; }
+    built() {}
+    parsed() {}
+    /** The answer's extra keys (the image classifiers' workerComment). */
+    extraAnswer() { return {}; }
     _key(e) {
       var step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[e.key];
       var at = this._choiceButtons.indexOf(e.composedPath()[0]);
@@ -105,8 +116,10 @@
       this.dispatchEvent(new Event("change", { bubbles: true }));
     }
     get value() {
-      if (this.constructor.multi) return { labels: this._categories.filter((c) => this._chosen.indexOf(c) !== -1) };
-      return this._chosen.length ? { label: this._chosen[0] } : undefined;
+      if (this.constructor.multi) {
+        return Object.assign({ labels: this._categories.filter((c) => this._chosen.indexOf(c) !== -1) }, this.extraAnswer());
+      }
+      return this._chosen.length ? Object.assign({ label: this._chosen[0] }, this.extraAnswer()) : undefined;
     }
     crowdAnswer() { return this.value; }
     crowdProblem() {
@@ -122,6 +135,7 @@
   CrowdClassifier.multi = false;
   class CrowdClassifierMultiSelect extends Classifier {}
   CrowdClassifierMultiSelect.multi = true;
+  crowd.Classifier = Classifier;
   crowd.define("crowd-classifier", CrowdClassifier);
   crowd.define("crowd-classifier-multi-select", CrowdClassifierMultiSelect);
 })();

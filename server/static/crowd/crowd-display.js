@@ -59,7 +59,7 @@
       if (this.hasAttribute("open")) whenParsed(() => this.open());
     }
   }
-  CrowdModal.linkText = "Open";
+  CrowdModal.linkText = "Click to open modal";  // AWS's default link text
   crowd.define("crowd-modal", CrowdModal);
 
   var ALERT_COLOURS = { success: "#1e7b34", info: "#0b5cad", warning: "#8a6100", error: "#b00020" };
@@ -78,13 +78,27 @@
   }
   crowd.define("crowd-alert", CrowdAlert);
 
+  /* icon (a glyph name, or the URL of an image) overrides label; for="id" floats it over that element's top right corner. */
   class CrowdBadge extends HTMLElement {
     connectedCallback() {
       if (this.shadowRoot) return;
-      var text = this.getAttribute("label") || crowd.glyph(this.getAttribute("icon"));
+      var icon = this.getAttribute("icon");
+      var content = !icon ? crowd.escape(this.getAttribute("label") || "")
+        : /[/.]/.test(icon) ? "<img alt=\"\" src=\"" + crowd.escape(icon) + "\">"
+        : crowd.escape(crowd.glyph(icon));
       crowd.shadow(this,
-        ":host{display:inline-block;min-width:1.4em;padding:0 .4em;border-radius:.8em;background:#0b5cad;color:#fff;text-align:center;font-size:12px}",
-        crowd.escape(text));
+        ":host{display:inline-block;min-width:1.4em;padding:0 .4em;border-radius:.8em;background:#0b5cad;color:#fff;text-align:center;font-size:12px}" +
+        ":host(.attached){position:absolute;top:0;right:0;transform:translate(50%,-50%);z-index:1}img{width:1em;height:1em;vertical-align:middle}",
+        content);
+      whenParsed(() => this._attach());
+    }
+    _attach() {
+      var target = this.getAttribute("for") ? document.getElementById(this.getAttribute("for")) : null;
+      if (!target || target === this) return;
+      // The badge answers nothing, so it can move into the element it decorates.
+      if (getComputedStyle(target).position === "static") target.style.position = "relative";
+      if (this.parentNode !== target) target.appendChild(this);
+      this.classList.add("attached");
     }
   }
   crowd.define("crowd-badge", CrowdBadge);
@@ -130,6 +144,18 @@
   CrowdFab.css = "button{font:inherit;min-width:3em;height:3em;border-radius:1.5em;border:0;background:#0b5cad;color:#fff;" +
     "box-shadow:0 2px 5px #0004;cursor:pointer;padding:0 1em}button[disabled]{opacity:.5}";
   crowd.define("crowd-icon-button", CrowdIconButton);
+
+  /* <iron-icon icon="...">, which AWS's script brought with it and pages use inside buttons. */
+  class IronIcon extends HTMLElement {
+    connectedCallback() {
+      if (this.shadowRoot) return;
+      var icon = this.getAttribute("icon") || "";
+      if (!this.hasAttribute("role")) this.setAttribute("role", "img");
+      if (!this.hasAttribute("aria-label")) this.setAttribute("aria-label", icon.replace(/^.*:/, ""));
+      crowd.shadow(this, ":host{display:inline-block;min-width:1em;text-align:center}", crowd.escape(crowd.glyph(icon)));
+    }
+  }
+  crowd.define("iron-icon", IronIcon);
   crowd.define("crowd-fab", CrowdFab);
 
   class CrowdTab extends HTMLElement {

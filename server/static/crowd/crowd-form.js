@@ -76,6 +76,24 @@
     return answers;
   };
 
+  /*
+   * An annotation element used on its own, with no form around it (AWS's
+   * crowd-entity-annotation is meant to be used so): give it a crowd-form of its
+   * own inside ``container`` (in its shadow root), answering the element under its
+   * name plus whatever a page's script puts into that form. Inside a page's form
+   * it does nothing: that form answers for it.
+   */
+  crowd.ownForm = function (host, container) {
+    if (host.closest("crowd-form, form") || host._ownForm) return null;
+    var form = document.createElement("crowd-form");
+    form._hosts = [host];
+    var answerFormat = host.getAttribute("answer-format");
+    if (answerFormat) form.setAttribute("answer-format", answerFormat);
+    host._ownForm = form;
+    container.appendChild(form);
+    return form;
+  };
+
   /* flatten-objects: one field per dotted path; arrays stay JSON text under their key. */
   crowd.flatten = function (value, prefix, out) {
     if (value !== null && typeof value === "object" && !Array.isArray(value)) {
@@ -153,7 +171,27 @@
 
     /** The answer object, as it would be posted now. */
     get value() {
-      return crowd.collect(this);
+      return this._answers();
+    }
+
+    /** Where a page adds fields: AWS's example appends its extra questions to crowd-form's ``.form``. */
+    get form() {
+      return this;
+    }
+
+    _answers() {
+      var answers = {};
+      (this._hosts || []).forEach(function (host) {
+        var name = host.getAttribute("name");
+        var value = name ? host.crowdAnswer() : undefined;
+        if (value !== undefined) put(answers, name, value);
+        // Questions the page put inside the element itself (shown in its default slot).
+        var within = crowd.collect(host);
+        Object.keys(within).forEach(function (key) { put(answers, key, within[key]); });
+      });
+      var inside = crowd.collect(this);
+      Object.keys(inside).forEach(function (name) { put(answers, name, inside[name]); });
+      return answers;
     }
 
     reset() {
@@ -166,7 +204,13 @@
 
     submit() {
       if (crowd.inPreview() || this._sent) return false;
-      var found = problems(this);
+      var found = [];
+      (this._hosts || []).forEach(function (host) {
+        var own = typeof host.crowdProblem === "function" ? host.crowdProblem() : null;
+        if (own) found.push([host, own]);
+        found = found.concat(problems(host));  // required fields the page put inside the element
+      });
+      found = found.concat(problems(this));
       this._showProblems(found);
       if (found.length) return false;
       var event = new Event("submit", { bubbles: true, cancelable: true });
@@ -195,7 +239,7 @@
 
     _post() {
       this._sent = true;
-      var answers = crowd.collect(this);
+      var answers = this._answers();
       var fields;
       if ((this.getAttribute("answer-format") || "").toLowerCase() === "flatten-objects") {
         fields = crowd.flatten(answers, "", []);

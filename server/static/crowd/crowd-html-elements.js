@@ -11,7 +11,8 @@
   "use strict";
   var FILES = ["crowd-form.js", "crowd-base.js", "crowd-inputs.js", "crowd-classifier.js", "crowd-display.js",
     "crowd-annotator.js", "crowd-bounding-box.js", "crowd-keypoint.js",
-    "crowd-vertices.js"];
+    "crowd-vertices.js", "crowd-image-classifier.js", "crowd-label-mask.js", "crowd-segmentation.js",
+    "crowd-entity-annotation.js", "crowd-ready.js"];
   var me = document.currentScript;
   var base = new URL(".", me ? me.src : window.location.href).href;
   // document.write is ignored from async (and script-inserted) scripts: those append instead.

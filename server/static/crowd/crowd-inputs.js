@@ -9,17 +9,29 @@
   var crowd = window.hitforgeCrowd;
 
   class CrowdButton extends HTMLElement {
-    static get observedAttributes() { return ["disabled", "variant"]; }
+    static get observedAttributes() { return ["disabled", "variant", "loading"]; }
     connectedCallback() {
       if (!this.shadowRoot) {
+        // href makes it a link styled as a button (with target), as AWS documents.
+        var href = this.getAttribute("href");
+        var tag = href !== null ? "a" : "button";
+        var iconUrl = this.getAttribute("icon-url");
+        var icon = iconUrl ? "<img class=\"icon\" alt=\"\" src=\"" + crowd.escape(iconUrl) + "\">"
+          : this.getAttribute("icon") ? "<span class=\"icon\" aria-hidden=\"true\">" + crowd.escape(crowd.glyph(this.getAttribute("icon"))) + "</span>"
+          : "";
+        var right = this.getAttribute("icon-align") === "right";
+        var attrs = href !== null ? " href=\"" + crowd.escape(href) + "\"" +
+          (this.hasAttribute("target") ? " target=\"" + crowd.escape(this.getAttribute("target")) + "\"" : "") : " type=\"button\"";
         crowd.shadow(this,
-          "button{font:inherit;padding:.45em 1.1em;border-radius:4px;border:1px solid #888;background:#fff;cursor:pointer}" +
-          "button.primary{background:#0b5cad;color:#fff;border-color:#0b5cad}" +
-          "button.link{border:0;background:none;color:#0b5cad;text-decoration:underline}" +
-          "button[disabled]{opacity:.5;cursor:not-allowed}",
-          "<button type=\"button\" part=\"button\"><slot></slot></button>");
-        this.shadowRoot.querySelector("button").addEventListener("click", (event) => {
-          if (this.disabled) return;
+          "button,a{font:inherit;padding:.45em 1.1em;border-radius:4px;border:1px solid #888;background:#fff;cursor:pointer;" +
+          "color:inherit;text-decoration:none;display:inline-flex;gap:.35em;align-items:center}" +
+          ".primary{background:#0b5cad;color:#fff;border-color:#0b5cad}" +
+          ".link{border:0;background:none;color:#0b5cad;text-decoration:underline}.icon img,img.icon{width:1.1em;height:1.1em}" +
+          "button[disabled]{opacity:.5;cursor:not-allowed}.spinner{display:none}[aria-busy=true] .spinner{display:inline}",
+          "<" + tag + attrs + " part=\"button\"><span class=\"spinner\" aria-hidden=\"true\">\u231b</span>" +
+          (right ? "" : icon) + "<slot></slot>" + (right ? icon : "") + "</" + tag + ">");
+        this.shadowRoot.querySelector(tag).addEventListener("click", (event) => {
+          if (this.disabled || this.hasAttribute("loading")) return;
           var form = this.closest("crowd-form");
           var action = this.getAttribute("form-action");
           if (form && action === "submit") form.submit();
@@ -29,12 +41,16 @@
       this.attributeChangedCallback();
     }
     attributeChangedCallback() {
-      var button = this.shadowRoot && this.shadowRoot.querySelector("button");
+      var button = this.shadowRoot && this.shadowRoot.querySelector("button, a");
       if (!button) return;
-      button.disabled = this.disabled;
+      // loading wins over disabled: a busy button cannot be pressed either.
+      var loading = this.hasAttribute("loading");
+      if (button.localName === "button") button.disabled = this.disabled || loading;
+      else if (this.disabled || loading) button.setAttribute("aria-disabled", "true");
+      button.setAttribute("aria-busy", String(loading));
       button.className = this.getAttribute("variant") || "normal";
     }
-    focus() { this.shadowRoot.querySelector("button").focus(); }
+    focus() { this.shadowRoot.querySelector("button, a").focus(); }
   }
   crowd.boolProp(CrowdButton, "disabled");
   crowd.define("crowd-button", CrowdButton);
@@ -49,14 +65,16 @@
         if (this.hasAttribute(a) && !(multi && a === "type")) attrs += " " + a + "=\"" + crowd.escape(this.getAttribute(a)) + "\"";
       });
       if (this.hasAttribute("max-length")) attrs += " maxlength=\"" + crowd.escape(this.getAttribute("max-length")) + "\"";
+      if (this.hasAttribute("min-length")) attrs += " minlength=\"" + crowd.escape(this.getAttribute("min-length")) + "\"";
       var label = this.getAttribute("label") || "";
       var control = multi ? "<textarea" + attrs + "></textarea>" : "<input" + attrs + ">";
       crowd.shadow(this,
         ":host{display:block;margin:.4em 0}label{display:block}span.label{display:block;color:#444;margin-bottom:.2em}" +
         "input,textarea{font:inherit;width:100%;box-sizing:border-box;padding:.35em}" +
-        ".counter{font-size:12px;color:#666;text-align:right}.counter[hidden]{display:none}",
+        ".counter{font-size:12px;color:#666;text-align:right}.counter[hidden]{display:none}" +
+        ".error{font-size:12px;color:#b00020}.error[hidden]{display:none}",
         "<label><span class=\"label\">" + crowd.escape(label) + "</span>" + control + "</label>" +
-        "<div class=\"counter\" hidden></div>");
+        "<div class=\"error\" id=\"error\" hidden></div><div class=\"counter\" hidden></div>");
       this._field = this.shadowRoot.querySelector(multi ? "textarea" : "input");
       this._field.value = this._pending !== undefined ? this._pending : (this.getAttribute("value") || "");
       this._field.defaultValue = this.getAttribute("value") || "";
@@ -78,6 +96,15 @@
         });
       }
       this._field.addEventListener("input", () => this._count());
+      if (this.hasAttribute("auto-validate")) {
+        // Checked as the worker types once the field has been left, and when it is left.
+        this._field.setAttribute("aria-describedby", "error");
+        this._field.addEventListener("blur", () => { this._touched = true; this._validate(); });
+        this._field.addEventListener("input", () => { if (this._touched) this._validate(); });
+      }
+      if (this.hasAttribute("auto-focus") && this.getAttribute("auto-focus") !== "false") {
+        setTimeout(() => this._field.focus(), 0);
+      }
       this._field.addEventListener("change", () => this.dispatchEvent(new Event("change", { bubbles: true })));
       this._count();
     }
@@ -99,8 +126,24 @@
       if (this.disabled || !this._field) return null;
       var name = this.getAttribute("label") || this.getAttribute("name") || "field";
       if (this.required && this.value === "") return "\u201c" + name + "\u201d is required.";
-      if (!this._field.checkValidity()) return "\u201c" + name + "\u201d: " + this._field.validationMessage;
-      return null;
+      var problem = this._invalid();
+      if (problem && this.hasAttribute("auto-validate")) this._validate();
+      return problem ? "\u201c" + name + "\u201d: " + problem : null;
+    }
+    /* Why the value is not accepted (min-length included: the browser checks it only after typing), or null. */
+    _invalid() {
+      var min = parseInt(this.getAttribute("min-length") || "0", 10);
+      var tooShort = this.value !== "" && this.value.length < min;
+      if (!tooShort && this._field.checkValidity()) return null;
+      return this.getAttribute("error-message") ||
+        (tooShort ? "at least " + min + " characters are needed." : this._field.validationMessage);
+    }
+    _validate() {
+      var problem = this._invalid();
+      var box = this.shadowRoot.querySelector(".error");
+      box.hidden = !problem;
+      box.textContent = problem || "";
+      this._field.setAttribute("aria-invalid", String(!!problem));
     }
     crowdReset() { this.value = this.getAttribute("value") || ""; }
   }
@@ -119,7 +162,7 @@
    * crowd-toggle-button. The host carries the ARIA role, so its text is its name.
    */
   class Choice extends HTMLElement {
-    static get observedAttributes() { return ["checked", "disabled"]; }
+    static get observedAttributes() { return ["checked", "disabled", "invalid"]; }
     connectedCallback() {
       if (!this.shadowRoot) {
         crowd.shadow(this, this.constructor.css, this.constructor.html);
@@ -139,6 +182,8 @@
     attributeChangedCallback() {
       this.setAttribute("aria-checked", String(this.checked));
       this.setAttribute("aria-disabled", String(this.disabled));
+      // invalid (documented for crowd-toggle-button): in the alert colour while off.
+      if (this.hasAttribute("invalid")) this.setAttribute("aria-invalid", String(!this.checked));
     }
     _inGroup() { return false; }
     _activate() {
@@ -177,7 +222,8 @@
   CrowdToggleButton.role = "switch";
   CrowdToggleButton.css = BOX + ".box{width:30px;border-radius:8px;position:relative}" +
     ".box::after{content:'';position:absolute;top:1px;left:1px;width:10px;height:10px;border-radius:50%;background:#555}" +
-    ":host([checked]) .box{background:#0b5cad;border-color:#0b5cad}:host([checked]) .box::after{left:15px;background:#fff}";
+    ":host([checked]) .box{background:#0b5cad;border-color:#0b5cad}:host([checked]) .box::after{left:15px;background:#fff}" +
+    ":host([invalid]:not([checked])) .box{border-color:#b00020}:host([invalid]:not([checked])) .box::after{background:#b00020}";
   CrowdToggleButton.html = "<span class=\"box\"></span><slot></slot>";
   crowd.define("crowd-toggle-button", CrowdToggleButton);
 

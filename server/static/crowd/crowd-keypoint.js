@@ -16,8 +16,11 @@
 
   class CrowdKeypoint extends crowd.ImageAnnotator {
     parseInitial(data) {
+      var labels = this._labels;
       return (Array.isArray(data) ? data : []).map(function (k) {
         return { label: String(k.label), x: Math.round(+k.x), y: Math.round(+k.y) };
+      }).filter(function (k) {
+        return labels.indexOf(k.label) !== -1;  // AWS does not show a point whose label is not offered
       });
     }
 
