@@ -44,8 +44,8 @@ QUESTION_FORM_CSP = (
 )
 
 
-# A QuestionForm's answers may carry files (FileUploadAnswer, each at most UPLOAD_LIMIT_BYTES);
-# every other request keeps the app's MAX_CONTENT_LENGTH.
+# A QuestionForm's answers may carry files (FileUploadAnswer, each at most UPLOAD_LIMIT_BYTES) and an
+# HTML page's answers a painted mask; every other request keeps the app's MAX_CONTENT_LENGTH.
 ANSWERS_BODY_LIMIT = 32 * 1024 * 1024
 SUBMIT_CAPABILITY_SALT = b"hitforge.worker-site.turk-submit-to"
 
@@ -183,6 +183,14 @@ def _answers_body_limit(endpoint: str | None, values: dict[str, Any] | None) -> 
     # Runs before any before_request hook, so before CSRF protection parses the form.
     if endpoint == "worker_site.answer_question_form":
         request.max_content_length = ANSWERS_BODY_LIMIT
+    elif endpoint in _EXTERNAL_SUBMITS:
+        # A crowd-form's taskAnswers is one field that may hold a segmentation mask's PNG
+        # (megabytes of base64); a 413 here would throw the worker's work away.
+        request.max_content_length = ANSWERS_BODY_LIMIT
+        request.max_form_memory_size = ANSWERS_BODY_LIMIT
+
+
+_EXTERNAL_SUBMITS = frozenset({"worker_site.external_submit", "worker_site.external_submit_with_capability"})
 
 
 def _posted_file(name: str, limit: int) -> Upload | None:

@@ -207,3 +207,25 @@ def test_htmlquestion_frame_is_sandboxed_and_submits_by_token(live_server, mturk
         },
     )
     assert refused.status_code == 403
+
+
+def test_a_large_crowd_form_answer_is_stored_not_refused(live_server, mturk, market_sessions) -> None:
+    # A crowd-semantic-segmentation answer of a photo is a base64 PNG of megabytes in one
+    # taskAnswers field; refusing it (413) would throw away the worker's painting.
+    worker = WorkerClient(live_server.url, "painter")
+    hit_id = create_hit(mturk, html_question(MTURK_HTML))
+    page = accept(worker, hit_id)
+    assignment_id = page.url.rsplit("/", 1)[-1]
+    frame = soup(page).find("iframe", id="hit-frame")
+    assert frame is not None
+    token = parse_qs(urlsplit(str(frame["src"])).query)["hitforgeToken"][0]
+    mask = "iVBORw0KGgo" + "A" * (6 * 1024 * 1024)  # about what a 6000x4000 mask with detail takes
+    answer = '[{"crowd-semantic-segmentation":{"labeledImage":{"pngImageData":"' + mask + '"}}}]'
+    posted = requests.post(
+        f"{live_server.url}/mturk/externalSubmit",
+        data={"assignmentId": assignment_id, "hitforgeToken": token, "taskAnswers": answer},
+        timeout=60,
+    )
+    assert posted.status_code == 200
+    saved = stored(market_sessions, assignment_id)
+    assert saved.status == "Submitted" and saved.answer is not None and mask in saved.answer
