@@ -179,6 +179,10 @@ def _aggregate_by_support(frame: pd.DataFrame, method: str) -> list[AggregatedIt
         from hits.quality.ranking import aggregate_rankings
 
         return aggregate_rankings(frame)
+    if method == "davidson":  # rankings with ties (the rank template): Bradley-Terry with ties
+        from hits.templates.rank.model import aggregate_tied_rankings
+
+        return aggregate_tied_rankings(frame)
     if method == "majority_vote":
         probabilities = MajorityVote().fit_predict_proba(frame)
     elif method == "dawid_skene":
