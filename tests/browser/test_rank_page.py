@@ -1,4 +1,4 @@
-"""The rank page in headless Chromium, by keyboard alone: two candidates given the same rank, errors, submit."""
+"""The rank page in headless Chromium, by keyboard alone: two candidates share a rank, errors, submit."""
 
 from __future__ import annotations
 
