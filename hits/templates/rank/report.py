@@ -176,11 +176,13 @@ def format_table(table: RankTable, confidence: float = 0.95) -> str:
     level = f"{confidence:.0%}"
     heads = ["system", *(c.condition for c in table.columns)]
 
-    def block(title: str, cell_text: object) -> list[str]:
+    def block(title: str, cell_text: object, footer: list[str] | None = None) -> list[str]:
         body = [
             [s, *(cell_text(c.cells[s]) if s in c.cells else "-" for c in table.columns)]  # type: ignore[operator]
             for s in table.systems
         ]
+        if footer:
+            body.append(footer)
         widths = [max(len(r[k]) for r in [heads, *body]) for k in range(len(heads))]
         lines = [title]
         for cells in [heads, *body]:
@@ -192,11 +194,10 @@ def format_table(table: RankTable, confidence: float = 0.95) -> str:
             )
         return lines
 
-    counts = ", ".join(f"{c.condition}: {c.items} items, {c.rankings} rankings" for c in table.columns)
-    lines = [f"Ranking by resemblance to the reference ({counts})", ""]
-    lines += block(
-        f"Mean rank (1 = closest; tied candidates share the better rank) [{level} bootstrap interval]",
+    lines = block(
+        f"Mean rank (1 = closest; tied candidates share the better rank) [{level} bootstrap over items]",
         lambda c: f"{c.mean_rank:.2f} [{c.mean_rank_low:.2f}, {c.mean_rank_high:.2f}]",
+        ["items / rankings", *(f"{c.items} / {c.rankings}" for c in table.columns)],
     )
     lines.append("")
     lines += block(
@@ -204,9 +205,9 @@ def format_table(table: RankTable, confidence: float = 0.95) -> str:
         lambda c: f"{c.first_share * 100:.0f} [{c.first_low * 100:.0f}, {c.first_high * 100:.0f}]",
     )
     lines.append("")
-    nus = ", ".join(f"{c.condition}: {c.nu:.2f}" for c in table.columns)
     lines += block(
-        f"Bradley-Terry with ties (Davidson), strength % per column (tie parameter nu {nus})",
+        "Bradley-Terry with ties (Davidson): strength, % of the column",
         lambda c: f"{c.strength * 100:.1f}",
+        ["tie parameter nu", *(f"{c.nu:.2f}" for c in table.columns)],
     )
     return "\n".join(lines)
