@@ -176,6 +176,8 @@ def test_candidates_tied_by_everyone_tie_in_the_consensus_and_aggregation_keeps_
     assert by_item["i2"].detail["support"] == 1.0 and by_item["i1"].detail["support"] == round(8 / 9, 4)
     assert by_item["i1"].votes == 3 and by_item["i1"].method == "davidson"
     assert by_item["i1"].detail["mean_rank"] == {"c1": 1.0, "c2": 1.3333, "c3": 3.0}
+    with pytest.raises(ValueError, match="aggregates rankings"):
+        aggregate_frame(pd.DataFrame([("i1", "w1", 3)], columns=["task", "worker", "label"]), "davidson")
 
 
 def test_the_table_has_mean_rank_shared_first_places_and_strength_per_condition() -> None:

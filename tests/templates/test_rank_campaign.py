@@ -96,6 +96,8 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
                 moved += shown != sorted(shown)
                 assert answer == {c: int(fields[f"rank-{position}-{k}"]) for k, c in enumerate(shown)}
         aggregated_again = aggregate_campaign(session, campaign_id)
+        # Careful workers pass every gold item (tau-b 1 against keys with and without ties).
+        assert all(s.gold_total == 1 and s.gold_correct == 1 for s in stored.values())
     assert moved > 0
     assert {a.item_id: a.label for a in aggregated_again} == expected
 

@@ -146,6 +146,8 @@ def aggregate_tied_rankings(frame: pd.DataFrame) -> list[AggregatedItem]:
     item's pairwise outcomes, over all its workers, that the consensus
     shares. ``detail``: each candidate's strength and mean rank, and nu.
     """
+    if not all(isinstance(label, Mapping) for label in frame["label"]):
+        raise ValueError("davidson aggregates rankings ({candidate: rank}, the rank template's answers)")
     out = []
     for task, group in frame.groupby("task", sort=True):
         rankings = [{str(c): int(r) for c, r in label.items()} for label in group["label"]]
