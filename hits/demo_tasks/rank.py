@@ -53,6 +53,11 @@ def true_ranks(differences: dict[str, int]) -> dict[str, int]:
     return normalised(differences)
 
 
+def truth_key(reference: str, candidates: list[str]) -> str:
+    """What a person sees of an item: its reference picture and its candidate pictures (any order)."""
+    return reference + "|" + "|".join(sorted(candidates))
+
+
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     rng = random.Random(seed)
     truth: Truth = {}
@@ -74,7 +79,7 @@ def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
             systems = rng.sample(sorted(SYSTEMS), len(SYSTEMS))  # candidate ids say nothing of systems
             images = {s: save_png(folder / "media", draw(redraw(scene, diffs[s], rng))) for s in systems}
             candidates = [{"id": f"c{k + 1}", "image": images[s], "system": s} for k, s in enumerate(systems)]
-            truth[reference] = {images[s]: diffs[s] for s in systems}
+            truth[truth_key(reference, list(images.values()))] = {images[s]: diffs[s] for s in systems}
             row: dict[str, object] = {
                 "id": f"{kind}-{i:04d}",
                 "item": {
@@ -93,12 +98,13 @@ def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
 
 
 def judge(truth: Truth, reference: str, shown: list[str], profile: Profile, rng: random.Random) -> list[int]:
-    """Ranks for the pictures ``shown`` (page order), as the profile would give them."""
+    """Ranks for the pictures ``shown`` (page order) against ``reference``, as the profile would give them."""
+    key = truth_key(reference, shown)
     if profile.strategy == "majority":
         return [1] * len(shown)  # "they all look alike", unlooked at
-    if profile.strategy == "random" or reference not in truth:
+    if profile.strategy == "random" or key not in truth:
         return [rng.randint(1, len(shown)) for _ in shown]
-    diffs = [truth[reference].get(name, len(CHANGES)) for name in shown]
+    diffs = [truth[key][name] for name in shown]
     if rng.random() >= profile.accuracy:  # a slip: one picture misjudged by a difference
         k = rng.randrange(len(diffs))
         diffs[k] = max(0, diffs[k] + rng.choice((-1, 1)))
@@ -134,6 +140,6 @@ DEMO = DemoTask(
     fill_form=fill,
     items_per_hit=3,
     gold_per_hit=1,
-    template_options={"gold_min_tau": 0.5},
+    template_options={"gold_min_tau": 0.6},
     quality={"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 3},
 )

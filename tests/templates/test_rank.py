@@ -113,13 +113,16 @@ def test_gold_is_kendall_tau_b_with_ties_and_its_pass_mark_is_configurable() -> 
 
     assert score({"c1": 1, "c2": 2, "c3": 3}) == (1.0, True)
     assert score({"c1": 3, "c2": 2, "c3": 1}) == (0.0, False)
-    # One tie the key does not make: tau-b = 2 / sqrt(3 * 2) = 0.816, passes the default 0.5.
+    # One tie the key does not make: tau-b = 2 / sqrt(3 * 2) = 0.816, passes the default 0.6.
     tied, passed = score({"c1": 1, "c2": 1, "c3": 3})
     assert math.isclose(2 * tied - 1, 2 / math.sqrt(6)) and passed
     # One swapped pair: tau-b = 1/3, fails by default, passes a lower pass mark.
     swapped, passed = score({"c1": 2, "c2": 1, "c3": 3})
     assert math.isclose(2 * swapped - 1, 1 / 3) and not passed
     assert RANK.gold_passed(swapped, {"gold_min_tau": 0.3})
+    # The key's tie moved to the other pair: tau-b = 1 / sqrt(2 * 2) = 0.5, below the default.
+    moved = RANK.score_gold({"c1": 1, "c2": 1, "c3": 3}, {"ranks": {"c1": 1, "c2": 2, "c3": 2}}, {})
+    assert math.isclose(2 * moved - 1, 0.5) and not RANK.gold_passed(moved, {})
     assert not RANK.gold_passed(tied, {"gold_pass_score": 0.95})
     # Tying everything says nothing (tau-b undefined): scored as the worst answer, never a pass.
     assert score({"c1": 2, "c2": 2, "c3": 2}) == (0.0, False)

@@ -18,7 +18,7 @@ from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import get_demo_task
-from hits.demo_tasks.rank import SYSTEMS, true_ranks
+from hits.demo_tasks.rank import SYSTEMS, true_ranks, truth_key
 from hits.market.questions import xml_to_answers
 from hits.quality import pipeline
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
@@ -37,7 +37,7 @@ def _true_ranks(folder, truth) -> dict[str, dict[str, int]]:  # type: ignore[no-
     out = {}
     for row in _rows(folder, "items.jsonl"):
         item = row["item"]
-        diffs = truth[item["image"]]
+        diffs = truth[truth_key(item["image"], [c["image"] for c in item["candidates"]])]
         out[row["id"]] = true_ranks({c["id"]: diffs[c["image"]] for c in item["candidates"]})
     return out
 
