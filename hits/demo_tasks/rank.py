@@ -139,7 +139,9 @@ DEMO = DemoTask(
     write_data=write,
     fill_form=fill,
     items_per_hit=3,
-    gold_per_hit=1,
+    # Two gold a page: random ranks pass a gold item about one time in five, so a spammer needs
+    # a few more of them than a worker on a finer scale before the evidence is clear.
+    gold_per_hit=2,
     template_options={"gold_min_tau": 0.6},
     quality={"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 3},
 )

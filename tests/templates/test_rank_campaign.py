@@ -65,8 +65,8 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
         ).all()
         aggregated = aggregate_campaign(session, campaign_id)
         alpha = campaign_agreement(session, campaign_id)
-    # Six assignments of four slots (three items, one gold) each, an order drawn per assignment.
-    assert len(orders) == 6 * 4 and len({o.assignment_id for o in orders}) == 6
+    # Six assignments of five slots (three items, two gold) each, an order drawn per assignment.
+    assert len(orders) == 6 * 5 and len({o.assignment_id for o in orders}) == 6
     assert len({tuple(o.arrangement["order"]) for o in orders}) > 1
     # Page answers unscrambled, ties kept through the model's consensus, gold left out.
     assert {a.item_id: a.label for a in aggregated} == expected
@@ -97,7 +97,7 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
                 assert answer == {c: int(fields[f"rank-{position}-{k}"]) for k, c in enumerate(shown)}
         aggregated_again = aggregate_campaign(session, campaign_id)
         # Careful workers pass every gold item (tau-b 1 against keys with and without ties).
-        assert all(s.gold_total == 1 and s.gold_correct == 1 for s in stored.values())
+        assert all(s.gold_total == 2 and s.gold_correct == 2 for s in stored.values())
     assert moved > 0
     assert {a.item_id: a.label for a in aggregated_again} == expected
 
