@@ -25,7 +25,7 @@ from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.templates.arrangements import SlotArrangement
 from server.cli import main
 from tests.helpers import launch_template_campaign
-from tests.server.worker_helpers import accept_framed, csrf_of
+from tests.server.worker_helpers import WorkerClient, accept_framed, csrf_of, soup
 
 
 def _rows(folder, name: str) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -256,3 +256,39 @@ def test_candidate_pictures_are_served_in_each_assignments_order(
             assert got.content == (tmp_path / "media" / image_of[candidate]).read_bytes()
             checked += 1
     assert checked >= 3 * 3  # the three ordinary items' candidates at least
+
+
+def test_a_preview_shows_every_picture_in_a_fresh_order_and_records_none(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "rank", hits=1, name="rank-preview"
+    )
+    viewer = WorkerClient(live_server.url, "viewer")
+    frame = soup(viewer.get(f"/hits/{hit_ids[0]}")).find("iframe", id="hit-frame")
+    assert isinstance(frame, Tag)
+    files = {
+        hashlib.sha256(p.read_bytes()).hexdigest(): p.name
+        for p in (tmp_path / "media").iterdir()
+        if p.is_file()
+    }
+    seen = set()
+    for _ in range(6):
+        page = viewer.http.get(urljoin(live_server.url, str(frame["src"])), timeout=30)
+        assert page.status_code == 200
+        html = BeautifulSoup(page.text, "html.parser")
+        assert html.select("fieldset.rank-item select") and all(
+            s.has_attr("disabled") for s in html.select("fieldset.rank-item select")
+        )
+        names = []
+        for img in html.select("fieldset.rank-item section.candidate img"):
+            got = viewer.http.get(urljoin(page.url, str(img["src"])), timeout=30)
+            assert got.status_code == 200
+            names.append(files[hashlib.sha256(got.content).hexdigest()])
+        seen.add(tuple(names))
+    assert len(seen) > 1  # a fresh order each time (six previews alike by chance: 1 in 6**(5*5))
+    with session_scope(requester_sessions) as session:
+        recorded = session.scalars(
+            select(SlotArrangement).where(SlotArrangement.campaign_id == campaign_id)
+        ).all()
+    assert recorded == []
