@@ -213,3 +213,47 @@ def test_the_table_has_mean_rank_shared_first_places_and_strength_per_condition(
     # Without conditions, one column named "all".
     plain = rank_table([Ranking(r.item_id, "", r.ranks) for r in rankings])
     assert plain is not None and [c.condition for c in plain.columns] == ["all"]
+
+
+def test_without_ties_davidson_is_bradley_terry_and_agrees_with_the_compare_templates_fit() -> None:
+    from hits.quality.ranking import bradley_terry
+
+    rng = random.Random(4)
+    true = {"x": 4.0, "y": 2.0, "z": 1.0}
+    games = []
+    for _ in range(3000):
+        a, b = rng.sample(sorted(true), 2)
+        games.append((a, b, 1 if rng.random() < true[a] / (true[a] + true[b]) else -1))
+    fit = fit_davidson(games)
+    assert fit.nu < 1e-3
+    pairs = pd.DataFrame(
+        [("t", "w", min(a, b), max(a, b), a if o == 1 else b) for a, b, o in games],
+        columns=["task", "worker", "left", "right", "label"],
+    )
+    theirs = bradley_terry(pairs)
+    for name, share in true.items():
+        assert fit.strength[name] == pytest.approx(theirs[name], abs=0.005)
+        assert fit.strength[name] == pytest.approx(share / 7, abs=0.03)
+
+
+def test_at_the_fit_each_candidates_expected_score_equals_its_observed_score() -> None:
+    """The likelihood equations: wins + ties / 2 = their expectation under the fit (up to the ridge)."""
+    rng = random.Random(9)
+    quality = {"a": 1.5, "b": 0.5, "c": 0.0, "d": -1.0}
+    rankings = [_draw_ranking(rng, quality, 1.2) for _ in range(500)]
+    outcomes = [o for r in rankings for o in pairwise_outcomes(r)]
+    fit = fit_davidson(outcomes, ridge=0.0)
+    observed = dict.fromkeys(quality, 0.0)
+    expected = dict.fromkeys(quality, 0.0)
+    ties = expected_ties = 0.0
+    for a, b, outcome in outcomes:
+        observed[a] += {1: 1.0, 0: 0.5, -1: 0.0}[outcome]
+        observed[b] += {1: 0.0, 0: 0.5, -1: 1.0}[outcome]
+        tie = fit.p_tie(a, b)
+        expected[a] += fit.p_better(a, b) + tie / 2
+        expected[b] += fit.p_better(b, a) + tie / 2
+        ties += outcome == 0
+        expected_ties += tie
+    for name in quality:
+        assert expected[name] == pytest.approx(observed[name], rel=1e-4)
+    assert expected_ties == pytest.approx(ties, rel=1e-4)
