@@ -11,7 +11,7 @@ so a tie is evidence that the two are close, not half a win each way. The
 strengths (as log p) and log nu are the maximum of the log-likelihood minus a
 small ridge penalty on the log strengths (as choix's ``alpha`` does), which
 fixes the scale and keeps the estimate finite when judgements are unanimous;
-scipy's L-BFGS-B does the maximising with the exact gradient. choix and
+scipy's truncated Newton (TNC) does the maximising with the exact gradient. choix and
 crowd-kit fit Bradley-Terry and Plackett-Luce without ties, which would
 have to break or drop them, so neither is used here.
 """
@@ -103,7 +103,9 @@ def fit_davidson(outcomes: Iterable[tuple[str, str, int]], ridge: float = RIDGE)
     start = np.zeros(len(names) + 1)
     start[-1] = np.log(max(ties.sum(), 0.5) / games.sum())
     bounds = [(None, None)] * len(names) + [LOG_NU_BOUNDS]
-    found = minimize(negative, start, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 2000})
+    # TNC, not L-BFGS-B: the same optimum, and on these few parameters (one per candidate, plus nu)
+    # some 15 times faster per item in scipy 1.17, whose L-BFGS-B spends ~5 ms in each step's setup.
+    found = minimize(negative, start, jac=True, method="TNC", bounds=bounds, options={"maxfun": 5000})
     theta = found.x[:-1]
     p = np.exp(theta - theta.max())
     p /= p.sum()
