@@ -171,3 +171,45 @@ def sxs(campaign: str, right: str | None, fmt: str, confidence: float) -> None:
             for s in row.shares:
                 cells += [f"{s.share:.4f}", f"{s.low:.4f}", f"{s.high:.4f}"]
             writer.writerow([*cells, f"{row.net:+.4f}", f"{row.net_low:+.4f}", f"{row.net_high:+.4f}"])
+
+
+@results.command("rank")
+@click.argument("campaign")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default="table", show_default=True)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+def rank(campaign: str, fmt: str, confidence: float) -> None:
+    """A ranking-with-ties (rank) campaign's table: per system and condition, mean rank and first places.
+
+    Each with a bootstrap interval over items, and the systems' strengths in
+    Bradley-Terry with ties (Davidson). Gold and work that does not count are
+    left out.
+    """
+    from hits.templates.rank.report import campaign_rankings, format_table, rank_table
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        campaign_id = _campaign_id(session, campaign)
+        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
+        if template != "rank":
+            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not rank")
+        table = rank_table(campaign_rankings(session, campaign_id), confidence)
+    if table is None:
+        raise click.ClickException("no rankings yet")
+    if fmt == "table":
+        click.echo(format_table(table, confidence))
+        return
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(
+        ["system", "condition", "items", "rankings", "mean_rank", "mean_rank_low", "mean_rank_high"]
+        + ["first_share", "first_low", "first_high", "strength", "nu"]
+    )
+    for system in table.systems:
+        for column in table.columns:
+            c = column.cells.get(system)
+            if c is None:
+                continue
+            writer.writerow(
+                [system, column.condition, column.items, c.rankings]
+                + [f"{v:.4f}" for v in (c.mean_rank, c.mean_rank_low, c.mean_rank_high)]
+                + [f"{v:.4f}" for v in (c.first_share, c.first_low, c.first_high, c.strength, column.nu)]
+            )

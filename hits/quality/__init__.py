@@ -12,4 +12,5 @@ METHODS = (
     "bradley_terry",
     "median_per_key",
     "object_clusters",
+    "davidson",
 )

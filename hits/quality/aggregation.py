@@ -183,6 +183,10 @@ def _aggregate_by_support(frame: pd.DataFrame, method: str) -> list[AggregatedIt
         from hits.templates.objects.consensus import aggregate_object_lists
 
         return aggregate_object_lists(frame)
+    if method == "davidson":  # rankings with ties (the rank template): Bradley-Terry with ties
+        from hits.templates.rank.model import aggregate_tied_rankings
+
+        return aggregate_tied_rankings(frame)
     if method == "majority_vote":
         probabilities = MajorityVote().fit_predict_proba(frame)
     elif method == "dawid_skene":

@@ -17,6 +17,7 @@ from hits.templates.base import TaskTemplate, TemplateError
 def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.compare import CompareTemplate
     from hits.templates.objects import ObjectsTemplate
+    from hits.templates.rank import RankTemplate
     from hits.templates.rating import RatingTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
@@ -35,6 +36,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             CompareTemplate(),
             SxsTemplate(),
             ObjectsTemplate(),
+            RankTemplate(),
         )
     }
 

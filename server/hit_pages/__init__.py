@@ -66,6 +66,13 @@ def _slot_views(
         payload["image_url"] = media_url(published.id, position, access.assignment_id) if local else image
         if local:
             del payload["image"]  # the requester's file name could tell gold apart
+        for candidate in payload.get("candidates", []):
+            # Candidate pictures (``rank``): opaque URLs bound to the item's candidate index,
+            # which the page never sees (it would tell the candidates apart across pages).
+            if isinstance(candidate, dict) and "source" in candidate:
+                part = int(candidate.pop("source")) + 1
+                candidate["image_url"] = media_url(published.id, position, access.assignment_id, part)
+                candidate.pop("image", None)
         views.append(payload)
     return views
 

@@ -7,6 +7,11 @@ gold folder, a ``gold_`` prefix), nor the same URL for one gold picture on
 two HITs. The file served is the one the page shows at that position, so
 only files a page shows can be fetched: not the campaign's other files, even
 when its media folder holds them (``media_dir: .`` with the gold answers).
+
+A slot may show more pictures than its ``image``: the ``rank`` template's
+candidates. Picture ``part`` k > 0 is the item's k-th candidate's ``image``;
+k is bound into the tag and appears nowhere in the URL, so the URL does not
+tell which of the item's candidates (and so which model) a picture is.
 """
 
 from __future__ import annotations
@@ -25,10 +30,15 @@ from hits.campaigns.models import Campaign, HITSlot, PublishedHIT
 from server.db import requester_session
 
 SALT = b"hitforge.hit-pages.media"
+#: Candidate pictures a slot may show besides its own (the ``rank`` template's maximum).
+MAX_PARTS = 8
 
 
-def _tag(published_id: int, position: int, assignment_id: str) -> str:
-    message = b"\0".join((SALT, str(published_id).encode(), str(position).encode(), assignment_id.encode()))
+def _tag(published_id: int, position: int, assignment_id: str, part: int = 0) -> str:
+    fields = [SALT, str(published_id).encode(), str(position).encode(), assignment_id.encode()]
+    if part:  # the slot's own picture keeps the tag it always had
+        fields.append(str(part).encode())
+    message = b"\0".join(fields)
     mac = hmac.new(str(current_app.secret_key).encode(), message, hashlib.sha256).digest()
     return base64.urlsafe_b64encode(mac[:18]).decode()
 
@@ -38,9 +48,12 @@ def is_local(image: str) -> bool:
     return bool(image) and not image.startswith(("http://", "https://", "/"))
 
 
-def media_url(published_id: int, position: int, assignment_id: str | None) -> str:
-    """The URL of the picture at ``position`` of this HIT's page, as the assignment (or preview) sees it."""
-    tag = _tag(published_id, position, assignment_id or "")
+def media_url(published_id: int, position: int, assignment_id: str | None, part: int = 0) -> str:
+    """The URL of the picture at ``position`` of this HIT's page, as the assignment (or preview) sees it.
+
+    ``part``: 0 for the slot's ``image``, k for its item's k-th candidate's (1-based).
+    """
+    tag = _tag(published_id, position, assignment_id or "", part)
     return url_for(
         "hit_pages.media", published_id=published_id, position=position, tag=tag, a=assignment_id or None
     )
@@ -49,8 +62,14 @@ def media_url(published_id: int, position: int, assignment_id: str | None) -> st
 def serve_media(published_id: int, position: int, tag: str) -> Any:
     """The picture a ``media_url`` names; 404 for anything else, forged or not."""
     assignment_id = request.args.get("a", "")
-    if not hmac.compare_digest(tag.encode(), _tag(published_id, position, assignment_id).encode()):
+    # Every part's tag is computed and compared, so the time taken says nothing about which matched.
+    matches = [
+        hmac.compare_digest(tag.encode(), _tag(published_id, position, assignment_id, part).encode())
+        for part in range(MAX_PARTS + 1)
+    ]
+    if not any(matches):
         abort(404)
+    part = matches.index(True)
     session = requester_session()
     # One slot, not the whole page: the slot with its campaign's media folder, then what this
     # assignment was shown there (asked whether or not the slot is gold, so timing tells nothing).
@@ -65,7 +84,14 @@ def serve_media(published_id: int, position: int, tag: str) -> Any:
     slot = found.HITSlot
     shown = exposures_for(session, found.id, [assignment_id]).get(assignment_id, {}) if assignment_id else {}
     gold = shown.get(position) if slot.gold_item_id is not None else None
-    image = str((gold.payload if gold else slot.payload).get("image", ""))
+    payload = gold.payload if gold else slot.payload
+    candidates = payload.get("candidates") or []
+    if part == 0:
+        image = str(payload.get("image", ""))
+    elif part <= len(candidates) and isinstance(candidates[part - 1], dict):
+        image = str(candidates[part - 1].get("image", ""))
+    else:
+        abort(404)
     if not is_local(image):
         abort(404)
     response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600)
