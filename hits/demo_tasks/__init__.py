@@ -49,7 +49,9 @@ def demo_tasks() -> dict[str, DemoTask]:
     """The demo for each built-in template, by template name."""
     from hits.demo_tasks import compare, objects, rank, rating, select, spans, sxs, target, write
 
-    return {m.DEMO.template: m.DEMO for m in (rating, select, write, spans, target, compare, sxs, objects, rank)}
+    return {
+        m.DEMO.template: m.DEMO for m in (rating, select, write, spans, target, compare, sxs, objects, rank)
+    }
 
 
 def get_demo_task(name: str) -> DemoTask:
