@@ -85,7 +85,11 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
     with session_scope(requester_sessions) as session:
         pipeline.review_hits(session, fetched)
     with session_scope(requester_sessions) as session:
-        stored = {s.assignment_id: s for s in session.scalars(select(Submission))}
+        # This campaign's submissions only: the database is shared with the session's other tests.
+        stored = {
+            s.assignment_id: s
+            for s in session.scalars(select(Submission).where(Submission.assignment_id.in_(page_terms)))
+        }
         order_of = {(o.assignment_id, o.position): o.arrangement["order"] for o in orders}
         moved = 0
         for assignment_id, fields in page_terms.items():
