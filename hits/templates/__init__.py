@@ -16,6 +16,7 @@ from hits.templates.base import TaskTemplate, TemplateError
 
 def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.compare import CompareTemplate
+    from hits.templates.heatmap import HeatmapTemplate
     from hits.templates.rating import RatingTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
@@ -33,6 +34,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             TargetTemplate(),
             CompareTemplate(),
             SxsTemplate(),
+            HeatmapTemplate(),
         )
     }
 
