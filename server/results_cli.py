@@ -171,3 +171,38 @@ def sxs(campaign: str, right: str | None, fmt: str, confidence: float) -> None:
             for s in row.shares:
                 cells += [f"{s.share:.4f}", f"{s.low:.4f}", f"{s.high:.4f}"]
             writer.writerow([*cells, f"{row.net:+.4f}", f"{row.net_low:+.4f}", f"{row.net_high:+.4f}"])
+
+
+@results.command("heatmap")
+@click.argument("campaign")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default="table", show_default=True)
+def heatmap(campaign: str, fmt: str) -> None:
+    """A heatmap campaign's table: per round, model and question, the answers' shares, mean and agreement.
+
+    Also each model's heatmap requests (made, failed, timed out) and the answers left out
+    because they do not match what the page showed.
+    """
+    from hits.templates.heatmap.report import (
+        CSV_HEADER,
+        campaign_study,
+        csv_rows,
+        format_tables,
+        round_tables,
+    )
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        campaign_id = _campaign_id(session, campaign)
+        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
+        if template != "heatmap":
+            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not heatmap")
+        study = campaign_study(session, campaign_id)
+    tables = round_tables(study.judgements)
+    if not tables and not study.requests:
+        raise click.ClickException("no heatmap judgements yet")
+    if fmt == "table":
+        click.echo(format_tables(tables, study))
+        return
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    writer.writerows(csv_rows(tables))
