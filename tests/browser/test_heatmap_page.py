@@ -1,0 +1,130 @@
+"""The heatmap page in headless Chromium: pick a sentence, strength slider, boxes, ratings, own prompt."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import FrameLocator, Page
+from sqlalchemy import select
+
+from hits.campaigns.models import PublishedHIT, Submission
+from hits.db import session_scope
+from hits.demo_tasks.heatmap import MODELS
+from hits.templates.arrangements import SlotArrangement
+from hits.templates.heatmap import QUESTIONS
+from tests.helpers import launch_template_campaign
+
+pytestmark = pytest.mark.browser
+
+
+def _opacity(frame: FrameLocator, slot: int, part: str) -> list[str]:
+    overlays = frame.locator(f"#slot-{slot} section.round-{part} img.heat-overlay")
+    return [overlays.nth(k).evaluate("img => getComputedStyle(img).opacity") for k in range(overlays.count())]
+
+
+def _rate(frame: FrameLocator, slot: int, part: str, value: int, skip_last: bool = False) -> None:
+    panels = frame.locator(f"#slot-{slot} section.round-{part} section.model-panel")
+    for k in range(panels.count()):
+        for n, q in enumerate(QUESTIONS):
+            if skip_last and k == panels.count() - 1 and n == len(QUESTIONS) - 1:
+                continue
+            panels.nth(k).locator(f'input[type="radio"][name$="-{q}"][value="{value}"]').check()
+
+
+def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_prompt(
+    tmp_path, page: Page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "heatmap", name="br-heatmap"
+    )
+    page.goto(live_server.url + "/signup")
+    page.get_by_label("User name").fill("heatmap-worker")
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.locator(f'tr[data-hit-id="{hit_ids[0]}"] button').click()
+    frame = page.frame_locator("#hit-frame")
+    items = frame.locator("fieldset.heatmap-item")
+    items.first.wait_for()
+    count = items.count()
+    # Before a sentence is chosen no heatmap is on the page and nothing can be rated.
+    assert frame.locator("img.heat-overlay").count() == 0
+    assert frame.locator("section.round-report .heatmap-models").first.is_hidden()
+    assert frame.locator('section.model-panel input[type="radio"]:enabled').count() == 0
+
+    for slot in range(count):
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        # By keyboard: focus the first sentence, Space picks it, Tab to the button, Enter shows the heatmaps.
+        report.get_by_role("radio").first.focus()
+        page.keyboard.press("Space")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        report.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+        assert report.locator("img.heat-overlay").count() == len(MODELS)
+        assert "Heatmaps shown: 3 of 3" in report.locator(".heatmap-status").inner_text()
+        # The choice is fixed: the other sentences cannot be picked any more.
+        assert report.locator(".sentence-choices input:enabled").count() == 1
+
+        # The strength slider, by keyboard: each step changes every overlay's opacity.
+        assert set(_opacity(frame, slot, "report")) == {"0.6"}
+        slider = report.get_by_label(f"Heatmap strength, report sentence, image {slot + 1}")
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert set(_opacity(frame, slot, "report")) == {"0.7"}
+        page.keyboard.press("Home")
+        assert set(_opacity(frame, slot, "report")) == {"0"}
+        slider.fill("85")
+        assert set(_opacity(frame, slot, "report")) == {"0.85"}
+
+        # Ground-truth boxes (the demo's first sentence has one): Space toggles them on and off.
+        toggle = report.get_by_label("Show ground-truth boxes")
+        assert toggle.is_enabled()
+        boxes = report.locator("svg.heat-boxes")
+        assert boxes.first.is_hidden() and boxes.first.locator("rect").count() == 1
+        toggle.focus()
+        page.keyboard.press("Space")
+        assert all(boxes.nth(k).is_visible() for k in range(boxes.count()))
+        page.keyboard.press("Space")
+        assert boxes.first.is_hidden()
+
+        _rate(frame, slot, "report", 4)
+
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        assert custom.get_by_label("Show ground-truth boxes").count() == 0  # never for own prompts
+        assert custom.locator("svg").count() == 0
+        custom.get_by_label("Your sentence about the image").fill(f"a bright spot, upper left {slot}")
+        custom.get_by_label("Your sentence about the image").press("Enter")
+        custom.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+        _rate(frame, slot, "custom", 2, skip_last=slot == count - 1)
+
+    # One question left open: the error names it, and everything the worker did is still there.
+    frame.get_by_role("button", name="Submit").click()
+    summary = frame.locator("#error-summary")
+    summary.wait_for()
+    assert f"Image {count}: rate every heatmap for your own sentence (1 still open)" in summary.inner_text()
+    last_custom = frame.locator(f"#slot-{count - 1} section.round-custom")
+    last_custom.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()  # heatmaps made again
+    frame.locator("#slot-0 section.round-report img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+    assert (
+        frame.locator('section.round-report input[type="radio"][value="4"]:checked').count() == count * 3 * 3
+    )
+    assert (
+        last_custom.get_by_label("Your sentence about the image").input_value()
+        == f"a bright spot, upper left {count - 1}"
+    )
+    _rate(frame, count - 1, "custom", 2)
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+
+    with session_scope(requester_sessions) as session:
+        (submission,) = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
+        arranged = session.scalars(
+            select(SlotArrangement).where(SlotArrangement.assignment_id == submission.assignment_id)
+        ).all()
+        stored = submission.answers["answers"]
+    assert len(arranged) == count
+    for slot, answer in enumerate(stored):
+        assert answer["sentence"] == 0 and answer["prompt"] == f"a bright spot, upper left {slot}"
+        assert answer["report"] == {m: dict.fromkeys(QUESTIONS, 4) for m in MODELS}  # model names again
+        assert answer["custom"] == {m: dict.fromkeys(QUESTIONS, 2) for m in MODELS}
