@@ -278,7 +278,7 @@ def launch(campaign_file: str, resume: bool) -> None:
     "--template",
     default="rating",
     show_default=True,
-    help="Task template to demo: rating, select, write, spans, target, compare or sxs.",
+    help="Task template to demo: rating, select, write, spans, target, compare, sxs or heatmap.",
 )
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)
