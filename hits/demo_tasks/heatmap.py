@@ -135,7 +135,8 @@ def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
                 for model, provider in providers.items():
                     heat = provider.heatmap(ImageSource(), text)
                     if model in PRECOMPUTED:
-                        digest = hashlib.sha256(f"{name}|{model}|{k}".encode()).hexdigest()[:20]
+                        # Two items may show the same picture with their sentences in another order.
+                        digest = hashlib.sha256(f"{name}|{model}|{text}".encode()).hexdigest()[:20]
                         (media / "maps").mkdir(parents=True, exist_ok=True)
                         np.save(media / "maps" / f"{digest}.npy", heat.astype(np.float32))
                         sentence["heatmaps"][model] = f"maps/{digest}.npy"
@@ -196,9 +197,12 @@ def fill(form: Tag, truth: Truth, profile: Profile, rng: random.Random) -> dict[
         img = fieldset.find("img", class_="heat-base")
         assert isinstance(img, Tag)
         places = truth.get(image_name(img), {}).get("places") or list(PLACES)
-        sentences = fieldset.find_all("input", attrs={"name": f"pick-{i}"})
-        pick = rng.randrange(len(sentences))
-        place = places[pick] if pick < len(places) else places[0]
+        choices = fieldset.find_all("input", attrs={"name": f"pick-{i}"})
+        pick = rng.randrange(len(choices))
+        label = choices[pick].find_parent("label")
+        said = " ".join(label.get_text().split()) if isinstance(label, Tag) else ""
+        # A person reads where the chosen sentence says the patch is.
+        place = next((p for p in PLACES if sentence_for(p) == said), places[0])
         own = rng.choice(places)
         for part, extra, about in (
             ("report", {"sentence": str(pick)}, place),
