@@ -96,14 +96,14 @@ def campaign_study(session: Session, campaign_id: int) -> Study:
             item = item_at.get((submission.published_hit_id, position))
             if item is None or not isinstance(answer, dict):
                 continue  # gold, or not an answer of this template
-            seen = shown.get((submission.assignment_id, position))
+            page = shown.get((submission.assignment_id, position))
             for part in ROUNDS:
                 if part == "report":
-                    matches = seen is not None and seen["sentence"] == answer.get("sentence")
-                    statuses = seen["report"] if seen is not None and matches else None
+                    matches = page is not None and page["sentence"] == answer.get("sentence")
+                    statuses = page["report"] if page is not None and matches else None
                     text = str(answer.get("sentence"))
                 else:
-                    statuses = seen["custom"].get(answer.get("prompt")) if seen is not None else None
+                    statuses = page["custom"].get(answer.get("prompt")) if page is not None else None
                     text = f"{submission.assignment_id}:{answer.get('prompt')}"
                 if statuses is None:
                     study.left_out[f"{part}: heatmaps never shown for the text answered"] += 1
