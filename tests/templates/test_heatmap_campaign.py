@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import numpy as np
 from sqlalchemy import select
 
+from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import Bot, Profile
 from hits.db import session_scope
@@ -89,6 +91,11 @@ def test_careful_workers_ratings_are_stored_per_model_graded_synced_and_tabulate
                         tmp_path, items[item_id], answer["sentence"], model
                     )
         aggregated = aggregate_campaign(session, campaign_id)
+        # The requester's batch-results CSV names models (unscrambled), one column per question.
+        out = io.StringIO()
+        assert write_batch_csv(session, campaign_id, out) == 4
+        header = out.getvalue().splitlines()[0]
+        assert all(f"Answer.heatmap-1-custom-{m}-coverage" in header for m in MODELS)
     assert {a.item_id for a in aggregated} == set(items) and all(a.votes == 2 for a in aggregated)
 
     # The marketplace holds tokens only; syncing its copy stores model names again, the same answers.
