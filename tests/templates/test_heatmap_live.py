@@ -345,6 +345,29 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         tokens_per_worker.append([(h["token"]) for h in responses[0].json()["heatmaps"]])
         labels = [h.get_text() for h in soup.select("section.round-report h3")]
         tokens_per_worker[-1] += labels
+        # What the page answers a submit: the errors page, then the hand-off to the marketplace.
+        form = soup.find("form", id="task-form")
+        assert isinstance(form, Tag)
+        data = {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
+        data["csrf_token"] = csrf_of(page)
+        refused = worker.http.post(live_server.url + "/tasks/submit", data=data)
+        assert refused.status_code == 422
+        seen.append(refused.text)
+        custom = make(private_server.url, frame, position="1", round="custom", prompt="lower right").json()
+        for position, made in ((0, responses[0].json()), (1, responses[2].json())):
+            data[f"heatmap-{position}-sentence"] = str(position)
+            data[f"heatmap-{position}-prompt"] = "upper left shadow" if position == 0 else "lower right"
+            rounds = (made, responses[1].json() if position == 0 else custom)
+            for part, shown in zip(("report", "custom"), rounds, strict=True):
+                for h in shown["heatmaps"]:
+                    base = f"heatmap-{position}-{part}-{h['token']}"
+                    if h["ok"]:
+                        data.update({f"{base}-{q}": "2" for q in QUESTIONS})
+                    else:
+                        data[f"{base}-missing"] = "1"
+        handoff = worker.http.post(live_server.url + "/tasks/submit", data=data)
+        assert handoff.status_code == 200 and 'id="handoff"' in handoff.text
+        seen.append(handoff.text)
     everything = "\n".join(seen)
     for secret in secrets_:
         assert secret.lower() not in everything.lower(), secret
