@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from playwright.sync_api import FrameLocator, Page
 from sqlalchemy import select
@@ -11,7 +13,11 @@ from hits.db import session_scope
 from hits.demo_tasks.heatmap import MODELS
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.heatmap import QUESTIONS
+from server.hit_pages.heatmap_views import NO_HEATMAP
 from tests.helpers import launch_template_campaign
+from tests.templates.test_heatmap_live import TIME_LIMIT, launch, model_server, private_server
+
+__all__ = ["model_server", "private_server"]  # fixtures shared with the HTTP tests
 
 pytestmark = pytest.mark.browser
 
@@ -128,3 +134,60 @@ def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_pro
         assert answer["sentence"] == 0 and answer["prompt"] == f"a bright spot, upper left {slot}"
         assert answer["report"] == {m: dict.fromkeys(QUESTIONS, 4) for m in MODELS}  # model names again
         assert answer["custom"] == {m: dict.fromkeys(QUESTIONS, 2) for m in MODELS}
+
+
+def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
+    tmp_path, page: Page, live_server, private_server, model_server, market, requester_sessions
+) -> None:
+    """The page is served (and asks for heatmaps) where the operator lets models on its network be called."""
+    hit_id, _ = launch(tmp_path, market, requester_sessions, private_server.url, model_server, "br-hm-fail")
+    page.goto(live_server.url + "/signup")
+    page.get_by_label("User name").fill("heatmap-worker-2")
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    frame = page.frame_locator("#hit-frame")
+    frame.locator("fieldset.heatmap-item").first.wait_for()
+    for slot in range(2):
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        custom.get_by_label("Your sentence about the image").fill("a shadow at the top left")
+        started = time.monotonic()
+        custom.get_by_role("button", name="Make heatmaps for my sentence").click()
+        status = custom.locator(".heatmap-status")
+        status.filter(has_text="Heatmaps shown").wait_for()
+        assert time.monotonic() - started < TIME_LIMIT + 2.5  # the slow model is not waited for
+        assert "2 of 5" in status.inner_text() and "3 could not be made" in status.inner_text()
+        messages = custom.locator(".model-message:visible")
+        assert messages.count() == 3 and set(messages.all_inner_texts()) == {NO_HEATMAP}
+        assert custom.locator("img.heat-overlay:visible").count() == 2
+        for panel in custom.locator("section.model-panel").all():
+            failed = panel.locator(".model-message").is_visible()
+            assert panel.locator('input[type="radio"]:enabled').count() == (0 if failed else 15)
+        # Everything else still works: the slider, round one, ratings, submitting.
+        custom.get_by_label(f"Heatmap strength, your sentence, image {slot + 1}").fill("30")
+        assert set(_opacity(frame, slot, "custom")) == {"0.3"}
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        report.get_by_role("radio").nth(slot).check()
+        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
+        for part in ("report", "custom"):
+            for radio in frame.locator(
+                f'#slot-{slot} section.round-{part} input[type="radio"][value="3"]'
+            ).all():
+                if radio.is_enabled():
+                    radio.check()
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    with session_scope(requester_sessions) as session:
+        (stored,) = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)
+        ).all()
+        answers = stored.answers["answers"]
+    for slot, answer in enumerate(answers):
+        assert answer["sentence"] == slot and answer["prompt"] == "a shadow at the top left"
+        assert {m for m, r in answer["custom"].items() if r is None} == {
+            "sloth-remote",
+            "crashy-remote",
+            "garble-remote",
+        }
+        assert answer["custom"]["quokkaformer"] == dict.fromkeys(QUESTIONS, 3)
