@@ -20,11 +20,13 @@ bounded, so hung providers cannot take every thread of the server).
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -103,14 +105,24 @@ def provider_for(name: str, spec: ModelSpec, *, allow_private: bool = False) -> 
         assert spec.url is not None  # checked by the spec
         return HttpProvider(spec.url, allow_private=allow_private)
     if spec.provider == "entry_point":
-        found = entry_points(group=ENTRY_POINT_GROUP, name=spec.entry_point or "")
-        if not found:
-            raise HeatmapError(f"no installed package registers {spec.entry_point!r} in {ENTRY_POINT_GROUP}")
-        made = next(iter(found)).load()(**spec.options)
-        if not callable(getattr(made, "heatmap", None)):
-            raise HeatmapError(f"entry point {spec.entry_point!r} gave an object without a heatmap() method")
-        return made  # type: ignore[no-any-return]
+        return _entry_point_provider(spec.entry_point or "", json.dumps(spec.options, sort_keys=True))
     return None
+
+
+@lru_cache(maxsize=32)
+def _entry_point_provider(name: str, options: str) -> HeatmapProvider:
+    """The provider an entry point makes with ``options`` (JSON), made once per process.
+
+    A provider usually loads a model, which takes far longer than one heatmap:
+    it is kept for the next requests (a failure is not kept, so it is tried again).
+    """
+    found = entry_points(group=ENTRY_POINT_GROUP, name=name)
+    if not found:
+        raise HeatmapError(f"no installed package registers {name!r} in {ENTRY_POINT_GROUP}")
+    made = next(iter(found)).load()(**json.loads(options))
+    if not callable(getattr(made, "heatmap", None)):
+        raise HeatmapError(f"entry point {name!r} gave an object without a heatmap() method")
+    return made  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

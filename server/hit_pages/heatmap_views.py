@@ -32,7 +32,6 @@ from sqlalchemy import select, update
 from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope, utcnow
-from hits.heatmaps import HeatmapError
 from hits.heatmaps.arrays import load_precomputed, overlay_png
 from hits.heatmaps.log import HeatmapRequest, last_request_at, requests_made, revealed_sentence
 from hits.heatmaps.providers import ImageSource, Outcome, compute_all, provider_for
@@ -84,12 +83,17 @@ def _job(
     if precomputed is not None:
         return lambda: load_precomputed(precomputed)
     spec = options.models.get(model)
-    if spec is None:
+    if spec is None or spec.provider == "none":
         return None
-    provider = provider_for(model, spec, allow_private=runtime().settings.heatmap_allow_private)
-    if provider is None:
-        return None
-    return lambda: provider.heatmap(image, text)
+    allow_private = runtime().settings.heatmap_allow_private
+
+    def live() -> Any:
+        # Made in the provider's thread, within the time limit: loading a model may be slow.
+        provider = provider_for(model, spec, allow_private=allow_private)
+        assert provider is not None
+        return provider.heatmap(image, text)
+
+    return live
 
 
 def _plan(form: Any) -> dict[str, Any]:
@@ -175,10 +179,7 @@ def _plan(form: Any) -> dict[str, Any]:
                 else None
             )
             precomputed = media / stored if stored and media else None
-            try:
-                jobs[alias["token"]] = _job(alias["model"], options, source, text, precomputed)
-            except Exception as exc:  # a provider that cannot even be made (someone else's code) fails
-                jobs[alias["token"]] = _failing(f"{type(exc).__name__}: {exc}")
+            jobs[alias["token"]] = _job(alias["model"], options, source, text, precomputed)
         boxes = payload["sentences"][sentence].get("boxes", []) if kind == "report" else []
         return {
             "call_id": call_id,
@@ -192,13 +193,6 @@ def _plan(form: Any) -> dict[str, Any]:
             "boxes": boxes,
             "size": [payload.get("width"), payload.get("height")],
         }
-
-
-def _failing(message: str) -> Callable[[], Any]:
-    def fail() -> Any:
-        raise HeatmapError(message)
-
-    return fail
 
 
 def _record(plan: dict[str, Any], outcomes: dict[str, Outcome]) -> None:

@@ -280,6 +280,14 @@ def test_an_installed_entry_point_provides_heatmaps(tmp_path, monkeypatch) -> No
     assert provider is not None
     out = compute_all({"m": lambda: provider.heatmap(ImageSource(), "left")}, 2)
     assert out["m"].status == "ok" and out["m"].heat is not None and out["m"].heat.shape == (6, 6)
+    # Made once per process and options (loading a model is slow), a new one for other options.
+    assert provider_for("m", spec) is provider
+    other = spec.model_copy(update={"options": {"size": 3}})
+    assert provider_for("m", other) is not provider
+    # A package uninstalled after the campaign was launched: that model's heatmaps fail, clearly.
+    gone = ModelSpec.model_construct(provider="entry_point", entry_point="uninstalled", options={})
+    out = compute_all({"m": lambda: provider_for("m", gone)}, 2)
+    assert out["m"].status == "failed" and "no installed package registers 'uninstalled'" in out["m"].detail
     sys.modules.pop("corner_model", None)
 
 
