@@ -89,11 +89,16 @@ class ModelSpec(BaseModel):
         return self
 
 
-def provider_for(name: str, spec: ModelSpec, *, allow_private: bool = False) -> HeatmapProvider | None:
+def provider_for(
+    name: str, spec: ModelSpec, *, allow_private: bool = False, timeout: float | None = None
+) -> HeatmapProvider | None:
     """The provider of model ``name``'s live heatmaps; None for ``provider: none``.
 
     ``allow_private``: whether an http provider may be on a private or
     loopback address (the operator's choice, never the campaign's).
+    ``timeout``: an http provider's socket timeout (default 30 s); the
+    campaign's time limit, so a thread waiting on a slow model is freed soon
+    after the worker has been answered.
     """
     if spec.provider == "builtin":
         from hits.heatmaps.builtin import BlobProvider
@@ -103,7 +108,9 @@ def provider_for(name: str, spec: ModelSpec, *, allow_private: bool = False) -> 
         from hits.heatmaps.remote import HttpProvider
 
         assert spec.url is not None  # checked by the spec
-        return HttpProvider(spec.url, allow_private=allow_private)
+        if timeout is None:
+            return HttpProvider(spec.url, allow_private=allow_private)
+        return HttpProvider(spec.url, allow_private=allow_private, timeout=timeout)
     if spec.provider == "entry_point":
         return _entry_point_provider(spec.entry_point or "", json.dumps(spec.options, sort_keys=True))
     return None

@@ -89,7 +89,7 @@ def _job(
 
     def live() -> Any:
         # Made in the provider's thread, within the time limit: loading a model may be slow.
-        provider = provider_for(model, spec, allow_private=allow_private)
+        provider = provider_for(model, spec, allow_private=allow_private, timeout=options.time_limit)
         assert provider is not None
         return provider.heatmap(image, text)
 

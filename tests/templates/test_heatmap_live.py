@@ -34,6 +34,7 @@ from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
 from hits.demo_tasks import save_png
 from hits.heatmaps.log import HeatmapRequest
+from hits.heatmaps.providers import ImageSource, ModelSpec, Outcome, compute_all, provider_for
 from hits.templates.heatmap import QUESTIONS
 from hits.templates.heatmap.report import campaign_study, round_tables
 from server import create_app
@@ -62,7 +63,11 @@ class ModelServer(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"internal error")
             return
-        payload = {"heatmap": [[0, 1, 0], [0, 3, 1], [0, 0, 0]]}
+        payload: dict[str, Any] = {"heatmap": [[0, 1, 0], [0, 3, 1], [0, 0, 0]]}
+        if self.path == "/flat":
+            payload = {"heatmap": [1, 2, 3]}
+        if self.path == "/nomember":
+            payload = {"saliency": [[1]]}
         raw = b"this is not a heatmap" if self.path == "/garbage" else json.dumps(payload).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -375,3 +380,25 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
     first, second = (set(t) for t in tokens_per_worker)
     assert not {t for t in first & second if re.fullmatch(r"[0-9a-f]{12}", t)}
     assert _words(" ".join(first)) != _words(" ".join(second))
+
+
+def test_the_http_provider_gives_up_at_its_timeout_and_names_what_was_wrong(model_server) -> None:
+    """Its thread is freed soon after the worker is answered, and every bad answer says why."""
+    image = ImageSource(url="https://example.org/scan.png")
+
+    def outcome(path: str, timeout: float = 5.0) -> Outcome:
+        spec = ModelSpec.model_validate({"provider": "http", "url": model_server + path})
+        provider = provider_for("m", spec, allow_private=True, timeout=timeout)
+        assert provider is not None
+        return compute_all({"m": lambda: provider.heatmap(image, "text")}, 10)["m"]
+
+    started = time.monotonic()
+    slow = outcome("/slow", timeout=0.5)
+    assert time.monotonic() - started < SLOW - 1 and slow.status == "failed" and "ReadTimeout" in slow.detail
+    assert "HTTP 500" in outcome("/error").detail
+    assert "not JSON" in outcome("/garbage").detail
+    assert "2-D array" in outcome("/flat").detail
+    assert 'no "heatmap" member' in outcome("/nomember").detail
+    good = outcome("/good")
+    assert good.status == "ok" and good.heat is not None and good.heat.max() == 1.0
+    assert ModelServer.received[-1]["image"] is None and ModelServer.received[-1]["image_url"] == image.url
