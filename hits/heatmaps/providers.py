@@ -96,9 +96,9 @@ def provider_for(
 
     ``allow_private``: whether an http provider may be on a private or
     loopback address (the operator's choice, never the campaign's).
-    ``timeout``: an http provider's socket timeout (default 30 s); the
-    campaign's time limit, so a thread waiting on a slow model is freed soon
-    after the worker has been answered.
+    ``timeout``: an http provider's socket timeout (default 30 s); a little
+    over the campaign's time limit, so a thread waiting on a slow model is
+    freed soon after the worker has been answered.
     """
     if spec.provider == "builtin":
         from hits.heatmaps.builtin import BlobProvider

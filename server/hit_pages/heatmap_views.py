@@ -89,7 +89,9 @@ def _job(
 
     def live() -> Any:
         # Made in the provider's thread, within the time limit: loading a model may be slow.
-        provider = provider_for(model, spec, allow_private=allow_private, timeout=options.time_limit)
+        # Its sockets wait a little longer than the worker does: the time limit decides, and the
+        # thread is freed soon after.
+        provider = provider_for(model, spec, allow_private=allow_private, timeout=options.time_limit + 1)
         assert provider is not None
         return provider.heatmap(image, text)
 
