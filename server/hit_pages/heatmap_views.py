@@ -54,13 +54,14 @@ NO_HEATMAP = (
 class Refused(Exception):
     """A request the page cannot have; ``status`` and a message the worker can act on."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.status = status
+        self.extra = extra
 
 
-def _refusal(status: int, message: str) -> Any:
-    return jsonify({"error": message}), status
+def _refusal(refused: Refused) -> Any:
+    return jsonify({"error": str(refused), **refused.extra}), refused.status
 
 
 def _clean_prompt(raw: str, options: HeatmapOptions) -> str:
@@ -141,6 +142,7 @@ def _plan(form: Any) -> dict[str, Any]:
                     409,
                     f"You chose sentence {first + 1} before seeing any heatmap; its heatmaps are the ones "
                     "to rate for this image.",
+                    sentence=first,  # so a reloaded page can bring the choice back
                 )
             text = payload["sentences"][sentence]["text"]
         else:
@@ -218,7 +220,7 @@ def make() -> Any:
     try:
         plan = _plan(request.form)
     except Refused as refused:
-        return _refusal(refused.status, str(refused))
+        return _refusal(refused)
     outcomes = compute_all(plan["jobs"], plan["limit"])
     heatmaps = []
     for alias in plan["aliases"]:

@@ -68,6 +68,14 @@ def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_pro
         assert "Heatmaps shown: 3 of 3" in report.locator(".heatmap-status").inner_text()
         # The choice is fixed: the other sentences cannot be picked any more.
         assert report.locator(".sentence-choices input:enabled").count() == 1
+        if slot == 0:
+            # Reloaded, the page forgets the choice; the server does not, and the page takes it back.
+            report.evaluate("() => location.reload()")
+            report.get_by_role("radio").nth(1).check()
+            report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+            report.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+            assert report.get_by_role("radio").first.is_checked()
+            assert report.locator(".sentence-choices input:enabled").count() == 1
 
         # The strength slider, by keyboard: each step changes every overlay's opacity.
         assert set(_opacity(frame, slot, "report")) == {"0.6"}

@@ -301,6 +301,7 @@ def test_abusive_requests_get_clear_refusals_never_a_server_error(
     assert make(base, frame, position="0", round="report", sentence="1").status_code == 200
     locked = make(base, frame, position="0", round="report", sentence="0")
     assert locked.status_code == 409 and "sentence 2" in locked.json()["error"]
+    assert locked.json()["sentence"] == 1  # the page selects it again
     # Three requests per image: this one is the third (the refused ones did not count), the next is refused.
     assert make(base, frame, position="0", round="report", sentence="1").status_code == 200
     assert make(base, frame, position="0", round="custom", prompt="one more").status_code == 200
