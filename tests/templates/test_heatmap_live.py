@@ -191,7 +191,11 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     with session_scope(requester_sessions) as session:
         rows = {
             r.model: r
-            for r in session.scalars(select(HeatmapRequest).where(HeatmapRequest.round == "custom"))
+            for r in session.scalars(
+                select(HeatmapRequest).where(
+                    HeatmapRequest.round == "custom", HeatmapRequest.assignment_id == frame["assignmentId"]
+                )
+            )
         }
     assert rows["zebranet-seven"].status == "ok" and rows["quokkaformer"].status == "ok"
     assert rows["sloth-remote"].status == "timeout" and "1.5 s" in rows["sloth-remote"].detail
@@ -265,7 +269,7 @@ def test_without_the_operators_consent_a_model_on_a_private_address_is_never_cal
     with session_scope(requester_sessions) as session:
         remote = session.scalars(
             select(HeatmapRequest).where(
-                HeatmapRequest.model == "quokkaformer", HeatmapRequest.prompt == "anything"
+                HeatmapRequest.model == "quokkaformer", HeatmapRequest.assignment_id == frame["assignmentId"]
             )
         ).all()
     assert remote and all("may not be called" in r.detail and r.status == "failed" for r in remote)
