@@ -34,6 +34,8 @@ class Settings:
     #: Notification events may go to private, loopback and link-local addresses (receivers on the
     #: operator's own network); off, only public addresses are sent to.
     notification_allow_private: bool = False
+    #: Heatmap models served over HTTP (the heatmap template) may be on private and loopback addresses.
+    heatmap_allow_private: bool = False
     #: Proxies in front of the server whose X-Forwarded-For/-Proto to believe (0: none), so the
     #: sign-in throttle counts the client's address rather than the proxy's.
     trusted_proxies: int = 0
@@ -99,6 +101,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         mturk_region=env.get("HITFORGE_MTURK_REGION", "us-east-1"),
         sync_interval_seconds=float(env.get("HITFORGE_SYNC_INTERVAL", "2.0")),
         notification_allow_private=_flag(env.get("HITFORGE_NOTIFICATION_ALLOW_PRIVATE", "")),
+        heatmap_allow_private=_flag(env.get("HITFORGE_HEATMAP_ALLOW_PRIVATE", "")),
         trusted_proxies=_count(env, "HITFORGE_TRUSTED_PROXIES"),
         cdn_map_file=env.get("HITFORGE_CDN_MAP", ""),
         cdn_libraries_dir=env.get("HITFORGE_CDN_LIBRARIES", ""),

@@ -281,7 +281,9 @@ def launch(campaign_file: str, resume: bool) -> None:
     "--template",
     default="rating",
     show_default=True,
-    help="Task template to demo: rating, select, write, spans, target, compare, sxs, objects or rank.",
+    help=(
+        "Task template to demo: rating, select, write, spans, target, compare, sxs, objects, rank or heatmap."
+    ),
 )
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)

@@ -213,3 +213,38 @@ def rank(campaign: str, fmt: str, confidence: float) -> None:
                 + [f"{v:.4f}" for v in (c.mean_rank, c.mean_rank_low, c.mean_rank_high)]
                 + [f"{v:.4f}" for v in (c.first_share, c.first_low, c.first_high, c.strength, column.nu)]
             )
+
+
+@results.command("heatmap")
+@click.argument("campaign")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv"]), default="table", show_default=True)
+def heatmap(campaign: str, fmt: str) -> None:
+    """A heatmap campaign's table: per round, model and question, the answers' shares, mean and agreement.
+
+    Also each model's heatmap requests (made, failed, timed out) and the answers left out
+    because they do not match what the page showed.
+    """
+    from hits.templates.heatmap.report import (
+        CSV_HEADER,
+        campaign_study,
+        csv_rows,
+        format_tables,
+        round_tables,
+    )
+
+    settings = load_settings()
+    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+        campaign_id = _campaign_id(session, campaign)
+        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
+        if template != "heatmap":
+            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not heatmap")
+        study = campaign_study(session, campaign_id)
+    tables = round_tables(study.judgements)
+    if not tables and not study.requests:
+        raise click.ClickException("no heatmap judgements yet")
+    if fmt == "table":
+        click.echo(format_tables(tables, study))
+        return
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    writer.writerows(csv_rows(tables))

@@ -228,4 +228,10 @@ def load_campaign_file(path: str | Path) -> CampaignFile:
     media = loaded.media_dir
     if media is not None and not media.is_dir():
         raise InputFileError(path, lines.get(("media_dir",)), "media_dir", f"{media} is not a folder")
+    try:
+        get_template(spec.template).check_campaign(
+            spec.template_options, [i.payload for i in loaded.items + loaded.gold], media
+        )
+    except ValueError as exc:
+        raise InputFileError(path, lines.get(("template_options",)), "template_options", str(exc)) from exc
     return loaded

@@ -198,6 +198,20 @@ class _CheckedAdapter(HTTPAdapter):
         self.poolmanager.pool_classes_by_scheme = _pools(self._allow_private)  # type: ignore[assignment]
 
 
+def checked_session(allow_private: bool) -> requests.Session:
+    """A ``requests`` session that connects only to addresses :func:`resolve_checked` allows.
+
+    Proxies and .netrc from the environment are not used, so each connection goes
+    where it was checked to; the caller still passes ``allow_redirects=False``.
+    """
+    http = requests.Session()
+    http.trust_env = False
+    adapter = _CheckedAdapter(allow_private)
+    http.mount("http://", adapter)
+    http.mount("https://", adapter)
+    return http
+
+
 def post_json(destination: str, document: dict[str, Any], timeout: float, allow_private: bool) -> int:
     """POST ``document`` to a checked destination; the HTTP status.
 
@@ -207,11 +221,7 @@ def post_json(destination: str, document: dict[str, Any], timeout: float, allow_
     environment are not used, so the connection goes where it was checked to.
     """
     check_destination(destination, allow_private)
-    with requests.Session() as http:
-        http.trust_env = False
-        adapter = _CheckedAdapter(allow_private)
-        http.mount("http://", adapter)
-        http.mount("https://", adapter)
+    with checked_session(allow_private) as http:
         response = http.post(
             destination.strip(),
             data=json.dumps(document),

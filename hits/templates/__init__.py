@@ -16,6 +16,7 @@ from hits.templates.base import TaskTemplate, TemplateError
 
 def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.compare import CompareTemplate
+    from hits.templates.heatmap import HeatmapTemplate
     from hits.templates.objects import ObjectsTemplate
     from hits.templates.rank import RankTemplate
     from hits.templates.rating import RatingTemplate
@@ -37,6 +38,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             SxsTemplate(),
             ObjectsTemplate(),
             RankTemplate(),
+            HeatmapTemplate(),
         )
     }
 

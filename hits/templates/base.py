@@ -76,6 +76,15 @@ class TaskTemplate(ABC):
         """
         return None
 
+    def check_campaign(
+        self, options: Mapping[str, Any], items: Sequence[Mapping[str, Any]], media: Path | None
+    ) -> None:
+        """Checks of the campaign's ``template_options`` with its items' payloads; raise ``ValueError``.
+
+        Called when the campaign file is read (``media``: its media folder, if any). Default: none.
+        """
+        return None
+
     def slot_view(self, payload: Mapping[str, Any], seed: str) -> dict[str, Any]:
         """What the page gets of one slot's payload (default: all of it).
 

@@ -21,6 +21,7 @@ from hits.campaigns.models import Campaign, PublishedHIT, Submission
 from hits.templates import get_template
 from hits.templates.arrangements import arrangements_for, unscrambled_answers
 from server.db import requester_session
+from server.hit_pages import heatmap_views
 from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, page_access
 from server.hit_pages.media import is_local, media_url, serve_media
 
@@ -168,3 +169,4 @@ def media(published_id: int, position: int, tag: str) -> Any:
 
 def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
+    heatmap_views.init_app(app)

@@ -1,0 +1,99 @@
+"""Every heatmap a worker's page asked for, per model, with what came of it.
+
+One row per model per request: which assignment and slot, which round, the
+report sentence or the worker's own prompt, the real model (never sent to
+the worker), whether its heatmap was shown (``ok``) or why not (``failed``,
+``timeout``, ``unavailable``), the detail for the requester and how long it
+took. Rows are written ``pending`` before the providers are called, which is
+what the per-assignment limits count, and completed afterwards.
+
+The log is also what results trust about what a worker saw: the first
+report sentence revealed is the one the worker chose (no other can be
+revealed after it), and a custom prompt counts only if its heatmaps were
+made for this assignment.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from hits.db import RequesterBase, UTCDateTime, utcnow
+
+ROUNDS = ("report", "custom")
+STATUSES = ("pending", "ok", "failed", "timeout", "unavailable")
+
+
+class HeatmapRequest(RequesterBase):
+    """One model's heatmap for one request of one assignment's page."""
+
+    __tablename__ = "rq_heatmap_requests"
+    __table_args__ = (Index("ix_rq_heatmap_requests_assignment", "campaign_id", "assignment_id", "position"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
+    assignment_id: Mapped[str] = mapped_column(String(32))
+    position: Mapped[int] = mapped_column(Integer)
+    #: The rows of one request share it (a random token).
+    call_id: Mapped[str] = mapped_column(String(32))
+    round: Mapped[str] = mapped_column(String(8))
+    sentence: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    prompt: Mapped[str | None] = mapped_column(Text, nullable=True)
+    model: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(12), default="pending")
+    detail: Mapped[str] = mapped_column(Text, default="")
+    milliseconds: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+def revealed_sentence(session: Session, campaign_id: int, assignment_id: str, position: int) -> int | None:
+    """The report sentence whose heatmaps this assignment's slot was first shown; None before that."""
+    return session.scalar(
+        select(HeatmapRequest.sentence)
+        .where(
+            HeatmapRequest.campaign_id == campaign_id,
+            HeatmapRequest.assignment_id == assignment_id,
+            HeatmapRequest.position == position,
+            HeatmapRequest.round == "report",
+        )
+        .order_by(HeatmapRequest.id)
+        .limit(1)
+    )
+
+
+def requests_made(session: Session, campaign_id: int, assignment_id: str, position: int) -> int:
+    """How many requests (of any round) this assignment's slot has made."""
+    return int(
+        session.scalar(
+            select(func.count(func.distinct(HeatmapRequest.call_id))).where(
+                HeatmapRequest.campaign_id == campaign_id,
+                HeatmapRequest.assignment_id == assignment_id,
+                HeatmapRequest.position == position,
+            )
+        )
+        or 0
+    )
+
+
+def last_request_at(session: Session, campaign_id: int, assignment_id: str, position: int) -> datetime | None:
+    """When this assignment's slot last asked for heatmaps."""
+    return session.scalar(
+        select(func.max(HeatmapRequest.created_at)).where(
+            HeatmapRequest.campaign_id == campaign_id,
+            HeatmapRequest.assignment_id == assignment_id,
+            HeatmapRequest.position == position,
+        )
+    )
+
+
+def campaign_requests(session: Session, campaign_id: int) -> list[HeatmapRequest]:
+    """Every logged heatmap of a campaign, oldest first."""
+    return list(
+        session.scalars(
+            select(HeatmapRequest)
+            .where(HeatmapRequest.campaign_id == campaign_id)
+            .order_by(HeatmapRequest.id)
+        )
+    )

@@ -1,0 +1,245 @@
+"""Live heatmaps for the heatmap template's page: ``POST /tasks/heatmaps/make``.
+
+The page asks for the heatmaps of one slot, either for a report sentence
+(round one) or for the worker's own prompt (round two). The request carries
+the assignment's page parameters, checked like a submit (``access.py``): only
+the worker the marketplace framed the page for gets heatmaps, and never a
+preview. The capability in those parameters is what authorises the call, so
+no session cookie (and no CSRF token bound to one) is needed.
+
+Abuse is bounded: a prompt has a length cap; each assignment's slot may make
+``live_requests`` requests, not closer together than ``min_interval``; the
+first report sentence revealed is the only one that can be (the worker
+chooses before seeing heatmaps); every model is asked at once and the answer
+comes within the campaign's ``time_limit``, the database untouched meanwhile.
+Each model's outcome is logged (``hits.heatmaps.log``). The answer names
+models by this assignment's opaque tokens only, and one message covers every
+kind of failure, so nothing in it tells models apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Flask, jsonify, request
+from sqlalchemy import select, update
+
+from hits.campaigns.gold import choose_gold, page_slots
+from hits.campaigns.models import Campaign, PublishedHIT
+from hits.db import session_scope, utcnow
+from hits.heatmaps.arrays import load_precomputed, overlay_png
+from hits.heatmaps.log import HeatmapRequest, last_request_at, requests_made, revealed_sentence
+from hits.heatmaps.providers import ImageSource, Outcome, compute_all, provider_for
+from hits.templates import get_template
+from hits.templates.arrangements import arrangements_for
+from hits.templates.heatmap.options import HeatmapOptions, parse_options
+from server.db import runtime
+from server.hit_pages.access import AccessRefused, page_access
+from server.hit_pages.media import is_local
+
+bp = Blueprint("heatmap_pages", __name__, url_prefix="/tasks/heatmaps")
+
+#: What the worker reads for any model whose heatmap did not come (the same for every cause).
+NO_HEATMAP = (
+    "No heatmap came from this model for this text. This has been recorded. "
+    "Mark it as missing and rate the others."
+)
+
+
+class Refused(Exception):
+    """A request the page cannot have; ``status`` and a message the worker can act on."""
+
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.extra = extra
+
+
+def _refusal(refused: Refused) -> Any:
+    return jsonify({"error": str(refused), **refused.extra}), refused.status
+
+
+def _clean_prompt(raw: str, options: HeatmapOptions) -> str:
+    prompt = " ".join(raw.split())
+    if not prompt:
+        raise Refused(400, "Write a sentence about the image first.")
+    if len(prompt) > options.max_prompt:
+        raise Refused(
+            400, f"Your sentence is {len(prompt)} characters long; keep it to {options.max_prompt}."
+        )
+    if any(not ch.isprintable() for ch in prompt):
+        raise Refused(400, "Your sentence holds characters that cannot be shown; type it again.")
+    return prompt
+
+
+def _job(
+    model: str, options: HeatmapOptions, image: ImageSource, text: str, precomputed: Path | None
+) -> Callable[[], Any] | None:
+    """What makes one model's heatmap: its precomputed file, else its live provider (None: neither)."""
+    if precomputed is not None:
+        return lambda: load_precomputed(precomputed)
+    spec = options.models.get(model)
+    if spec is None or spec.provider == "none":
+        return None
+    allow_private = runtime().settings.heatmap_allow_private
+
+    def live() -> Any:
+        # Made in the provider's thread, within the time limit: loading a model may be slow.
+        # Its sockets wait a little longer than the worker does: the time limit decides, and the
+        # thread is freed soon after.
+        provider = provider_for(model, spec, allow_private=allow_private, timeout=options.time_limit + 1)
+        assert provider is not None
+        return provider.heatmap(image, text)
+
+    return live
+
+
+def _plan(form: Any) -> dict[str, Any]:
+    """Check the request and log it as pending (one short transaction); what to compute."""
+    try:
+        access = page_access(
+            {k: form.get(k, "") for k in ("assignmentId", "hitId", "workerId", "turkSubmitTo")}
+        )
+    except AccessRefused as refused:
+        raise Refused(403, str(refused)) from refused
+    if access.assignment_id is None:
+        raise Refused(400, "Accept the HIT to see heatmaps.")
+    kind = form.get("round", "")
+    if kind not in ("report", "custom"):
+        raise Refused(400, "Say which round the heatmaps are for: report or custom.")
+    raw_position = form.get("position", "")
+    if not raw_position.isascii() or not raw_position.isdigit() or len(raw_position) > 3:
+        raise Refused(400, "Say which image the heatmaps are for.")
+    position = int(raw_position)
+    with session_scope(runtime().requester_sessions) as session:
+        published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == access.hit_id))
+        campaign = session.get(Campaign, published.campaign_id) if published else None
+        if published is None or campaign is None or campaign.template != "heatmap":
+            raise Refused(404, "This HIT has no heatmaps.")
+        if position >= len(published.slots):
+            raise Refused(400, "Say which image the heatmaps are for.")
+        options = parse_options(campaign.spec.get("template_options", {}))
+        choose_gold(session, published, access.assignment_id, access.worker_id)
+        payloads = [slot.payload for slot in page_slots(session, published, access.assignment_id)]
+        arrangement = arrangements_for(
+            session, get_template("heatmap"), campaign.id, access.assignment_id, payloads
+        )[position]
+        payload = payloads[position]
+        sentence: int | None = None
+        if kind == "report":
+            raw = form.get("sentence", "")
+            if not (raw.isascii() and raw.isdigit() and int(raw) < len(payload["sentences"])):
+                raise Refused(400, "Choose one of the report sentences.")
+            sentence = int(raw)
+            first = revealed_sentence(session, campaign.id, access.assignment_id, position)
+            if first is not None and first != sentence:
+                raise Refused(
+                    409,
+                    f"You chose sentence {first + 1} before seeing any heatmap; its heatmaps are the ones "
+                    "to rate for this image.",
+                    sentence=first,  # so a reloaded page can bring the choice back
+                )
+            text = payload["sentences"][sentence]["text"]
+        else:
+            text = _clean_prompt(form.get("prompt", ""), options)
+        if requests_made(session, campaign.id, access.assignment_id, position) >= options.live_requests:
+            raise Refused(
+                429,
+                f"This image has had its {options.live_requests} requests for heatmaps; rate what you have.",
+            )
+        last = last_request_at(session, campaign.id, access.assignment_id, position)
+        if last is not None and utcnow() - last < timedelta(seconds=options.min_interval):
+            raise Refused(429, "Heatmaps were just asked for; wait a moment and try again.")
+        call_id = secrets.token_hex(8)
+        for alias in arrangement["aliases"]:
+            session.add(
+                HeatmapRequest(
+                    campaign_id=campaign.id,
+                    assignment_id=access.assignment_id,
+                    position=position,
+                    call_id=call_id,
+                    round=kind,
+                    sentence=sentence,
+                    prompt=text if kind == "custom" else None,
+                    model=alias["model"],
+                    status="pending",
+                    detail="",
+                )
+            )
+        image = str(payload.get("image", ""))
+        media = Path(campaign.spec["media_path"]) if campaign.spec.get("media_path") else None
+        local = media is not None and is_local(image)
+        source = ImageSource(path=media / image if media and local else None, url=None if local else image)
+        jobs: dict[str, Callable[[], Any] | None] = {}
+        for alias in arrangement["aliases"]:
+            stored = (
+                payload["sentences"][sentence].get("heatmaps", {}).get(alias["model"])
+                if kind == "report"
+                else None
+            )
+            precomputed = media / stored if stored and media else None
+            jobs[alias["token"]] = _job(alias["model"], options, source, text, precomputed)
+        boxes = payload["sentences"][sentence].get("boxes", []) if kind == "report" else []
+        return {
+            "call_id": call_id,
+            "campaign_id": campaign.id,
+            "assignment_id": access.assignment_id,
+            "aliases": arrangement["aliases"],
+            "jobs": jobs,
+            "limit": options.time_limit,
+            "kind": kind,
+            "sentence": sentence,
+            "boxes": boxes,
+            "size": [payload.get("width"), payload.get("height")],
+        }
+
+
+def _record(plan: dict[str, Any], outcomes: dict[str, Outcome]) -> None:
+    with session_scope(runtime().requester_sessions) as session:
+        for alias in plan["aliases"]:
+            outcome = outcomes[alias["token"]]
+            session.execute(
+                update(HeatmapRequest)
+                .where(HeatmapRequest.call_id == plan["call_id"], HeatmapRequest.model == alias["model"])
+                .values(
+                    status=outcome.status,
+                    detail=outcome.detail[:2000],
+                    milliseconds=round(outcome.seconds * 1000),
+                )
+            )
+
+
+@bp.post("/make")
+def make() -> Any:
+    """The heatmaps of every model of one slot, for a report sentence or the worker's prompt (JSON)."""
+    try:
+        plan = _plan(request.form)
+    except Refused as refused:
+        return _refusal(refused)
+    outcomes = compute_all(plan["jobs"], plan["limit"])
+    heatmaps = []
+    for alias in plan["aliases"]:
+        outcome = outcomes[alias["token"]]
+        if outcome.status == "ok" and outcome.heat is not None:
+            png = overlay_png(outcome.heat)
+            src = "data:image/png;base64," + base64.b64encode(png).decode()
+            heatmaps.append({"token": alias["token"], "ok": True, "src": src})
+        else:
+            heatmaps.append({"token": alias["token"], "ok": False, "message": NO_HEATMAP})
+    # Pending rows are completed only now: a crash in between leaves them pending, still counted.
+    _record(plan, outcomes)
+    body: dict[str, Any] = {"round": plan["kind"], "heatmaps": heatmaps}
+    if plan["kind"] == "report":
+        body.update(sentence=plan["sentence"], boxes=plan["boxes"], size=plan["size"])
+    return jsonify(body)
+
+
+def init_app(app: Flask) -> None:
+    """Register the endpoint; the assignment's capability, not a cookie, authorises it (no CSRF token)."""
+    app.register_blueprint(bp)
+    app.extensions["csrf"].exempt(bp)

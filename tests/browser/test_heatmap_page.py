@@ -1,0 +1,201 @@
+"""The heatmap page in headless Chromium: pick a sentence, strength slider, boxes, ratings, own prompt."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from playwright.sync_api import FrameLocator, Page
+from sqlalchemy import select
+
+from hits.campaigns.models import PublishedHIT, Submission
+from hits.db import session_scope
+from hits.demo_tasks.heatmap import MODELS
+from hits.templates.arrangements import SlotArrangement
+from hits.templates.heatmap import QUESTIONS
+from server.hit_pages.heatmap_views import NO_HEATMAP
+from tests.helpers import launch_template_campaign
+from tests.templates.test_heatmap_live import TIME_LIMIT, launch, model_server, private_server
+
+__all__ = ["model_server", "private_server"]  # fixtures shared with the HTTP tests
+
+pytestmark = pytest.mark.browser
+
+
+def _opacity(frame: FrameLocator, slot: int, part: str) -> list[str]:
+    overlays = frame.locator(f"#slot-{slot} section.round-{part} img.heat-overlay")
+    return [overlays.nth(k).evaluate("img => getComputedStyle(img).opacity") for k in range(overlays.count())]
+
+
+def _rate(frame: FrameLocator, slot: int, part: str, value: int, skip_last: bool = False) -> None:
+    panels = frame.locator(f"#slot-{slot} section.round-{part} section.model-panel")
+    for k in range(panels.count()):
+        for n, q in enumerate(QUESTIONS):
+            if skip_last and k == panels.count() - 1 and n == len(QUESTIONS) - 1:
+                continue
+            panels.nth(k).locator(f'input[type="radio"][name$="-{q}"][value="{value}"]').check()
+
+
+def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_prompt(
+    tmp_path, page: Page, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "heatmap", name="br-heatmap"
+    )
+    page.goto(live_server.url + "/signup")
+    page.get_by_label("User name").fill("heatmap-worker")
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.locator(f'tr[data-hit-id="{hit_ids[0]}"] button').click()
+    frame = page.frame_locator("#hit-frame")
+    items = frame.locator("fieldset.heatmap-item")
+    items.first.wait_for()
+    count = items.count()
+    # Before a sentence is chosen no heatmap is on the page and nothing can be rated.
+    assert frame.locator("img.heat-overlay").count() == 0
+    assert frame.locator("section.round-report .heatmap-models").first.is_hidden()
+    assert frame.locator('section.model-panel input[type="radio"]:enabled').count() == 0
+
+    for slot in range(count):
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        # By keyboard: focus the first sentence, Space picks it, Tab to the button, Enter shows the heatmaps.
+        report.get_by_role("radio").first.focus()
+        page.keyboard.press("Space")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        report.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+        assert report.locator("img.heat-overlay").count() == len(MODELS)
+        assert "Heatmaps shown: 3 of 3" in report.locator(".heatmap-status").inner_text()
+        # The choice is fixed: the other sentences cannot be picked any more.
+        assert report.locator(".sentence-choices input:enabled").count() == 1
+        if slot == 0:
+            # Reloaded, the page forgets the choice; the server does not, and the page takes it back.
+            report.evaluate("() => location.reload()")
+            report.get_by_role("radio").nth(1).check()
+            report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+            report.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+            assert report.get_by_role("radio").first.is_checked()
+            assert report.locator(".sentence-choices input:enabled").count() == 1
+
+        # The strength slider, by keyboard: each step changes every overlay's opacity.
+        assert set(_opacity(frame, slot, "report")) == {"0.6"}
+        slider = report.get_by_label(f"Heatmap strength, report sentence, image {slot + 1}")
+        slider.focus()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        assert set(_opacity(frame, slot, "report")) == {"0.7"}
+        page.keyboard.press("Home")
+        assert set(_opacity(frame, slot, "report")) == {"0"}
+        slider.fill("85")
+        assert set(_opacity(frame, slot, "report")) == {"0.85"}
+
+        # Ground-truth boxes (the demo's first sentence has one): Space toggles them on and off.
+        toggle = report.get_by_label("Show ground-truth boxes")
+        assert toggle.is_enabled()
+        boxes = report.locator("svg.heat-boxes")
+        assert boxes.first.is_hidden() and boxes.first.locator("rect").count() == 1
+        toggle.focus()
+        page.keyboard.press("Space")
+        assert all(boxes.nth(k).is_visible() for k in range(boxes.count()))
+        page.keyboard.press("Space")
+        assert boxes.first.is_hidden()
+
+        _rate(frame, slot, "report", 4)
+
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        assert custom.get_by_label("Show ground-truth boxes").count() == 0  # never for own prompts
+        assert custom.locator("svg").count() == 0
+        custom.get_by_label("Your sentence about the image").fill(f"a bright spot, upper left {slot}")
+        custom.get_by_label("Your sentence about the image").press("Enter")
+        custom.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+        _rate(frame, slot, "custom", 2, skip_last=slot == count - 1)
+
+    # One question left open: the error names it, and everything the worker did is still there.
+    frame.get_by_role("button", name="Submit").click()
+    summary = frame.locator("#error-summary")
+    summary.wait_for()
+    assert f"Image {count}: rate every heatmap for your own sentence (1 still open)" in summary.inner_text()
+    last_custom = frame.locator(f"#slot-{count - 1} section.round-custom")
+    last_custom.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()  # heatmaps made again
+    frame.locator("#slot-0 section.round-report img.heat-overlay").nth(len(MODELS) - 1).wait_for()
+    assert (
+        frame.locator('section.round-report input[type="radio"][value="4"]:checked').count() == count * 3 * 3
+    )
+    assert (
+        last_custom.get_by_label("Your sentence about the image").input_value()
+        == f"a bright spot, upper left {count - 1}"
+    )
+    _rate(frame, count - 1, "custom", 2)
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+
+    with session_scope(requester_sessions) as session:
+        (submission,) = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
+        arranged = session.scalars(
+            select(SlotArrangement).where(SlotArrangement.assignment_id == submission.assignment_id)
+        ).all()
+        stored = submission.answers["answers"]
+    assert len(arranged) == count
+    for slot, answer in enumerate(stored):
+        assert answer["sentence"] == 0 and answer["prompt"] == f"a bright spot, upper left {slot}"
+        assert answer["report"] == {m: dict.fromkeys(QUESTIONS, 4) for m in MODELS}  # model names again
+        assert answer["custom"] == {m: dict.fromkeys(QUESTIONS, 2) for m in MODELS}
+
+
+def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
+    tmp_path, page: Page, live_server, private_server, model_server, market, requester_sessions
+) -> None:
+    """The page is served (and asks for heatmaps) where the operator lets models on its network be called."""
+    hit_id, _ = launch(tmp_path, market, requester_sessions, private_server.url, model_server, "br-hm-fail")
+    page.goto(live_server.url + "/signup")
+    page.get_by_label("User name").fill("heatmap-worker-2")
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    frame = page.frame_locator("#hit-frame")
+    frame.locator("fieldset.heatmap-item").first.wait_for()
+    for slot in range(2):
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        custom.get_by_label("Your sentence about the image").fill("a shadow at the top left")
+        started = time.monotonic()
+        custom.get_by_role("button", name="Make heatmaps for my sentence").click()
+        status = custom.locator(".heatmap-status")
+        status.filter(has_text="Heatmaps shown").wait_for()
+        assert time.monotonic() - started < TIME_LIMIT + 2.5  # the slow model is not waited for
+        assert "2 of 5" in status.inner_text() and "3 could not be made" in status.inner_text()
+        messages = custom.locator(".model-message:visible")
+        assert messages.count() == 3 and set(messages.all_inner_texts()) == {NO_HEATMAP}
+        assert custom.locator("img.heat-overlay:visible").count() == 2
+        for panel in custom.locator("section.model-panel").all():
+            failed = panel.locator(".model-message").is_visible()
+            assert panel.locator('input[type="radio"]:enabled').count() == (0 if failed else 15)
+        # Everything else still works: the slider, round one, ratings, submitting.
+        custom.get_by_label(f"Heatmap strength, your sentence, image {slot + 1}").fill("30")
+        assert set(_opacity(frame, slot, "custom")) == {"0.3"}
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        report.get_by_role("radio").nth(slot).check()
+        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
+        for part in ("report", "custom"):
+            for radio in frame.locator(
+                f'#slot-{slot} section.round-{part} input[type="radio"][value="3"]'
+            ).all():
+                if radio.is_enabled():
+                    radio.check()
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    with session_scope(requester_sessions) as session:
+        (stored,) = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)
+        ).all()
+        answers = stored.answers["answers"]
+    for slot, answer in enumerate(answers):
+        assert answer["sentence"] == slot and answer["prompt"] == "a shadow at the top left"
+        assert {m for m, r in answer["custom"].items() if r is None} == {
+            "sloth-remote",
+            "crashy-remote",
+            "garble-remote",
+        }
+        assert answer["custom"]["quokkaformer"] == dict.fromkeys(QUESTIONS, 3)

@@ -1,0 +1,123 @@
+"""A heatmap campaign through the pipeline: bots over HTTP, gold, marketplace answers synced, results."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+from sqlalchemy import select
+
+from hits.campaigns.export import write_batch_csv
+from hits.campaigns.models import PublishedHIT, Submission
+from hits.crowd import Bot, Profile
+from hits.db import session_scope
+from hits.demo_tasks import get_demo_task
+from hits.demo_tasks.heatmap import MODELS, PLACES, judge_heat, sentence_for
+from hits.heatmaps.arrays import checked, heat_of_overlay, overlay_png
+from hits.heatmaps.builtin import BlobProvider
+from hits.heatmaps.providers import ImageSource
+from hits.market.questions import xml_to_answers
+from hits.quality import pipeline
+from hits.quality.aggregation import aggregate_campaign
+from hits.quality.review import grade_submissions
+from hits.templates.arrangements import SlotArrangement
+from hits.templates.heatmap.report import campaign_study, round_tables
+from tests.helpers import launch_template_campaign
+
+
+def _expected(folder, item: dict, sentence: int, model: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """What a careful person answers for ``model``'s heatmap of one of the item's sentences."""
+    text = item["sentences"][sentence]["text"]
+    place = next(p for p in PLACES if sentence_for(p) == text)
+    stored = item["sentences"][sentence]["heatmaps"].get(model)
+    if stored:
+        heat = np.load(folder / "media" / stored)
+    else:
+        spec = {k: v for k, v in MODELS[model].items() if k != "provider"}
+        heat = BlobProvider(name=model, **spec).heatmap(ImageSource(), text)
+    return judge_heat(heat_of_overlay(overlay_png(checked(heat))), place)
+
+
+def test_careful_workers_ratings_are_stored_per_model_graded_synced_and_tabulated(
+    tmp_path, live_server, market, mturk, requester_sessions
+) -> None:
+    task = get_demo_task("heatmap")
+    name = "heatmap-campaign"
+    campaign_id, truth, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "heatmap", hits=2, name=name
+    )
+    for n in range(2):  # assignments_per_hit is 2: both careful workers rate every image
+        bot = Bot(
+            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
+        )
+        bot.title_filter = name
+        result = bot.run(max_hits=2)
+        assert result.errors == [] and result.submitted == 2
+    items = {
+        row["id"]: row["item"] for row in map(json.loads, (tmp_path / "items.jsonl").read_text().splitlines())
+    }
+
+    with session_scope(requester_sessions) as session:
+        arranged = session.scalars(
+            select(SlotArrangement).where(SlotArrangement.campaign_id == campaign_id)
+        ).all()
+        # Four assignments of three slots (two images and a gold one), each with its own aliases.
+        assert len(arranged) == 4 * 3
+        tokens = [a["token"] for s in arranged for a in s.arrangement["aliases"]]
+        assert len(set(tokens)) == len(tokens)
+        submissions = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+        ).all()
+        graded = grade_submissions(session, [s.id for s in submissions])
+        assert all(s.gold_total == 1 and s.gold_correct == 1 for s in graded)  # careful workers pass gold
+        slots = {
+            (p.id, slot.position): slot.item.external_id
+            for p in session.scalars(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id))
+            for slot in p.slots
+            if slot.item is not None
+        }
+        before = {s.assignment_id: s.answers["answers"] for s in submissions}
+        for s in submissions:
+            for position, answer in enumerate(s.answers["answers"]):
+                item_id = slots.get((s.published_hit_id, position))
+                if item_id is None:
+                    continue  # the gold slot
+                assert (
+                    set(answer["report"]) == set(answer["custom"]) == set(MODELS)
+                )  # model names, not tokens
+                for model in MODELS:
+                    assert answer["report"][model] == _expected(
+                        tmp_path, items[item_id], answer["sentence"], model
+                    )
+        aggregated = aggregate_campaign(session, campaign_id)
+        # The requester's batch-results CSV names models (unscrambled), one column per question.
+        out = io.StringIO()
+        assert write_batch_csv(session, campaign_id, out) == 4
+        header = out.getvalue().splitlines()[0]
+        assert all(f"Answer.heatmap-1-custom-{m}-coverage" in header for m in MODELS)
+    assert {a.item_id for a in aggregated} == set(items) and all(a.votes == 2 for a in aggregated)
+
+    # The marketplace holds tokens only; syncing its copy stores model names again, the same answers.
+    for hit_id in hit_ids:
+        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]:
+            fields = xml_to_answers(a["Answer"])
+            assert not any(m in json.dumps(fields) for m in MODELS)
+    with session_scope(requester_sessions) as session:
+        targets = pipeline.open_hits(session, market.access_key_id)
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(requester_sessions) as session:
+        pipeline.review_hits(session, fetched)
+    with session_scope(requester_sessions) as session:
+        after = {s.assignment_id: s for s in session.scalars(select(Submission))}
+        assert all(
+            after[a].synced and after[a].answers["answers"] == answers for a, answers in before.items()
+        )
+        study = campaign_study(session, campaign_id)
+    assert not study.left_out
+    tables = round_tables(study.judgements)
+    assert [t.round for t in tables] == ["report", "custom"]
+    assert all(t.judgements == 2 * 2 * 2 * len(MODELS) for t in tables)  # HITs x images x workers x models
+    focused = {r.model: r for r in tables[0].rows["intuitive"]}
+    assert focused["focused"].mean is not None and focused["lost"].mean is not None
+    assert focused["focused"].mean > focused["lost"].mean
