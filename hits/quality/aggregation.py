@@ -299,6 +299,13 @@ def krippendorff_alpha(frame: pd.DataFrame, level: str = "ordinal") -> float | N
     data = matrix.to_numpy(dtype=float)
     if np.count_nonzero(~np.isnan(data).all(axis=0)) < 2:
         return None
+    # krippendorff raises unless some item has two workers' values and the values differ
+    # somewhere: e.g. one worker per item so far, or everyone gave the one same answer.
+    if (
+        not (np.count_nonzero(~np.isnan(data), axis=0) >= 2).any()
+        or np.unique(data[~np.isnan(data)]).size < 2
+    ):
+        return None
     return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]
 
 

@@ -98,3 +98,13 @@ def test_confidence_accounts_for_the_number_of_votes_and_the_methods_own_figure_
     assert majority["split"].detail["support"] == pytest.approx(2 / 3, abs=1e-4)
     # 2 of 3: Beta(3, 2) above one half.
     assert majority["split"].confidence == pytest.approx(0.6875)
+
+
+def test_alpha_is_none_not_an_error_when_no_item_has_two_workers_or_all_answers_agree() -> None:
+    # The study tables ask for alpha on whatever work has come in (e.g. one worker per item).
+    apart = pd.DataFrame({"task": ["a", "b"], "worker": ["w1", "w2"], "label": [1, 2]})
+    assert krippendorff_alpha(apart, "ordinal") is None
+    same = pd.DataFrame({"task": ["a", "a", "b", "b"], "worker": ["w1", "w2"] * 2, "label": [3, 3, 3, 3]})
+    assert krippendorff_alpha(same, "ordinal") is None
+    varied = pd.DataFrame({"task": ["a", "a", "b", "b"], "worker": ["w1", "w2"] * 2, "label": [1, 1, 3, 3]})
+    assert krippendorff_alpha(varied, "ordinal") == 1.0

@@ -1,7 +1,7 @@
 """heatmap requests of the heatmap template: each model's heatmap a worker's page asked for, and its outcome
 
 Revision ID: req0010
-Revises: req0008
+Revises: req0009
 """
 
 import sqlalchemy as sa
