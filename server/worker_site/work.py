@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 from flask import abort, current_app, flash, g, redirect, render_template, request, session, url_for
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 from werkzeug.wrappers import Response
 
 from hits.market import assignment_ops
@@ -161,7 +162,8 @@ def accept_from_group(hit_type_id: str) -> Any:
 def own_assignment(assignment_id: str) -> Assignment:
     """The signed-in worker's assignment; anyone else's is a 404, exactly like a missing one."""
     worker = current_worker()
-    assignment = market_session().get(Assignment, assignment_id)
+    # With its HIT (and the HIT's type) in the same query: every caller shows or changes the HIT.
+    assignment = market_session().get(Assignment, assignment_id, options=(joinedload(Assignment.hit),))
     if worker is None or assignment is None or assignment.worker_id != worker.id:
         abort(404)
     return assignment
