@@ -81,7 +81,20 @@ class Result:
             if ordered:
                 p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)]
                 timings.append(f"{kind} {statistics.median(ordered) * 1000:.0f}/{p99 * 1000:.0f}")
-        return "  ".join(parts) + "\n" + " " * 14 + "p50/p99 ms: " + ", ".join(timings)
+        slowest = sorted(s.timeline, key=lambda t: -t[2])[:8]
+        # When each of the slowest started (seconds into the run): together they mean a pause.
+        slow = ", ".join(f"{kind} {spent * 1000:.0f} at {at:.1f} s" for at, kind, spent in slowest)
+        return (
+            "  ".join(parts)
+            + "\n"
+            + " " * 14
+            + "p50/p99 ms: "
+            + ", ".join(timings)
+            + "\n"
+            + " " * 14
+            + "slowest ms: "
+            + slow
+        )
 
 
 def measure(site: str, flow: Flow, port: int, pid: int, workers: int, args: argparse.Namespace) -> Result:

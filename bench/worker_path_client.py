@@ -80,6 +80,10 @@ class Stats:
     errors: int = 0
     requests: int = 0
     recording: bool = False
+    #: (seconds since the first recorded request, kind, latency) of each recorded request,
+    #: to see whether slow requests come together (a pause) or alone.
+    timeline: list[tuple[float, str, float]] = field(default_factory=list)
+    first: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def timed(self, kind: str, call: Callable[[], tuple[int, str, str]]) -> tuple[int, str, str]:
@@ -91,6 +95,8 @@ class Stats:
             self.requests += 1
             if self.recording:
                 self.latencies[kind].append(spent)
+                self.first = started if self.first is None else min(self.first, started)
+                self.timeline.append((started - self.first, kind, spent))
                 if result[0] >= 500:
                     self.errors += 1
         return result

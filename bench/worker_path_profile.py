@@ -24,6 +24,8 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from sqlalchemy import event
+
 from bench.worker_path import _drop_postgres, _fresh_postgres
 from bench.worker_path_seed import seed
 from hits.db import make_engine, make_session_factory
@@ -50,6 +52,9 @@ def main() -> None:
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--postgres")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument(
+        "--statements", action="store_true", help="print the SQL statements of one cycle, by request"
+    )
     args = parser.parse_args()
     run = uuid.uuid4().hex[:8]
     var_dir = Path("var/bench-worker-path-profile").resolve()
@@ -68,11 +73,18 @@ def main() -> None:
         "/signup", data={"csrf_token": CSRF.findall(page)[0], "username": "p", "password": "a-long-password"}
     )
     spent: dict[str, float] = defaultdict(float)
+    sent: list[str] = []
+    statements: dict[str, list[str]] = defaultdict(list)
+    rt = app.extensions["hitforge"]
+    for engine in {rt.market_engine, rt.requester_engine}:
+        event.listen(engine, "before_cursor_execute", lambda _c, _cur, sql, *_: sent.append(sql))
 
     def timed(kind: str, call):  # type: ignore[no-untyped-def]
+        sent.clear()
         started = time.perf_counter()
         result = call()
         spent[kind] += time.perf_counter() - started
+        statements[kind] = list(sent)
         return result
 
     def cycle() -> None:
@@ -96,6 +108,12 @@ def main() -> None:
     for _ in range(args.cycles):
         cycle()
     _report(f"{args.hits:,} HITs, no profiler", spent, args.cycles)
+    print("statements a request: " + ", ".join(f"{k} {len(v)}" for k, v in statements.items()))
+    if args.statements:
+        for kind, sqls in statements.items():
+            print(f"-- {kind}")
+            for sql in sqls:
+                print("   " + " ".join(sql.split())[:200])
     spent.clear()
     profiler = cProfile.Profile()
     profiler.enable()
