@@ -74,6 +74,10 @@ class Stats:
     """What the workers did while the clock ran (shared by their threads)."""
 
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    #: The latencies of the requests that also *began* after the warm-up. ``latencies`` holds every
+    #: request that ended after it, including the burst of the crowd's first, lock-step requests
+    #: (cold connections and templates), which can set the p99 on its own.
+    steady: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     submissions: int = 0
     failed_accepts: int = 0
     empty_lists: int = 0
@@ -88,11 +92,14 @@ class Stats:
 
     def timed(self, kind: str, call: Callable[[], tuple[int, str, str]]) -> tuple[int, str, str]:
         """Run one request, recording its latency under ``kind`` (5xx counts as an error)."""
+        began_recorded = self.recording
         started = time.perf_counter()
         result = call()
         spent = time.perf_counter() - started
         with self.lock:
             self.requests += 1
+            if began_recorded and self.recording:
+                self.steady[kind].append(spent)
             if self.recording:
                 self.latencies[kind].append(spent)
                 self.first = started if self.first is None else min(self.first, started)
