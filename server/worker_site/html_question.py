@@ -16,10 +16,10 @@ from urllib.parse import urlencode
 
 from flask import abort, current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
-from sqlalchemy.orm import joinedload
 from werkzeug.wrappers import Response
 
-from hits.market.models import HIT, Assignment, Worker
+from hits.market import assignment_ops
+from hits.market.models import HIT, Worker
 from hits.market.questions import parse_question
 from server.db import market_session, runtime
 from server.worker_site.base import NOT_AVAILABLE, bp
@@ -103,7 +103,7 @@ def html_question(hit_id: str) -> Any:
     hit: HIT | None
     if assignment_id != NOT_AVAILABLE:
         # The assignment with its HIT, in one query (the frame of every task loads here).
-        assignment = market_session().get(Assignment, assignment_id, options=(joinedload(Assignment.hit),))
+        assignment = assignment_ops.assignment_with_hit(market_session(), assignment_id)
         if assignment is None or assignment.worker_id != data[0] or assignment.hit_id != hit_id:
             abort(404)
         hit = assignment.hit
