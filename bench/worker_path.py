@@ -75,13 +75,34 @@ class Result:
             parts.append(f"database CPU {self.database_cpu / subs * 1000:6.1f} ms")
         if s.errors or s.empty_lists:
             parts.append(f"errors {s.errors}, empty lists {s.empty_lists}")
-        timings = []
+        timings, steady = [], []
         for kind in KINDS:
             ordered = sorted(s.latencies.get(kind, []))
             if ordered:
                 p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)]
                 timings.append(f"{kind} {statistics.median(ordered) * 1000:.0f}/{p99 * 1000:.0f}")
-        return "  ".join(parts) + "\n" + " " * 14 + "p50/p99 ms: " + ", ".join(timings)
+            began = sorted(s.steady.get(kind, []))
+            if began:
+                p99 = began[max(0, int(len(began) * 0.99) - 1)]
+                steady.append(f"{kind} {statistics.median(began) * 1000:.0f}/{p99 * 1000:.0f}")
+        slowest = sorted(s.timeline, key=lambda t: -t[2])[:8]
+        # When each of the slowest started (seconds into the run): together they mean a pause.
+        slow = ", ".join(f"{kind} {spent * 1000:.0f} at {at:.1f} s" for at, kind, spent in slowest)
+        return (
+            "  ".join(parts)
+            + "\n"
+            + " " * 14
+            + "p50/p99 ms: "
+            + ", ".join(timings)
+            + "\n"
+            + " " * 14
+            + "begun after the warm-up, p50/p99 ms: "
+            + ", ".join(steady)
+            + "\n"
+            + " " * 14
+            + "slowest ms: "
+            + slow
+        )
 
 
 def measure(site: str, flow: Flow, port: int, pid: int, workers: int, args: argparse.Namespace) -> Result:

@@ -74,23 +74,36 @@ class Stats:
     """What the workers did while the clock ran (shared by their threads)."""
 
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    #: The latencies of the requests that also *began* after the warm-up. ``latencies`` holds every
+    #: request that ended after it, including the burst of the crowd's first, lock-step requests
+    #: (cold connections and templates), which can set the p99 on its own.
+    steady: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     submissions: int = 0
     failed_accepts: int = 0
     empty_lists: int = 0
     errors: int = 0
     requests: int = 0
     recording: bool = False
+    #: (seconds since the first recorded request, kind, latency) of each recorded request,
+    #: to see whether slow requests come together (a pause) or alone.
+    timeline: list[tuple[float, str, float]] = field(default_factory=list)
+    first: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def timed(self, kind: str, call: Callable[[], tuple[int, str, str]]) -> tuple[int, str, str]:
         """Run one request, recording its latency under ``kind`` (5xx counts as an error)."""
+        began_recorded = self.recording
         started = time.perf_counter()
         result = call()
         spent = time.perf_counter() - started
         with self.lock:
             self.requests += 1
+            if began_recorded and self.recording:
+                self.steady[kind].append(spent)
             if self.recording:
                 self.latencies[kind].append(spent)
+                self.first = started if self.first is None else min(self.first, started)
+                self.timeline.append((started - self.first, kind, spent))
                 if result[0] >= 500:
                     self.errors += 1
         return result

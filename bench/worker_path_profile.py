@@ -1,11 +1,15 @@
 """Where a worker-path cycle's server time goes: one worker's cycles in-process under cProfile.
 
     python -m bench.worker_path_profile [--hits 5000] [--cycles 200] [--postgres URL] [--top 25]
+                                        [--statements] [--pyinstrument]
 
 Seeds like ``bench.worker_path``, then runs ``--cycles`` cycles (list, group
 accept, work page, task frame, submit) through Flask's test client, with no
 HTTP server, and prints the server time of each request type and the
-functions that cost the most (cumulative and own time). The HTTP layer and
+functions that cost the most (cumulative and own time), or with
+``--pyinstrument`` a sampled call tree instead of cProfile's tables (less
+distorted: cProfile's per-call overhead inflates small, often-called
+functions such as SQLAlchemy's and Werkzeug's). The HTTP layer and
 the client are left out on purpose: this is the application's own cost.
 """
 
@@ -24,6 +28,8 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+from sqlalchemy import event
+
 from bench.worker_path import _drop_postgres, _fresh_postgres
 from bench.worker_path_seed import seed
 from hits.db import make_engine, make_session_factory
@@ -36,10 +42,13 @@ GROUP_ACCEPT = re.compile(r'action="(/groups/[^"/]+/accept)"')
 IFRAME_SRC = re.compile(r'<iframe[^>]* src="([^"]+)"')
 
 
-def _report(title: str, spent: dict[str, float], cycles: int) -> None:
+def _report(title: str, spent: dict[str, float], cycles: int, cpu: dict[str, float] | None = None) -> None:
     print(f"{title}: {sum(spent.values()) / cycles * 1000:.1f} ms a cycle over {cycles} cycles")
+    if cpu is not None:
+        print(f"  CPU     {sum(cpu.values()) / cycles * 1000:6.2f} ms a cycle (this process only)")
     for kind, seconds in spent.items():
-        print(f"  {kind:7s} {seconds / cycles * 1000:6.2f} ms")
+        mine = f"  CPU {cpu[kind] / cycles * 1000:6.2f} ms" if cpu is not None else ""
+        print(f"  {kind:7s} {seconds / cycles * 1000:6.2f} ms{mine}")
 
 
 def main() -> None:
@@ -50,6 +59,13 @@ def main() -> None:
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--postgres")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument(
+        "--statements", action="store_true", help="print the SQL statements of one cycle, by request"
+    )
+    parser.add_argument("--no-profile", action="store_true", help="only the timings, no profiler run")
+    parser.add_argument(
+        "--pyinstrument", action="store_true", help="a sampled call tree (pyinstrument) instead of cProfile"
+    )
     args = parser.parse_args()
     run = uuid.uuid4().hex[:8]
     var_dir = Path("var/bench-worker-path-profile").resolve()
@@ -68,11 +84,22 @@ def main() -> None:
         "/signup", data={"csrf_token": CSRF.findall(page)[0], "username": "p", "password": "a-long-password"}
     )
     spent: dict[str, float] = defaultdict(float)
+    # CPU time of this process as well as wall time: on a shared machine the wall time
+    # mostly measures the others' load.
+    cpu: dict[str, float] = defaultdict(float)
+    sent: list[str] = []
+    statements: dict[str, list[str]] = defaultdict(list)
+    rt = app.extensions["hitforge"]
+    for engine in {rt.market_engine, rt.requester_engine}:
+        event.listen(engine, "before_cursor_execute", lambda _c, _cur, sql, *_: sent.append(sql))
 
     def timed(kind: str, call):  # type: ignore[no-untyped-def]
-        started = time.perf_counter()
+        sent.clear()
+        started, started_cpu = time.perf_counter(), time.process_time()
         result = call()
         spent[kind] += time.perf_counter() - started
+        cpu[kind] += time.process_time() - started_cpu
+        statements[kind] = list(sent)
         return result
 
     def cycle() -> None:
@@ -93,20 +120,40 @@ def main() -> None:
     for _ in range(5):
         cycle()  # warm caches and pools
     spent.clear()
+    cpu.clear()
     for _ in range(args.cycles):
         cycle()
-    _report(f"{args.hits:,} HITs, no profiler", spent, args.cycles)
+    _report(f"{args.hits:,} HITs, no profiler", spent, args.cycles, cpu)
+    print("statements a request: " + ", ".join(f"{k} {len(v)}" for k, v in statements.items()))
+    if args.statements:
+        for kind, sqls in statements.items():
+            print(f"-- {kind}")
+            for sql in sqls:
+                print("   " + " ".join(sql.split())[:200])
     spent.clear()
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for _ in range(args.cycles):
-        cycle()
-    profiler.disable()
-    _report(f"{args.hits:,} HITs, under cProfile", spent, args.cycles)
-    for order in ("cumulative", "tottime"):
-        out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(args.top)
-        print(out.getvalue())
+    if args.no_profile:
+        pass
+    elif args.pyinstrument:
+        from pyinstrument import Profiler  # a bench-only tool: imported only when asked for
+
+        sampler = Profiler(interval=0.0005)
+        sampler.start()
+        for _ in range(args.cycles):
+            cycle()
+        sampler.stop()
+        _report(f"{args.hits:,} HITs, under pyinstrument", spent, args.cycles)
+        print(sampler.output_text(unicode=False, color=False, short_mode=False))
+    else:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(args.cycles):
+            cycle()
+        profiler.disable()
+        _report(f"{args.hits:,} HITs, under cProfile", spent, args.cycles)
+        for order in ("cumulative", "tottime"):
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(args.top)
+            print(out.getvalue())
     if args.postgres:
         _drop_postgres(args.postgres, f"hitforge_prof_{run}")
 

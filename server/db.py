@@ -4,7 +4,9 @@ A view asks for ``market_session()`` or ``requester_session()``; the session
 commits after the view returns a non-error response (before the response is
 sent, so a failed commit becomes a 500, never a false success) and rolls back
 otherwise. A view that only reads says so with ``read_only_request()`` before
-its first query: its marketplace session then takes no write lock.
+its first query: its sessions (marketplace and requester side) then take no
+write lock. Such a view that must still write a little (a HIT page's first
+opening records its gold) does it in a short unit of work of its own.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Runtime:
     market_sessions: sessionmaker[Session]
     market_read_sessions: sessionmaker[Session]
     requester_sessions: sessionmaker[Session]
+    requester_read_sessions: sessionmaker[Session]
 
 
 def build_runtime(settings: Settings) -> Runtime:
@@ -44,6 +47,8 @@ def build_runtime(settings: Settings) -> Runtime:
         market_engine if settings.requester_database_url_is_market else make_engine(settings.database_url)
     )
     market_reads = read_only_engine(market_engine)
+    same_database = requester_engine is market_engine
+    requester_reads = market_reads if same_database else read_only_engine(requester_engine)
     return Runtime(
         settings=settings,
         market_engine=market_engine,
@@ -56,6 +61,7 @@ def build_runtime(settings: Settings) -> Runtime:
         market_sessions=make_session_factory(market_engine),
         market_read_sessions=make_session_factory(market_reads),
         requester_sessions=make_session_factory(requester_engine),
+        requester_read_sessions=make_session_factory(requester_reads),
     )
 
 
@@ -65,10 +71,15 @@ def runtime() -> Runtime:
 
 
 def read_only_request() -> None:
-    """Declare that this request only reads the marketplace (call before its first query)."""
-    if "market_session" in g:
-        raise RuntimeError("read_only_request() after the marketplace session was opened")
+    """Declare that this request only reads (call before its first query): neither session writes."""
+    if "market_session" in g or "requester_session" in g:
+        raise RuntimeError("read_only_request() after a session was opened")
     g.market_read_only = True
+
+
+def is_read_only_request() -> bool:
+    """Whether this request declared that it only reads (``read_only_request``)."""
+    return bool(g.get("market_read_only"))
 
 
 def market_session() -> Session:
@@ -83,7 +94,9 @@ def market_session() -> Session:
 def requester_session() -> Session:
     """The requester side's session of the current request."""
     if "requester_session" not in g:
-        g.requester_session = runtime().requester_sessions()
+        rt = runtime()
+        read_only = g.get("market_read_only")
+        g.requester_session = rt.requester_read_sessions() if read_only else rt.requester_sessions()
     session: Session = g.requester_session
     return session
 

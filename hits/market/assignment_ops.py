@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from functools import cache
 
 from sqlalchemy import Select, bindparam, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
@@ -15,7 +15,7 @@ from hits.market import events, ledger, review_policies
 from hits.market.errors import RequestError, not_found
 from hits.market.hit_ops import refresh_status
 from hits.market.ids import new_entity_id
-from hits.market.models import HIT, Assignment, HITType, NotificationSetting, Worker
+from hits.market.models import HIT, Assignment, HITReviewPolicies, HITType, NotificationSetting, Worker
 from hits.market.models.work import (
     ABANDONED,
     ACCEPTED,
@@ -39,20 +39,71 @@ def get_assignment(session: Session, assignment_id: object, requester_id: str | 
 
 
 @cache
-def _with_hit_and_setting() -> Select[Assignment, HIT, NotificationSetting]:
+def _with_hit_and_setting() -> Select[Assignment, HIT, NotificationSetting, HITReviewPolicies]:
     # Built once and bound per call. The HIT's type comes along (joined eagerly).
     return (
-        select(Assignment, HIT, NotificationSetting)
+        select(Assignment, HIT, NotificationSetting, HITReviewPolicies)
         .join(HIT, HIT.id == Assignment.hit_id)
         .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HIT.hit_type_id)
+        .outerjoin(HITReviewPolicies, HITReviewPolicies.hit_id == HIT.id)
         .where(Assignment.id == bindparam("assignment_id"))
         .with_for_update(of=Assignment)
     )
 
 
+@cache
+def _with_hit() -> Select[Assignment]:
+    # Built once: ``Session.get`` with a loader option builds and keys a new statement each call,
+    # about twice the CPU of executing this one (the work page and the task frame, every cycle).
+    return (
+        select(Assignment)
+        .options(joinedload(Assignment.hit))
+        .where(Assignment.id == bindparam("assignment_id"))
+    )
+
+
+def assignment_with_hit(session: Session, assignment_id: str) -> Assignment | None:
+    """The assignment with its HIT (and the HIT's type) in one query, unlocked; None if there is none."""
+    found: Assignment | None = session.scalar(_with_hit(), {"assignment_id": assignment_id})
+    return found
+
+
+def _load_with_hit(session: Session, assignment_id: str, *, fresh: bool = False) -> Assignment | None:
+    """The assignment, with its HIT, HIT type, notification setting and review policies, in one query.
+
+    Submitting, returning, approving and rejecting need them all; each read on
+    its own cost a query. The caller keeps the assignment referenced: the
+    session holds what it loaded only weakly, and would read it again.
+
+    A row read from the database is locked until commit. ``fresh`` reads it
+    (and locks it) even when the session already holds it: a decision must see the
+    status another decision committed while this one waited for the lock, not
+    the copy this session read before.
+    """
+    if not fresh:
+        known = session.identity_map.get(identity_key(Assignment, assignment_id))
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+    row = session.execute(
+        _with_hit_and_setting(),
+        {"assignment_id": assignment_id},
+        execution_options={"populate_existing": True} if fresh else {},
+    ).first()
+    if row is None:
+        return None
+    assignment, hit, setting, policies = row
+    if setting is None:
+        events.note_no_setting(session, hit.hit_type_id)
+    if policies is None:
+        review_policies.note_no_policies(session, hit.id)
+    # The session holds what it loaded only weakly: tie the HIT to its assignment
+    # while the row still holds it, or it is gone (and read again) by first use.
+    set_committed_value(assignment, "hit", hit)
+    return assignment
+
+
 def _get_for_review(session: Session, assignment_id: object, requester_id: str | None) -> Assignment:
-    """:func:`get_assignment`, reading the assignment, its HIT, the HIT's type and its
-    notification setting in one query (approving or rejecting needs them all).
+    """:func:`get_assignment`, with what approving or rejecting needs read in one query.
 
     The assignment's row is locked until commit (PostgreSQL; SQLite has one
     writer at a time) and read again even if the session holds it: two
@@ -60,15 +111,10 @@ def _get_for_review(session: Session, assignment_id: object, requester_id: str |
     rejects) run one after the other, and the second sees the first's status
     instead of overwriting it.
     """
-    if isinstance(assignment_id, str):
-        row = session.execute(
-            _with_hit_and_setting(),
-            {"assignment_id": assignment_id},
-            execution_options={"populate_existing": True},
-        ).first()
-        if row is not None and row[2] is None:
-            events.note_no_setting(session, row[1].hit_type_id)
-    return get_assignment(session, assignment_id, requester_id)
+    loaded = _load_with_hit(session, assignment_id, fresh=True) if isinstance(assignment_id, str) else None
+    assignment = get_assignment(session, assignment_id, requester_id)
+    assert loaded in (None, assignment)  # noqa: S101 - kept referenced until here: one identity map
+    return assignment
 
 
 def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
@@ -106,7 +152,7 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
     choice and the insert just as well. Only if every candidate was locked does
     it wait, for HITs whose other slots are being taken (several assignments).
     """
-    hit_type = session.get(HITType, hit_type_id) if isinstance(hit_type_id, str) else None
+    hit_type = _hit_type_with_setting(session, hit_type_id) if isinstance(hit_type_id, str) else None
     if hit_type is None:
         raise not_found("HITType", str(hit_type_id))
     _check_may_work_for(session, worker, hit_type)
@@ -119,6 +165,26 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
             "There are no more HITs in this group that you can accept.", "AWS.MechanicalTurk.HITNotAvailable"
         )
     return _take_slot(session, worker, hit)
+
+
+@cache
+def _type_and_setting() -> Select[HITType, NotificationSetting]:
+    return (
+        select(HITType, NotificationSetting)
+        .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HITType.id)
+        .where(HITType.id == bindparam("hit_type_id"))
+    )
+
+
+def _hit_type_with_setting(session: Session, hit_type_id: str) -> HITType | None:
+    """The HIT type, with its notification setting read in the same query (the accept records an event)."""
+    row = session.execute(_type_and_setting(), {"hit_type_id": hit_type_id}).first()
+    if row is None:
+        return None
+    hit_type, setting = row
+    if setting is None:
+        events.note_no_setting(session, hit_type.id)
+    return hit_type  # type: ignore[no-any-return]
 
 
 def _group_candidates(hit_type_id: str, worker_id: str, now: datetime) -> Select[HIT]:
@@ -168,18 +234,10 @@ def _take_slot(session: Session, worker: Worker, hit: HIT) -> Assignment:
 
 
 def _own_active(session: Session, worker: Worker, assignment_id: str) -> Assignment:
-    # With its HIT, HIT type and notification setting in the same query: submitting and
-    # returning change the HIT's status and record events (each read on its own cost a query,
-    # and a lazy load of the HIT flushed the assignment's changes early, in two UPDATEs).
-    if identity_key(Assignment, assignment_id) not in session.identity_map:
-        row = session.execute(_with_hit_and_setting(), {"assignment_id": assignment_id}).first()
-        if row is not None:
-            if row[2] is None:
-                events.note_no_setting(session, row[1].hit_type_id)
-            # The session holds what it loaded only weakly: tie the HIT to its assignment
-            # while the row still holds it, or it is gone (and read again) by first use.
-            set_committed_value(row[0], "hit", row[1])
-    assignment = session.get(Assignment, assignment_id)
+    # With its HIT and what goes with it in the same query: submitting and returning change
+    # the HIT's status and record events (a lazy load of the HIT also flushed the assignment's
+    # changes early, in two UPDATEs).
+    assignment = _load_with_hit(session, assignment_id)
     # Another worker's assignment is reported exactly like a missing one.
     if assignment is None or assignment.worker_id != worker.id:
         raise not_found("Assignment", assignment_id)

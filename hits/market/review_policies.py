@@ -119,8 +119,45 @@ def attach(
     """Store the validated policies given to CreateHIT (see :func:`validate_policies`)."""
     if assignment_policy is None and hit_policy is None:
         return
+    _forget_no_policies(session, hit.id)
     session.add(HITReviewPolicies(hit_id=hit.id, assignment_policy=assignment_policy, hit_policy=hit_policy))
     session.flush()
+
+
+_NO_POLICIES = "hitforge_no_review_policies"
+
+
+def note_no_policies(session: Session, hit_id: str) -> None:
+    """Remember, for the current transaction only, that the HIT has no review policies.
+
+    Most HITs have none, and a submission asks twice (the assignment's policy,
+    then the HIT's when it turns reviewable): a missing row is not in the
+    identity map, so each ask was a query. A query that reads the HIT can read
+    its policies in the same round trip (an outer join) and note a miss here.
+    """
+    transaction = session.get_transaction()
+    if transaction is None:
+        return  # nothing was read in a transaction
+    known = session.info.get(_NO_POLICIES)
+    if known is None or known[0] is not transaction:
+        known = session.info[_NO_POLICIES] = (transaction, set[str]())
+    known[1].add(hit_id)
+
+
+def _forget_no_policies(session: Session, hit_id: str) -> None:
+    known = session.info.get(_NO_POLICIES)
+    if known is not None:
+        known[1].discard(hit_id)
+
+
+def _policies(session: Session, hit_id: str) -> HITReviewPolicies | None:
+    known = session.info.get(_NO_POLICIES)
+    if known is not None and hit_id in known[1] and known[0] is session.get_transaction():
+        return None
+    found = session.get(HITReviewPolicies, hit_id)
+    if found is None:
+        note_no_policies(session, hit_id)
+    return found
 
 
 def answers_of(xml: str | None) -> dict[str, list[str]]:
@@ -205,7 +242,7 @@ def on_submitted(session: Session, assignment: Assignment) -> None:
     """Evaluate the HIT's ScoreMyKnownAnswers policy for a newly submitted assignment."""
     from hits.market import assignment_ops
 
-    policies = session.get(HITReviewPolicies, assignment.hit_id)
+    policies = _policies(session, assignment.hit_id)
     if policies is None or policies.assignment_policy is None:
         return
     hit = assignment.hit
@@ -280,7 +317,7 @@ def on_reviewable(session: Session, hit: HIT) -> None:
     """Evaluate the HIT's SimplePlurality policy, once, when the HIT becomes reviewable."""
     from hits.market import assignment_ops
 
-    policies = session.get(HITReviewPolicies, hit.id)
+    policies = _policies(session, hit.id)
     if policies is None or policies.hit_policy is None or policies.hit_policy_done_at is not None:
         return
     policies.hit_policy_done_at = utcnow()

@@ -191,20 +191,25 @@ def _dates_and_counts(session: Session, type_ids: list[str]) -> dict[str, tuple[
     return {type_id: (when, int(n)) for type_id, when, n in rows if when is not None}
 
 
+@cache
+def _in_progress_statement() -> Select[Assignment]:
+    # Built once and bound per call: the list runs it on every view, and building and
+    # keying a statement with a loader option cost about as much as running it.
+    return (
+        select(Assignment)
+        .options(joinedload(Assignment.hit))  # the list shows each one's title: no query per row
+        .where(
+            Assignment.worker_id == bindparam("worker_id"),
+            Assignment.status == ACCEPTED,
+            Assignment.deadline > bindparam("now"),
+        )
+        .order_by(Assignment.deadline)
+    )
+
+
 def in_progress(session: Session, worker: Worker) -> list[Assignment]:
     """The worker's accepted, not yet submitted assignments that are still within time."""
-    return list(
-        session.scalars(
-            select(Assignment)
-            .options(joinedload(Assignment.hit))  # the list shows each one's title: no query per row
-            .where(
-                Assignment.worker_id == worker.id,
-                Assignment.status == ACCEPTED,
-                Assignment.deadline > utcnow(),
-            )
-            .order_by(Assignment.deadline)
-        )
-    )
+    return list(session.scalars(_in_progress_statement(), {"worker_id": worker.id, "now": utcnow()}))
 
 
 def reward_text(amount: Decimal) -> str:

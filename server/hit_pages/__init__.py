@@ -6,6 +6,12 @@ the server, stores them once per assignment, and hands them to
 ``turkSubmitTo/mturk/externalSubmit``. An assignment's page is served, and its
 answers taken, only with the capability the marketplace framed it with
 (``access.py``).
+
+Showing a page and its pictures only reads, so those GETs take no write lock
+(on SQLite the database's one writer slot, which every accept and submit
+queues for). The writes an assignment's first opening makes, recording the
+gold it is shown and (``sxs``) the sides its slots were drawn, are one short
+unit of work of their own, committed before the page is sent.
 """
 
 from __future__ import annotations
@@ -16,16 +22,27 @@ from flask import Blueprint, Flask, abort, render_template, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from hits.campaigns.gold import choose_gold, page_slots
+from hits.campaigns.gold import choose_gold, exposures_for, page_slots, slots_with_gold
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
+from hits.db import session_scope
 from hits.templates import get_template
-from hits.templates.arrangements import arrangements_for, unscrambled_answers
-from server.db import requester_session
+from hits.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
+from hits.templates.base import TaskTemplate
+from server.db import is_read_only_request, read_only_request, requester_session, runtime
 from server.hit_pages import heatmap_views
 from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, page_access
 from server.hit_pages.media import is_local, media_url, serve_media
 
 bp = Blueprint("hit_pages", __name__, url_prefix="/tasks")
+
+#: The GETs that only read (a page's first opening writes apart, see ``_payloads``).
+READ_ONLY_PAGES = frozenset({"hit_pages.show", "hit_pages.media"})
+
+
+@bp.before_request
+def _reads_only() -> None:
+    if request.method in ("GET", "HEAD") and request.endpoint in READ_ONLY_PAGES:
+        read_only_request()
 
 
 def _published(hit_id: str) -> tuple[PublishedHIT, Campaign]:
@@ -41,9 +58,46 @@ def _published(hit_id: str) -> tuple[PublishedHIT, Campaign]:
 def _payloads(published: PublishedHIT, access: PageAccess) -> list[dict[str, Any]]:
     """Each slot's payload: the HIT's own, gold included; an assignment's first opening records its gold."""
     session = requester_session()
-    if access.assignment_id is not None:
+    if access.assignment_id is None:
+        return [slot.payload for slot in page_slots(session, published, None)]
+    if not is_read_only_request():
         choose_gold(session, published, access.assignment_id, access.worker_id)
-    return [slot.payload for slot in page_slots(session, published, access.assignment_id)]
+        return [slot.payload for slot in page_slots(session, published, access.assignment_id)]
+    assignment_id = access.assignment_id
+    chosen = exposures_for(session, published.campaign_id, [assignment_id]).get(assignment_id, {})
+    if len(chosen) != sum(1 for slot in published.slots if slot.gold_item_id is not None):
+        # The first opening (or one from before gold was fixed per HIT that lacks a row):
+        # record it in a unit of work of its own, committed before the page is sent.
+        with session_scope(runtime().requester_sessions) as writer:
+            mine = writer.get(PublishedHIT, published.id)
+            assert mine is not None  # noqa: S101 - read above, and published HITs are never deleted
+            chosen = choose_gold(writer, mine, assignment_id, access.worker_id)
+    return [slot.payload for slot in slots_with_gold(published, chosen)]
+
+
+def _arrangements(
+    template: TaskTemplate, campaign: Campaign, access: PageAccess, payloads: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each slot's arrangement for this assignment (an ``arranged`` template): drawn once, then read.
+
+    A read-only GET reads what was recorded; the first opening, which finds
+    nothing, draws and records the sides in a short unit of work of its own
+    (``arrangements_for`` settles two first openings racing), committed before
+    the page is sent so a submit always finds them.
+    """
+    session = requester_session()
+    if access.assignment_id is None or not is_read_only_request():
+        return arrangements_for(session, template, campaign.id, access.assignment_id, payloads)
+    recorded = session.execute(
+        select(SlotArrangement.position, SlotArrangement.arrangement).where(
+            SlotArrangement.campaign_id == campaign.id, SlotArrangement.assignment_id == access.assignment_id
+        )
+    ).all()
+    known = {position: dict(arrangement) for position, arrangement in recorded}
+    if len(known) >= len(payloads):
+        return [known[position] for position in range(len(payloads))]
+    with session_scope(runtime().requester_sessions) as writer:
+        return arrangements_for(writer, template, campaign.id, access.assignment_id, payloads)
 
 
 def _slot_views(
@@ -51,11 +105,7 @@ def _slot_views(
 ) -> list[dict[str, Any]]:
     """What the page may show of each slot: the template's view of it, never whether it is gold."""
     template = get_template(campaign.template)
-    arranged = (
-        arrangements_for(requester_session(), template, campaign.id, access.assignment_id, payloads)
-        if template.arranged
-        else None
-    )
+    arranged = _arrangements(template, campaign, access, payloads) if template.arranged else None
     views = []
     for position, source in enumerate(payloads):
         if arranged is not None:  # kept on the server, derivable from nothing the worker holds

@@ -18,7 +18,8 @@ from flask import abort, current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
-from hits.market.models import HIT, Assignment, Worker
+from hits.market import assignment_ops
+from hits.market.models import HIT, Worker
 from hits.market.questions import parse_question
 from server.cdn import rewrite_page
 from server.db import market_session, runtime
@@ -101,13 +102,17 @@ def html_question(hit_id: str) -> Any:
     assignment_id = request.args.get("assignmentId", "")
     if data is None or data[1] != hit_id or data[2] != assignment_id:
         abort(403)
-    hit = market_session().get(HIT, hit_id)
+    hit: HIT | None
+    if assignment_id != NOT_AVAILABLE:
+        # The assignment with its HIT, in one query (the frame of every task loads here).
+        assignment = assignment_ops.assignment_with_hit(market_session(), assignment_id)
+        if assignment is None or assignment.worker_id != data[0] or assignment.hit_id != hit_id:
+            abort(404)
+        hit = assignment.hit
+    else:
+        hit = market_session().get(HIT, hit_id)
     if hit is None:
         abort(404)
-    if assignment_id != NOT_AVAILABLE:
-        assignment = market_session().get(Assignment, assignment_id)
-        if assignment is None or assignment.worker_id != data[0] or assignment.hit_id != hit.id:
-            abort(404)
     question = parse_question(hit.question)
     if question.kind != "HTMLQuestion" or question.html is None:
         abort(404)

@@ -34,7 +34,14 @@ from hits.market.question_forms import (
 )
 from hits.market.questions import ParsedQuestion, answers_to_xml, parse_question
 from server.db import market_session, runtime
-from server.worker_site.base import NOT_AVAILABLE, bp, current_worker, signed_in_worker, worker_required
+from server.worker_site.base import (
+    NOT_AVAILABLE,
+    bp,
+    current_worker,
+    load_worker,
+    signed_in_worker,
+    worker_required,
+)
 from server.worker_site.html_question import html_frame_url, verify_submit_token
 
 # QuestionForm pages show requesters' images, which may live on any http(s) host.
@@ -161,7 +168,8 @@ def accept_from_group(hit_type_id: str) -> Any:
 def own_assignment(assignment_id: str) -> Assignment:
     """The signed-in worker's assignment; anyone else's is a 404, exactly like a missing one."""
     worker = current_worker()
-    assignment = market_session().get(Assignment, assignment_id)
+    # With its HIT (and the HIT's type) in the same query: every caller shows or changes the HIT.
+    assignment = assignment_ops.assignment_with_hit(market_session(), assignment_id)
     if worker is None or assignment is None or assignment.worker_id != worker.id:
         abort(404)
     return assignment
@@ -278,7 +286,7 @@ def external_submit() -> Any:
     worker: Worker | None
     if token is not None:
         worker_id = verify_submit_token(token, assignment_id)
-        worker = market_session().get(Worker, worker_id) if worker_id else None
+        worker = load_worker(market_session(), worker_id) if worker_id else None
     else:
         worker = current_worker()
     if worker is None:
@@ -310,6 +318,6 @@ def external_submit_with_capability(capability: str) -> Any:
     if assignment.status != ACCEPTED:
         message = "This assignment was already submitted or is no longer yours to work on."
         return render_template("worker/submitted.html", ok=False, message=message), 409
-    worker = market_session().get(Worker, assignment.worker_id)
+    worker = load_worker(market_session(), assignment.worker_id)
     assert worker is not None  # noqa: S101 - the assignment's foreign key
     return _submit(worker, assignment.id, _posted_answers(), cross_site=True)

@@ -132,3 +132,31 @@ def test_a_requesters_block_hides_their_hits(live_server, mturk) -> None:
     assert len(rows(worker, q=tag)) == 1
     mturk.create_worker_block(WorkerId=worker.worker_id, Reason="Answers were copied.")
     assert rows(worker, q=tag) == []
+
+
+def test_each_worker_sees_only_their_own_work_in_progress_and_only_while_in_time(
+    live_server, mturk, market_sessions
+) -> None:
+    """The in-progress list is one statement built once: who and when are bound on every view."""
+    from datetime import timedelta
+
+    from hits.db import utcnow
+
+    tag = uuid.uuid4().hex[:10]
+    create_hit(mturk, QUESTION, Title=f"First {tag}")
+    create_hit(mturk, QUESTION, Title=f"Second {tag}")
+    first, second = WorkerClient(live_server.url, "first"), WorkerClient(live_server.url, "second")
+    first.post_form(first.get("/", params={"q": f"First {tag}"}), "tr[data-hit-id] form", {})
+    second.post_form(second.get("/", params={"q": f"Second {tag}"}), "tr[data-hit-id] form", {})
+
+    def mine(worker: WorkerClient) -> list[str]:
+        return [a.get_text() for a in soup(worker.get("/")).select(".in-progress a")]
+
+    assert mine(first) == [f"First {tag}"]
+    assert mine(second) == [f"Second {tag}"]
+    with session_scope(market_sessions) as session:  # the first worker's time runs out
+        for assignment in session.scalars(select(Assignment).where(Assignment.status == "Accepted")):
+            if assignment.hit.hit_type.title == f"First {tag}":
+                assignment.deadline = utcnow() - timedelta(seconds=1)
+    assert mine(first) == []
+    assert mine(second) == [f"Second {tag}"]
