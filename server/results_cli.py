@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import click
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from hits.campaigns.models import BATCH_STATUS, Campaign
 from hits.db import make_engine, make_session_factory, session_scope
@@ -15,14 +17,22 @@ from hits.quality import METHODS
 from hits.settings import load_settings
 
 
-def _campaign_id(session, name: str) -> int:  # type: ignore[no-untyped-def]
+def _campaign_id(session, name: str, template: str | None = None) -> int:  # type: ignore[no-untyped-def]
+    """The id of campaign ``name``; with ``template``, refused unless the campaign uses it."""
     campaign = session.scalar(select(Campaign).where(Campaign.name == name))
     if campaign is None:
         raise click.ClickException(f"no campaign named {name!r}")
     if campaign.status == BATCH_STATUS:
         # A layout batch has no template to aggregate with; its results are MTurk's CSV.
         raise click.ClickException(f"{name!r} is a layout batch: use `hitforge batch results`")
+    if template is not None and campaign.template != template:
+        raise click.ClickException(f"campaign {name!r} uses the {campaign.template} template, not {template}")
     return int(campaign.id)
+
+
+def _requester_session() -> AbstractContextManager[Session]:
+    """A unit of work on the requester database the environment names."""
+    return session_scope(make_session_factory(make_engine(load_settings().database_url)))
 
 
 @click.group()
@@ -40,8 +50,7 @@ def export(campaign: str, fmt: str, out: Path | None) -> None:
     """CSV in MTurk's batch-results layout, or JSONL with one assignment per line."""
     from hits.campaigns.export import write_batch_csv, write_jsonl
 
-    settings = load_settings()
-    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+    with _requester_session() as session:
         campaign_id = _campaign_id(session, campaign)
         handle = out.open("w", newline="", encoding="utf-8") if out else sys.stdout
         try:
@@ -67,8 +76,7 @@ def aggregate(campaign: str, method: str | None) -> None:
     from hits.campaigns.export import csv_cell
     from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 
-    settings = load_settings()
-    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+    with _requester_session() as session:
         campaign_id = _campaign_id(session, campaign)
         rows = aggregate_campaign(session, campaign_id, method)
         alpha = campaign_agreement(session, campaign_id)
@@ -105,8 +113,7 @@ def systems(campaign: str) -> None:
     """
     from hits.quality.ranking import campaign_systems
 
-    settings = load_settings()
-    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
+    with _requester_session() as session:
         report = campaign_systems(session, _campaign_id(session, campaign))
     if not report.systems:
         raise click.ClickException("no judgements between candidates of different systems")
@@ -147,12 +154,8 @@ def sxs(campaign: str, right: str | None, fmt: str, confidence: float) -> None:
     """
     from hits.templates.sxs.report import COLUMNS, campaign_judgements, format_table, preference_tables
 
-    settings = load_settings()
-    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
-        campaign_id = _campaign_id(session, campaign)
-        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
-        if template != "sxs":
-            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not sxs")
+    with _requester_session() as session:
+        campaign_id = _campaign_id(session, campaign, "sxs")
         tables = preference_tables(campaign_judgements(session, campaign_id), right, confidence)
     if not tables:
         raise click.ClickException("no judgements between candidates of different systems yet")
@@ -186,12 +189,8 @@ def rank(campaign: str, fmt: str, confidence: float) -> None:
     """
     from hits.templates.rank.report import campaign_rankings, format_table, rank_table
 
-    settings = load_settings()
-    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
-        campaign_id = _campaign_id(session, campaign)
-        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
-        if template != "rank":
-            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not rank")
+    with _requester_session() as session:
+        campaign_id = _campaign_id(session, campaign, "rank")
         table = rank_table(campaign_rankings(session, campaign_id), confidence)
     if table is None:
         raise click.ClickException("no rankings yet")
@@ -232,12 +231,8 @@ def heatmap(campaign: str, fmt: str) -> None:
         round_tables,
     )
 
-    settings = load_settings()
-    with session_scope(make_session_factory(make_engine(settings.database_url))) as session:
-        campaign_id = _campaign_id(session, campaign)
-        template = session.scalar(select(Campaign.template).where(Campaign.id == campaign_id))
-        if template != "heatmap":
-            raise click.ClickException(f"campaign {campaign!r} uses the {template} template, not heatmap")
+    with _requester_session() as session:
+        campaign_id = _campaign_id(session, campaign, "heatmap")
         study = campaign_study(session, campaign_id)
     tables = round_tables(study.judgements)
     if not tables and not study.requests:

@@ -134,6 +134,9 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
     assert header.split()[-1] == "all" and "sentence 1" in header
     other = CliRunner().invoke(main, ["results", "rank", "no-such-campaign"], env=env)
     assert other.exit_code != 0 and "no campaign named" in other.output
+    for table_of in ("sxs", "heatmap"):  # another study's table of this campaign is refused, by name
+        wrong = CliRunner().invoke(main, ["results", table_of, name], env=env)
+        assert wrong.exit_code != 0 and f"uses the rank template, not {table_of}" in wrong.output
 
 
 def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_or_order(
