@@ -229,6 +229,11 @@ def launch(campaign_file: str, resume: bool) -> None:
             loaded = load_campaign_file(Path(campaign_file))
         except (InputFileError, InputFileErrors) as exc:
             fail(str(exc))
+        if loaded.spec.workflow is not None:
+            fail(
+                f"{campaign_file} declares a workflow: launch it with "
+                f"`hitforge workflow launch {campaign_file}`"
+            )
     try:
         # Before anything is stored: missing keys must not leave a campaign behind.
         market = Marketplace.from_settings(settings)
@@ -306,6 +311,7 @@ def _add_subcommands() -> None:
     from server.results_cli import results
     from server.target_cli import target
     from server.worker_admin_cli import workers
+    from server.workflow_cli import rounds, workflow
 
     qualification.add_command(publish)
     main.add_command(qualification)
@@ -314,6 +320,8 @@ def _add_subcommands() -> None:
     main.add_command(quality)
     main.add_command(target)
     main.add_command(workers)
+    main.add_command(workflow)
+    results.add_command(rounds)
 
 
 _add_subcommands()

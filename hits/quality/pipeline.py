@@ -27,6 +27,7 @@ from hits.quality.outbox import count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
+from hits.workflows.engine import stage_waits
 
 log = logging.getLogger(__name__)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
@@ -437,8 +438,8 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
             .where(PublishedHIT.campaign_id == campaign.id, PublishedHIT.status != "complete")
             .limit(1)
         )
-        if still_open is not None:
-            continue
+        if still_open is not None or stage_waits(session, campaign.id):
+            continue  # a workflow's rounds stage finishes when its last picture does
         undecided = session.scalars(
             select(Submission)
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)

@@ -17,6 +17,7 @@ from hits.templates.base import TaskTemplate, TemplateError
 def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.compare import CompareTemplate
     from hits.templates.rating import RatingTemplate
+    from hits.templates.refine import RefineTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
     from hits.templates.sxs import SxsTemplate
@@ -33,6 +34,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             TargetTemplate(),
             CompareTemplate(),
             SxsTemplate(),
+            RefineTemplate(),
         )
     }
 
