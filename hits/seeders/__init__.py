@@ -266,5 +266,6 @@ def seed_text(seeds: Seeds, upstream: list[dict[str, Any]] | None = None) -> str
     for part in parts:
         part = " ".join(part.split())
         if part:
+            part = part[0].upper() + part[1:]
             sentences.append(part if part[-1] in ".!?" else part + ".")
     return " ".join(sentences)
