@@ -283,7 +283,8 @@ def launch(campaign_file: str, resume: bool) -> None:
     "--template",
     default="rating",
     show_default=True,
-    help="Task template to demo: rating, select, write, spans, target, compare or sxs.",
+    help="Task template to demo: rating, select, write, spans, target, compare, sxs or refine; "
+    "iiw runs the ImageInWords workflow (object annotation, then descriptions refined round by round).",
 )
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)
@@ -293,9 +294,10 @@ def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
     from server.demo import run_demo
 
     try:
-        get_demo_task(template)
+        if template != "iiw":  # the ImageInWords workflow (Task 1 then Task 2), server/demo_iiw.py
+            get_demo_task(template)
     except KeyError as exc:
-        console.print(f"[red]error:[/red] {exc.args[0]}", highlight=False)
+        console.print(f"[red]error:[/red] {exc.args[0]}; or iiw, the ImageInWords workflow", highlight=False)
         sys.exit(2)
 
     code = run_demo(console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count)

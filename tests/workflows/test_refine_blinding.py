@@ -13,7 +13,7 @@ from hits.campaigns.models import PublishedHIT
 from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
 from hits.quality import pipeline
-from hits.workflows.models import Chain, ChainRound
+from hits.workflows.models import Chain, ChainRound, WorkflowStage
 from hits.workflows.publish import run_step
 from hits.workflows.setup import create_workflow
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup
@@ -40,12 +40,17 @@ TELLTALES = [
 ]
 
 
-def _round_hit(sessions, number: int) -> str:  # type: ignore[no-untyped-def]
+def _round_hit(sessions, workflow_id: int, number: int) -> str:  # type: ignore[no-untyped-def]
+    """The marketplace id of a round's HIT (the first picture's) in the workflow."""
     with session_scope(sessions) as session:
         hit_id = session.scalar(
             select(PublishedHIT.mturk_hit_id)
             .join(ChainRound, ChainRound.published_hit_id == PublishedHIT.id)
-            .where(ChainRound.round == number)
+            .join(Chain, Chain.id == ChainRound.chain_id)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(ChainRound.round == number, WorkflowStage.workflow_id == workflow_id)
+            .order_by(ChainRound.id)
+            .limit(1)
         )
     assert hit_id
     return str(hit_id)
@@ -118,16 +123,20 @@ def test_a_round_worker_cannot_tell_who_wrote_the_text_and_never_gets_the_pictur
 
     first = WorkerClient(live_server.url, "blind-a")
     written = "A red shape and a blue shape sit on a pale background in this drawing."
-    seen_first = _work(first, _round_hit(requester_sessions, 1), lambda _old: written)
+    seen_first = _work(first, _round_hit(requester_sessions, workflow_id, 1), lambda _old: written)
     _sync(requester_sessions, market)
     assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1
-    second_hit = _round_hit(requester_sessions, 2)
+    second_hit = _round_hit(requester_sessions, workflow_id, 2)
 
     # The first worker no longer sees the picture: not listed, no preview, no accept (by HIT or group).
     assert second_hit not in first.get("/").text
     assert first.get(f"/hits/{second_hit}").status_code == 403
     with session_scope(requester_sessions) as session:
-        chain = session.scalar(select(Chain))
+        chain = session.scalar(
+            select(Chain)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(WorkflowStage.workflow_id == workflow_id)
+        )
         assert chain is not None
         key, seed = chain.key, str(chain.seed_text)
     second = WorkerClient(live_server.url, "blind-b")
@@ -155,7 +164,7 @@ def test_a_round_worker_cannot_tell_who_wrote_the_text_and_never_gets_the_pictur
     # Round 3: both earlier workers are refused it when accepting by its group (HIT type), a new one is not.
     _sync(requester_sessions, market)
     assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1
-    third = market.get_hit(_round_hit(requester_sessions, 3))
+    third = market.get_hit(_round_hit(requester_sessions, workflow_id, 3))
     for worker in (first, second):
         refused = worker.http.post(
             live_server.url + f"/groups/{third['HITTypeId']}/accept",

@@ -54,7 +54,13 @@ def test_chains_stop_on_similarity_or_round_limit_and_a_rejected_round_is_redone
 
     def rounds_made() -> bool:
         with session_scope(requester_sessions) as session:
-            return session.scalar(select(ChainRound.id).limit(1)) is not None
+            made = (
+                select(ChainRound.id)
+                .join(Chain, Chain.id == ChainRound.chain_id)
+                .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+                .where(WorkflowStage.workflow_id == workflow_id)
+            )
+            return session.scalar(made.limit(1)) is not None
 
     process = spawn_worker(worker_env(settings, requester), tmp_path / "celery.log")
     try:
@@ -71,7 +77,9 @@ def test_chains_stop_on_similarity_or_round_limit_and_a_rejected_round_is_redone
         chains = {c.key: c for c in session.scalars(select(Chain).where(Chain.stage_id == stage.id))}
         rounds = list(
             session.scalars(
-                select(ChainRound).order_by(ChainRound.chain_id, ChainRound.round, ChainRound.attempt)
+                select(ChainRound)
+                .where(ChainRound.chain_id.in_([c.id for c in chains.values()]))
+                .order_by(ChainRound.chain_id, ChainRound.round, ChainRound.attempt)
             )
         )
         by_chain: dict[int, list[ChainRound]] = defaultdict(list)
@@ -136,9 +144,9 @@ def test_chains_stop_on_similarity_or_round_limit_and_a_rejected_round_is_redone
     with session_scope(requester_sessions) as session:
         hit_chain = dict(
             session.execute(
-                select(PublishedHIT.mturk_hit_id, ChainRound.chain_id).join(
-                    ChainRound, ChainRound.published_hit_id == PublishedHIT.id
-                )
+                select(PublishedHIT.mturk_hit_id, ChainRound.chain_id)
+                .join(ChainRound, ChainRound.published_hit_id == PublishedHIT.id)
+                .where(PublishedHIT.campaign_id == stage.campaign_id)
             ).all()
         )
     seen: dict[int, list[str]] = defaultdict(list)

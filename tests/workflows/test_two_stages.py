@@ -12,7 +12,7 @@ from hits.campaigns.models import Submission
 from hits.crowd import Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import get_demo_task
-from hits.workflows.models import Chain, ChainRound, Workflow
+from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.publish import run_step
 from server.cli import main
 from tests.server.worker_helpers import WorkerClient
@@ -93,7 +93,9 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
 
     with session_scope(requester_sessions) as session:
         chains = session.scalars(
-            select(Chain).where(Chain.status == "running", Chain.key.like("items-%"))
+            select(Chain)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(Chain.status == "running", WorkflowStage.workflow_id == workflow_id)
         ).all()
         firsts = session.scalars(
             select(ChainRound).where(ChainRound.chain_id.in_([c.id for c in chains]), ChainRound.round == 1)
@@ -103,7 +105,7 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
     expected = sorted(f"A drawing of two coloured shapes. {s}" for s in sentences.values())
     assert starts == expected
     # The writer has seen these drawings: the rounds' HITs are hidden from them; a newcomer sees them.
-    hit_id = _round_hit(requester_sessions, 1)
+    hit_id = _round_hit(requester_sessions, workflow_id, 1)
     writer_view = writer.http.get(live_server.url + f"/hits/{hit_id}")
     assert writer_view.status_code == 403
     newcomer = WorkerClient(live_server.url, "two-stage-new")

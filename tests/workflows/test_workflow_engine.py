@@ -65,11 +65,17 @@ def test_launch_points_a_workflow_file_to_workflow_launch(tmp_path, settings) ->
     assert result.exit_code == 2 and "hitforge workflow launch" in result.output
 
 
-def _approve_latest(sessions, text_of) -> int:  # type: ignore[no-untyped-def]
-    """Record an approved submission on each open round, as the review pipeline would; how many."""
+def _approve_latest(sessions, workflow_id: int, text_of) -> int:  # type: ignore[no-untyped-def]
+    """Record an approved submission on each open round of the workflow, as the review pipeline would."""
     done = 0
     with session_scope(sessions) as session:
-        for rnd in session.scalars(select(ChainRound).where(ChainRound.status == "open")):
+        open_rounds = (
+            select(ChainRound)
+            .join(Chain, Chain.id == ChainRound.chain_id)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(ChainRound.status == "open", WorkflowStage.workflow_id == workflow_id)
+        )
+        for rnd in session.scalars(open_rounds):
             session.add(
                 Submission(
                     assignment_id=f"3ASSIGN{rnd.id:08d}",
@@ -98,7 +104,12 @@ def test_a_chain_stops_rather_than_go_over_budget(tmp_path, requester_sessions) 
         workflow_id = create_workflow(session, load_campaign_file(path)).id
     with session_scope(requester_sessions) as session:
         assert len(advance(session, workflow_id).new_rounds) == 2
-    assert _approve_latest(requester_sessions, lambda old: "Something entirely new is written here now.") == 2
+    assert (
+        _approve_latest(
+            requester_sessions, workflow_id, lambda old: "Something entirely new is written here now."
+        )
+        == 2
+    )
     with session_scope(requester_sessions) as session:
         made = advance(session, workflow_id)
         workflow = session.get(Workflow, workflow_id)
