@@ -98,6 +98,10 @@ def step(name: str) -> None:
     except RuntimeError as exc:
         raise click.ClickException(str(exc)) from exc
     report = run_step(sessions, market, workflow_id, settings.public_url + "/tasks/hit")
+    if report.outbox:
+        from hits.quality.pipeline import apply_entries
+
+        apply_entries(sessions, market, report.outbox)  # decisions on rounds' work, as a worker would
     console.print(
         f"seeded {report.seeded}, made {report.created} round(s), published {report.published} HIT(s)"
         + ("; the workflow is done" if report.finished else "")

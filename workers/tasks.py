@@ -76,6 +76,8 @@ def register(app: Celery) -> None:
         report = run_step(rt.sessions, rt.market, workflow_id, rt.settings.public_url + "/tasks/hit")
         for error in report.errors:
             log.warning("workflow %s: %s", workflow_id, error)
+        if report.outbox:
+            apply_decisions.delay(report.outbox)  # committed already: run_step owns its transactions
         return {"seeded": report.seeded, "created": report.created, "published": report.published}
 
     @app.task(

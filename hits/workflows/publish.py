@@ -29,6 +29,7 @@ from hits.campaigns.service import EXTERNAL_QUESTION
 from hits.campaigns.spec import CampaignSpec
 from hits.db import session_scope
 from hits.mturk import HITAlreadyExists, Marketplace, MarketplaceError
+from hits.quality import pipeline
 from hits.seeders import Picture, SeederError, SeederOptions, call_seeder, make_seeder, seed_text
 from hits.workflows.engine import advance, excluded_workers
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
@@ -45,6 +46,8 @@ class StepReport:
     published: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False
+    #: Decisions made while syncing rounds' HITs, to apply through the outbox.
+    outbox: list[int] = field(default_factory=list)
 
 
 def run_step(
@@ -52,6 +55,7 @@ def run_step(
 ) -> StepReport:
     """Advance the workflow, seed what waits for seeds, advance again, publish what is new."""
     report = StepReport()
+    report.outbox = sync_reviewable_rounds(sessions, market, workflow_id)
     with session_scope(sessions) as session:
         first = advance(session, workflow_id)
     if first.need_seeds:
@@ -67,6 +71,52 @@ def run_step(
     report.published = published
     report.errors.extend(errors)
     return report
+
+
+def sync_reviewable_rounds(
+    sessions: Callable[[], Session], market: Marketplace, workflow_id: int
+) -> list[int]:
+    """Sync the workflow's open rounds whose HITs the marketplace lists as reviewable; outbox ids.
+
+    Each round's HIT has a HIT type of its own (its exclusion requirement), so
+    the pipeline's per-type listing sees only the stage's latest type, and
+    notices the others only when their HIT page stored the answer. Work that
+    reached the marketplace another way (posted straight to externalSubmit) is
+    found here: one listing of all the requester's reviewable HITs, paged.
+    """
+    with session_scope(sessions) as session:
+        mine = set(
+            session.scalars(
+                select(PublishedHIT.mturk_hit_id)
+                .join(ChainRound, ChainRound.published_hit_id == PublishedHIT.id)
+                .join(Chain, Chain.id == ChainRound.chain_id)
+                .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+                .where(
+                    WorkflowStage.workflow_id == workflow_id,
+                    ChainRound.status == "open",
+                    PublishedHIT.status == "open",
+                    PublishedHIT.mturk_hit_id.is_not(None),
+                )
+            )
+        )
+    if not mine:
+        return []
+    snapshots = {
+        h["HITId"]: pipeline.hit_snapshot(h)
+        for page in market.all_reviewable_hit_pages()
+        for h in page
+        if h["HITId"] in mine
+    }
+    if not snapshots:
+        return []
+    with session_scope(sessions) as session:
+        # Marked as queued, so the pipeline's own sync of the same HITs waits its turn.
+        targets = pipeline.hits_to_sync(session, market.access_key_id, set(snapshots), unsynced_too=False)
+    if not targets:
+        return []
+    fetched = pipeline.fetch_hits(market, targets, known=snapshots)
+    with session_scope(sessions) as session:
+        return pipeline.review_hits(session, fetched)
 
 
 def seed_chains(
