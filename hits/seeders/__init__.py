@@ -25,6 +25,7 @@ mapping and returning an object with a ``seed(picture) -> Seeds`` method.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -232,6 +233,8 @@ def call_seeder(
     own; nothing it returns later is used). The last error is raised as a
     :class:`SeederError`.
     """
+    if _in_web_request():
+        raise SeederError("seeders are called from a Celery task or the CLI, never inside a web request")
     last: BaseException | None = None
     for attempt in range(attempts):
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seeder")
@@ -249,6 +252,12 @@ def call_seeder(
         if attempt + 1 < attempts:
             sleep(min(30.0, 0.5 * 2**attempt))
     raise SeederError(f"seeding {picture.item_id!r} failed after {attempts} tries: {last}") from last
+
+
+def _in_web_request() -> bool:
+    """Whether this thread is serving a Flask request (looked up, not imported: no Flask in the domain)."""
+    flask = sys.modules.get("flask")
+    return bool(flask is not None and flask.has_request_context())
 
 
 def seed_text(seeds: Seeds, upstream: list[dict[str, Any]] | None = None) -> str:

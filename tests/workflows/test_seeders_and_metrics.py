@@ -143,3 +143,33 @@ def test_an_http_seeder_may_not_reach_private_addresses_unless_allowed() -> None
         assert call_seeder(seeder, PICTURE, timeout=5, attempts=1).caption == "seen p1 cat.png"
     finally:
         server.shutdown()
+
+
+def test_a_seeder_from_an_installed_package_and_never_in_a_web_request(
+    tmp_path, monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    """The ``hitforge.seeders`` entry-point group, through a real (tiny) installed distribution."""
+    (tmp_path / "tinyseeder.py").write_text(
+        "from hits.seeders import Seeds\n"
+        "class TinySeeder:\n"
+        "    def __init__(self, options):\n"
+        "        self.caption = options['caption']\n"
+        "    def seed(self, picture):\n"
+        "        return Seeds(self.caption + ' ' + picture.item_id)\n"
+    )
+    info = tmp_path / "tinyseeder-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tinyseeder\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[hitforge.seeders]\ntiny = tinyseeder:TinySeeder\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seeder = make_seeder(SeederOptions(kind="tiny", options={"caption": "Seeded for"}), tmp_path)
+    assert call_seeder(seeder, PICTURE, timeout=5, attempts=1).caption == "Seeded for p1"
+
+    from server import create_app
+
+    app = create_app(settings=settings)
+    with (
+        app.test_request_context("/dashboard/"),
+        pytest.raises(SeederError, match="never inside a web request"),
+    ):
+        call_seeder(seeder, PICTURE, timeout=5, attempts=1)
