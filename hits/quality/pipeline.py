@@ -27,7 +27,6 @@ from hits.quality.outbox import count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
-from hits.workflows.engine import stage_waits
 
 log = logging.getLogger(__name__)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
@@ -415,7 +414,8 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list
             continue
         if synced.get(published_id, 0) >= market_counts[published_id]:
             published.status = "complete"
-            closed.append((published, synced[published_id]))
+            # .get: a HIT that expired with no work in it has no submission row at all.
+            closed.append((published, synced.get(published_id, 0)))
     entries = followups.on_hits_complete(session, closed)
     session.flush()
     return [e.id for e in entries]
@@ -430,6 +430,8 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
     is closed, so the worker returned or abandoned the assignment) are not
     work: they are marked ``void``, out of the QA queue and the results.
     """
+    from hits.workflows.engine import stage_waits  # the workflow engine reads this module's results
+
     finished = []
     running = select(Campaign).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
     for campaign in session.scalars(running):
