@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -23,6 +23,7 @@ from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submiss
 from hits.db import utcnow
 from hits.money import format_amount
 from hits.quality.followups import committed_cost
+from hits.quality.pipeline import VOID
 from hits.workflows.metrics import round_metrics
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.setup import round_cost, rounds_policy
@@ -201,21 +202,27 @@ def _follow(
             .order_by(Submission.id)
             .limit(1)
         )
-        if submission is None:
-            return
-        latest.worker_id, latest.assignment_id = submission.worker_id, submission.assignment_id
-        latest.work_seconds = submission.work_seconds
-        latest.text = str((submission.answers or {}).get("answers", [""])[0])
-        if submission.decision == "held":
-            latest.status = "held"  # a QA reviewer decides; the chain waits for them
-            return
-        latest.status = "approved" if submission.decision == "approve" else "rejected"
-        latest.decided_at = utcnow()
-        if latest.status == "approved":
-            latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram)
-    if latest.status == "rejected":
+        if submission is not None:
+            _record_decision(latest, submission, policy)
+        else:
+            published = session.get(PublishedHIT, latest.published_hit_id)
+            if published is None or published.status != "complete":
+                return  # a worker may still take it
+            undecided = session.scalar(
+                select(Submission.id).where(
+                    Submission.published_hit_id == latest.published_hit_id,
+                    Submission.synced.is_(True),
+                    or_(Submission.decision.is_(None), Submission.decision != VOID),
+                )
+            )
+            if undecided is not None:
+                return  # work is in, its decision is not made yet
+            # Closed with no work in it (it expired unworked, or its worker's answers were never
+            # confirmed): nobody saw it through, so the round is offered again from the same text.
+            latest.status, latest.decided_at = "expired", utcnow()
+    if latest.status in ("rejected", "expired"):
         if latest.attempt >= policy.max_attempts:
-            _stop(chain, f"round {latest.round} was rejected {latest.attempt} times")
+            _stop(chain, f"round {latest.round} was rejected or expired {latest.attempt} times")
             return
         new = _add_round(
             session, workflow, stage, chain, latest.round, latest.attempt + 1, latest.previous_text
@@ -236,6 +243,20 @@ def _follow(
         return
     if new is not None:
         result.new_rounds.append(new)
+
+
+def _record_decision(latest: ChainRound, submission: Submission, policy: RoundsPolicy) -> None:
+    """Take the review pipeline's decision on a round's work, and its figures when approved."""
+    latest.worker_id, latest.assignment_id = submission.worker_id, submission.assignment_id
+    latest.work_seconds = submission.work_seconds
+    latest.text = str((submission.answers or {}).get("answers", [""])[0])
+    if submission.decision == "held":
+        latest.status = "held"  # a QA reviewer decides; the chain waits for them
+        return
+    latest.status = "approved" if submission.decision == "approve" else "rejected"
+    latest.decided_at = utcnow()
+    if latest.status == "approved":
+        latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram)
 
 
 def _finish(chain: Chain, reason: str) -> None:

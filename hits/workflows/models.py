@@ -90,7 +90,7 @@ class ChainRound(RequesterBase):
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     item_id: Mapped[int] = mapped_column(ForeignKey("rq_items.id"))
     published_hit_id: Mapped[int] = mapped_column(ForeignKey("rq_published_hits.id"), unique=True)
-    #: open, approved, rejected, held.
+    #: open, approved, rejected, held, expired (closed with no work: offered again).
     status: Mapped[str] = mapped_column(String(16), default="open")
     previous_text: Mapped[str] = mapped_column(Text)
     text: Mapped[str | None] = mapped_column(Text, nullable=True)

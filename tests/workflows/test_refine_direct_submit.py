@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 from bs4 import Tag
@@ -56,3 +57,30 @@ def test_a_round_submitted_past_its_page_is_synced_and_the_chain_moves_on(
     assert first.status == "approved" and first.text == text and first.worker_id == worker.worker_id
     assert [(r.chain_id, r.round) for r in rounds[2:]] == [(first.chain_id, 2)]
     assert rounds[2].previous_text == text
+
+
+def test_a_round_whose_hit_expires_unworked_is_offered_again(
+    tmp_path, live_server, market, mturk, requester_sessions
+) -> None:
+    path, _truth = write_refine_workflow(tmp_path, "refine-expired", pictures=1, complete=0)
+    with session_scope(requester_sessions) as session:
+        workflow = create_workflow(session, load_campaign_file(path))
+        workflow.access_key_id = market.access_key_id
+        workflow_id = workflow.id
+    hit_page = live_server.url + "/tasks/hit"
+    assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1
+    hit_id = _round_hit(requester_sessions, workflow_id, 1)
+    mturk.update_expiration_for_hit(HITId=hit_id, ExpireAt=datetime(2015, 1, 1, tzinfo=UTC))
+
+    report = run_step(requester_sessions, market, workflow_id, hit_page)
+    assert report.created == 1 and report.published == 1
+    with session_scope(requester_sessions) as session:
+        rounds = session.scalars(
+            select(ChainRound)
+            .join(Chain, Chain.id == ChainRound.chain_id)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(WorkflowStage.workflow_id == workflow_id)
+            .order_by(ChainRound.id)
+        ).all()
+    assert [(r.round, r.attempt, r.status) for r in rounds] == [(1, 1, "expired"), (1, 2, "open")]
+    assert rounds[1].previous_text == rounds[0].previous_text
