@@ -182,3 +182,44 @@ def test_concurrent_steps_make_and_publish_each_round_once(
     ]
     tokens = {f"hitforge-c{campaign_id}-h{i}" for i in mine}
     assert sorted(a for a in annotations if a in tokens) == sorted(tokens)
+
+
+def test_a_round_held_for_qa_waits_for_the_reviewer_then_moves_on(tmp_path, requester_sessions) -> None:  # type: ignore[no-untyped-def]
+    from hits.workflows.report import find_workflow, workflow_view
+
+    path, _ = write_refine_workflow(tmp_path, "held-round", pictures=1, complete=0)
+    with session_scope(requester_sessions) as session:
+        workflow_id = create_workflow(session, load_campaign_file(path)).id
+    with session_scope(requester_sessions) as session:
+        assert advance(session, workflow_id).need_seeds  # the builtin seeder: run outside a transaction
+        chain = session.scalar(
+            select(Chain)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(WorkflowStage.workflow_id == workflow_id)
+        )
+        assert chain is not None
+        chain.seed_text, chain.seed_source = "A drawing.", "test"
+    with session_scope(requester_sessions) as session:
+        assert len(advance(session, workflow_id).new_rounds) == 1
+    _approve_latest(requester_sessions, workflow_id, lambda old: "Two shapes, one above the other, on grey.")
+    with session_scope(requester_sessions) as session:
+        submission = session.scalar(select(Submission).order_by(Submission.id.desc()))
+        assert submission is not None
+        submission.decision = "held"  # as finish_campaigns or a flag would leave it
+        submission_id = submission.id
+    with session_scope(requester_sessions) as session:
+        assert advance(session, workflow_id).new_rounds == []
+        found = find_workflow(session, "held-round")
+        assert found is not None
+        assert [c.waiting_on for c in workflow_view(session, found).chains] == ["round 1: a QA reviewer"]
+    with session_scope(requester_sessions) as session:
+        held = session.get(Submission, submission_id)
+        assert held is not None
+        held.decision = "approve"  # the reviewer approved it
+    with session_scope(requester_sessions) as session:
+        assert len(advance(session, workflow_id).new_rounds) == 1
+        rounds = session.scalars(
+            select(ChainRound).where(ChainRound.chain_id == chain.id).order_by(ChainRound.id)
+        ).all()
+    assert [(r.round, r.status) for r in rounds] == [(1, "approved"), (2, "open")]
+    assert rounds[1].previous_text == "Two shapes, one above the other, on grey."
