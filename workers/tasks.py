@@ -57,8 +57,13 @@ def register(app: Celery) -> None:
         with session_scope(rt.sessions) as session:
             # Each running workflow takes a step: chains advance on the decisions just made.
             workflows = running_workflows(session, rt.market.access_key_id)
+            # A step not started by the next few beats is dropped: a later beat sends a fresh one,
+            # so a slow step never leaves a queue of copies behind it.
+            expires = max(5.0, 3 * rt.settings.sync_interval_seconds)
             for workflow_id in workflows:
-                call_after_commit(session, partial(workflow_step.delay, workflow_id))
+                call_after_commit(
+                    session, partial(workflow_step.apply_async, args=[workflow_id], expires=expires)
+                )
             counts["workflows"] = len(workflows)
         return counts
 

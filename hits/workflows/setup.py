@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 from hits.campaigns.models import Campaign
 from hits.campaigns.service import BudgetExceeded, CampaignExists, create_campaign, planned_cost
 from hits.campaigns.spec import CampaignFile, CampaignSpec
+from hits.seeders import SeederError, make_seeder
 from hits.templates.refine import MIN_WORDS
 from hits.workflows.models import Chain, Workflow, WorkflowStage
 from hits.workflows.spec import ROUNDS_TEMPLATES, RoundsPolicy, StageSpec, WorkflowOptions
@@ -65,6 +67,7 @@ def create_workflow(session: Session, loaded: CampaignFile) -> Workflow:
     assert options is not None
     if session.scalar(select(Workflow.id).where(Workflow.name == spec.name)) is not None:
         raise CampaignExists(f"a workflow named {spec.name!r} already exists", resumable=False)
+    _check_seeder(options, loaded.path.parent.resolve())
     media_path = str(loaded.media_dir) if loaded.media_dir else None
     stored = spec.model_dump(mode="json")
     stored["base_dir"] = str(loaded.path.parent.resolve())
@@ -127,6 +130,18 @@ def create_workflow(session: Session, loaded: CampaignFile) -> Workflow:
             session.add(chain)
     session.flush()
     return workflow
+
+
+def _check_seeder(options: WorkflowOptions, base_dir: Path) -> None:
+    """Refuse (``ValueError``) a seeder that cannot work: unknown kind, missing file, refused address."""
+    try:
+        make_seeder(options.seeder, base_dir)
+    except SeederError as exc:
+        raise ValueError(f"workflow.seeder: {exc}") from exc
+    if options.seeder.kind == "file" and options.seeder.path:
+        seeds = (base_dir / options.seeder.path).resolve()
+        if not seeds.is_file():
+            raise ValueError(f"workflow.seeder: the seeds file {seeds} does not exist")
 
 
 def _bare_campaign(

@@ -223,3 +223,21 @@ def test_a_round_held_for_qa_waits_for_the_reviewer_then_moves_on(tmp_path, requ
         ).all()
     assert [(r.round, r.status) for r in rounds] == [(1, "approved"), (2, "open")]
     assert rounds[1].previous_text == "Two shapes, one above the other, on grey."
+
+
+@pytest.mark.parametrize(
+    ("seeder", "message"),
+    [
+        ({"kind": "file", "path": "missing.jsonl"}, "missing.jsonl does not exist"),
+        ({"kind": "http", "url": "http://169.254.169.254/latest/meta-data"}, "cannot be used"),
+        ({"kind": "nosuch"}, "unknown seeder 'nosuch'"),
+    ],
+)
+def test_a_seeder_that_cannot_work_is_refused_at_launch(
+    tmp_path, requester_sessions, seeder, message
+) -> None:  # type: ignore[no-untyped-def]
+    path, _ = write_refine_workflow(tmp_path, f"bad-seeder-{seeder['kind']}", pictures=1, seeder=seeder)
+    with pytest.raises(ValueError, match=message), session_scope(requester_sessions) as session:
+        create_workflow(session, load_campaign_file(path))
+    with session_scope(requester_sessions) as session:
+        assert session.scalar(select(Workflow).where(Workflow.name == f"bad-seeder-{seeder['kind']}")) is None
