@@ -229,7 +229,7 @@ def launch(campaign_file: str, resume: bool) -> None:
             loaded = load_campaign_file(Path(campaign_file))
         except (InputFileError, InputFileErrors) as exc:
             fail(str(exc))
-        if loaded.spec.workflow is not None:
+        if loaded.spec.workflow is not None and not resume:  # a workflow's first stage may be resumed
             fail(
                 f"{campaign_file} declares a workflow: launch it with "
                 f"`hitforge workflow launch {campaign_file}`"
