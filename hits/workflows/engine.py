@@ -93,10 +93,14 @@ def _start_ready(
     """Waiting chains whose input is there: seed them, or start their first round."""
     upstream = _upstream_output(session, source, [c.key for c in chains]) if source is not None else {}
     source_done = source is None or _stage_done(session, source)
+    held = (
+        _held_keys(session, source, [c.key for c in chains]) if source is not None and source_done else set()
+    )
     for chain in chains:
         if source is not None:
             if chain.key not in upstream:
-                if source_done:
+                # Work a QA reviewer may still approve keeps the picture waiting for them.
+                if source_done and chain.key not in held:
                     _stop(chain, f"stage {source.name} approved no work for this picture")
                 continue
             if "upstream" not in chain.image:
@@ -152,6 +156,24 @@ def _upstream_output(
         answer = (answers or {}).get("answers", [])[position]
         out[key] = as_triples(answer)
     return out
+
+
+def _held_keys(session: Session, source: WorkflowStage, keys: list[str]) -> set[str]:
+    """Picture keys whose work in a single source stage is held for a QA reviewer."""
+    if source.kind == "rounds":
+        return set()
+    return set(
+        session.scalars(
+            select(Item.external_id)
+            .join(HITSlot, HITSlot.item_id == Item.id)
+            .join(Submission, Submission.published_hit_id == HITSlot.published_hit_id)
+            .where(
+                Item.campaign_id == source.campaign_id,
+                Item.external_id.in_(keys),
+                Submission.decision == "held",
+            )
+        )
+    )
 
 
 def as_triples(answer: Any) -> list[dict[str, Any]]:

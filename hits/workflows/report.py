@@ -142,7 +142,7 @@ def _waiting_on(
         return "-"
     if chain.status == "waiting":
         if stage.source != "items" and "upstream" not in chain.image:
-            return f"stage {stage.source}: approved work on this picture"
+            return f"stage {stage.source}: approved work on this picture (or its QA review)"
         return "seeder" if chain.seed_text is None else "the next step of the pipeline"
     if latest is None:
         return "the next step of the pipeline"

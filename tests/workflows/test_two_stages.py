@@ -19,15 +19,14 @@ from tests.server.worker_helpers import WorkerClient
 from tests.workflows.test_refine_blinding import _round_hit, _sync
 
 
-def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers_are_kept_out(
-    tmp_path, settings, live_server, requester, market, requester_sessions
-) -> None:
+def _two_stage_file(tmp_path, name: str) -> dict:  # type: ignore[no-untyped-def]
+    """A write stage feeding a refine stage; returns the write bots' truth."""
     task = get_demo_task("write")
     truth = task.write_data(tmp_path, 2, 0, 5)
     spec = {
-        "name": "two-stage",
+        "name": name,
         "template": "write",
-        "title": "Write one sentence two-stage",
+        "title": f"Write one sentence {name}",
         "description": "One sentence per drawing.",
         "reward": "0.05",
         "budget": "3.00",
@@ -44,7 +43,7 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
                     "name": "describe",
                     "template": "refine",
                     "from": "sentence",
-                    "title": "Improve a description two-stage",
+                    "title": f"Improve a description {name}",
                     "reward": "0.10",
                     "rounds": {"max_rounds": 2},
                 }
@@ -52,6 +51,14 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
         },
     }
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    return truth
+
+
+def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers_are_kept_out(
+    tmp_path, settings, live_server, requester, market, requester_sessions
+) -> None:
+    task = get_demo_task("write")
+    truth = _two_stage_file(tmp_path, "two-stage")
     env = {
         "HITFORGE_DATABASE_URL": settings.database_url,
         "HITFORGE_VAR_DIR": str(settings.var_dir),
@@ -70,7 +77,9 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
         ("sentence", "items", "single", 2),
         ("describe", "sentence", "rounds", 0),
     ]
-    assert {c["waiting_on"] for c in status["chains"]} == {"stage sentence: approved work on this picture"}
+    assert {c["waiting_on"] for c in status["chains"]} == {
+        "stage sentence: approved work on this picture (or its QA review)"
+    }
 
     writer = Bot(
         live_server.url, "two-stage-writer", Profile("perfect", 1.0), truth, fill_form=task.fill_form
@@ -110,3 +119,53 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
     assert writer_view.status_code == 403
     newcomer = WorkerClient(live_server.url, "two-stage-new")
     assert newcomer.get(f"/hits/{hit_id}").status_code == 200
+
+
+def test_a_picture_whose_first_stage_work_is_held_waits_for_the_reviewer(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    from hits.campaigns.models import Campaign
+    from hits.campaigns.service import publish_campaign
+    from hits.campaigns.spec import load_campaign_file
+    from hits.workflows.engine import advance
+    from hits.workflows.setup import create_workflow
+
+    task = get_demo_task("write")
+    truth = _two_stage_file(tmp_path, "two-held")
+    with session_scope(requester_sessions) as session:
+        workflow = create_workflow(session, load_campaign_file(tmp_path / "campaign.yaml"))
+        workflow.access_key_id = market.access_key_id
+        workflow_id = workflow.id
+        first = session.scalar(select(Campaign).where(Campaign.name == "two-held"))
+        assert first is not None
+        first_id = first.id
+    publish_campaign(requester_sessions, market, first_id, live_server.url + "/tasks/hit")
+    writer = Bot(live_server.url, "two-held-writer", Profile("perfect", 1.0), truth, fill_form=task.fill_form)
+    writer.title_filter = "two-held"
+    assert writer.run(max_hits=2).submitted == 2
+    _sync(requester_sessions, market)
+    with session_scope(requester_sessions) as session:
+        held = session.scalars(
+            select(Submission).where(Submission.worker_id == writer.result.worker_id).order_by(Submission.id)
+        ).first()
+        assert held is not None
+        held.decision = "held"  # a flag held it for QA
+        held_id = held.id
+        campaign = session.get(Campaign, first_id)
+        assert campaign is not None
+        campaign.status = "review"  # the first stage is over
+    with session_scope(requester_sessions) as session:
+        made = advance(session, workflow_id)
+        chains = session.scalars(
+            select(Chain)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(WorkflowStage.workflow_id == workflow_id, WorkflowStage.name == "describe")
+        ).all()
+    assert len(made.need_seeds) == 1 and sorted(c.status for c in chains) == ["waiting", "waiting"]
+    assert all(c.stop_reason is None for c in chains)
+    with session_scope(requester_sessions) as session:
+        again = session.get(Submission, held_id)
+        assert again is not None
+        again.decision = "approve"  # the reviewer approved it
+    with session_scope(requester_sessions) as session:
+        assert len(advance(session, workflow_id).need_seeds) == 2
