@@ -25,7 +25,7 @@ from sqlalchemy import select
 from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Bot, CrowdError, Profile
 from hits.db import session_scope
-from hits.demo_tasks import Truth, iiw
+from hits.demo_tasks import FillForm, Truth, iiw
 from hits.demo_tasks import refine as refine_demo
 from hits.mturk import Marketplace
 from hits.templates import available_templates
@@ -41,13 +41,17 @@ NAME = "iiw"
 TIMEOUT = 240.0
 
 
-def _fill(form: Tag, truth: Truth, profile: Profile, rng: random.Random) -> dict[str, str]:
-    """Answer whichever task the page is: Task 2 (refine), or Task 1 through the objects demo."""
-    if form.find("fieldset", class_="refine") is not None:
-        return refine_demo.fill(form, truth, profile, rng)
-    from hits.demo_tasks import get_demo_task
+def _filler(task1_truth: Truth) -> FillForm:
+    """A bot's hands for both tasks: Task 2 (refine) with the truth it is given, Task 1 with Task 1's."""
 
-    return get_demo_task("objects").fill_form(form, truth, profile, rng)
+    def fill(form: Tag, truth: Truth, profile: Profile, rng: random.Random) -> dict[str, str]:
+        if form.find("fieldset", class_="refine") is not None:
+            return refine_demo.fill(form, truth, profile, rng)
+        from hits.demo_tasks import get_demo_task
+
+        return get_demo_task("objects").fill_form(form, task1_truth, profile, rng)
+
+    return fill
 
 
 def _work(bot: Bot, finished: threading.Event, deadline: float) -> None:
@@ -82,12 +86,14 @@ def run(
     with_objects = "objects" in available_templates()
     folder = var_dir / "campaign"
     pictures = max(1, min(hit_count, MAX_PICTURES))
-    truth = iiw.write(folder, pictures)
-    spec = iiw.campaign(pictures, with_objects=with_objects)
+    task1_truth: Truth = {}
     if with_objects:
-        from hits.demo_tasks.iiw_objects import add_object_items
+        from hits.demo_tasks.iiw_objects import write as write_both_tasks
 
-        truth.update(add_object_items(folder))
+        task1_truth, truth = write_both_tasks(folder, pictures)
+    else:
+        truth = iiw.write(folder, pictures)
+    spec = iiw.campaign(pictures, with_objects=with_objects)
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     loaded = load_campaign_file(folder / "campaign.yaml")
     with session_scope(sessions) as session:
@@ -114,7 +120,7 @@ def run(
     finished = threading.Event()
     deadline = time.monotonic() + TIMEOUT
     bots = [
-        Bot(url, f"{name}-{i + 1}", PROFILES[name], truth, seed=i, fill_form=_fill)
+        Bot(url, f"{name}-{i + 1}", PROFILES[name], truth, seed=i, fill_form=_filler(task1_truth))
         for name, count in CROWD
         for i in range(count)
     ]

@@ -74,12 +74,19 @@ def campaign(pictures: int, *, with_objects: bool) -> dict[str, Any]:
     }
     workflow: dict[str, Any] = {"seeder": {"kind": "file", "path": "seeds.jsonl"}}
     if with_objects:
+        # Task 1 has gold: two per HIT, so each worker's record is judged after one HIT.
         spec.update(
             template="objects",
             title="Check the objects marked in a drawing",
             description="Fix the boxes and labels of the objects in a drawing and describe each one.",
             keywords="images, objects, boxes, descriptions",
             reward="0.15",
+            assignments_per_hit=2,
+            items_per_hit=2,
+            gold_per_hit=2,
+            gold="gold.jsonl",
+            template_options={"iou_threshold": 0.5, "gold_pass_score": 0.75},
+            quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
         )
         workflow.update(
             first_stage="objects",
