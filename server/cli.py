@@ -283,7 +283,7 @@ def launch(campaign_file: str, resume: bool) -> None:
     "--template",
     default="rating",
     show_default=True,
-    help="Task template to demo: rating, select, write, spans, target, compare, sxs or refine; "
+    help="Task template to demo: rating, select, write, spans, target, compare, sxs, objects or refine; "
     "iiw runs the ImageInWords workflow (object annotation, then descriptions refined round by round).",
 )
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")

@@ -44,5 +44,6 @@ def test_an_unknown_template_is_refused_with_the_choices(tmp_path) -> None:
         timeout=120,
     )
     assert result.returncode == 2
-    assert "choose one of: compare, rating, refine, select, spans, sxs, target, write" in result.stdout
+    choices = "compare, objects, rating, refine, select, spans, sxs, target, write"
+    assert f"choose one of: {choices}" in result.stdout
     assert "iiw" in result.stdout

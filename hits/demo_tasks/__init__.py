@@ -45,9 +45,11 @@ class DemoTask:
 
 def demo_tasks() -> dict[str, DemoTask]:
     """The demo for each built-in template, by template name."""
-    from hits.demo_tasks import compare, rating, refine, select, spans, sxs, target, write
+    from hits.demo_tasks import compare, objects, rating, refine, select, spans, sxs, target, write
 
-    return {m.DEMO.template: m.DEMO for m in (rating, select, write, spans, target, compare, sxs, refine)}
+    return {
+        m.DEMO.template: m.DEMO for m in (rating, select, write, spans, target, compare, sxs, objects, refine)
+    }
 
 
 def get_demo_task(name: str) -> DemoTask:

@@ -11,4 +11,5 @@ METHODS = (
     "collect_all",
     "bradley_terry",
     "median_per_key",
+    "object_clusters",
 )

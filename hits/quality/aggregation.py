@@ -179,6 +179,10 @@ def _aggregate_by_support(frame: pd.DataFrame, method: str) -> list[AggregatedIt
         from hits.quality.ranking import aggregate_rankings
 
         return aggregate_rankings(frame)
+    if method == "object_clusters":  # object lists: clusters of boxes across workers (the objects template)
+        from hits.templates.objects.consensus import aggregate_object_lists
+
+        return aggregate_object_lists(frame)
     if method == "majority_vote":
         probabilities = MajorityVote().fit_predict_proba(frame)
     elif method == "dawid_skene":

@@ -16,6 +16,7 @@ from hits.templates.base import TaskTemplate, TemplateError
 
 def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.compare import CompareTemplate
+    from hits.templates.objects import ObjectsTemplate
     from hits.templates.rating import RatingTemplate
     from hits.templates.refine import RefineTemplate
     from hits.templates.select import SelectTemplate
@@ -35,6 +36,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             CompareTemplate(),
             SxsTemplate(),
             RefineTemplate(),
+            ObjectsTemplate(),
         )
     }
 

@@ -26,7 +26,7 @@ def test_every_built_in_template_has_a_demo() -> None:
         get_demo_task("nope")
 
 
-@pytest.mark.parametrize("template", ["rating", "select", "write", "spans", "target", "compare"])
+@pytest.mark.parametrize("template", ["rating", "select", "write", "spans", "target", "compare", "objects"])
 def test_a_perfect_bot_gets_every_gold_item_right(
     template, tmp_path, live_server, market, requester_sessions
 ) -> None:

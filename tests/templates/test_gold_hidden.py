@@ -16,6 +16,7 @@ SLOT_CLASS = {
     "target": "target-item",
     "compare": "compare-item",
     "sxs": "sxs-item",
+    "objects": "objects-item",
 }
 
 
