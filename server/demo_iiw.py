@@ -154,6 +154,24 @@ def run(
     return 0 if ok else 1
 
 
+def _single_stage_decisions(
+    session: Any, workflow_id: int, profile_of: dict[str, str]
+) -> dict[str, Counter[str]]:
+    """Decisions on the assignments of the workflow's single (non-rounds) stages, per bot profile."""
+    from hits.campaigns.models import PublishedHIT, Submission
+    from hits.workflows.engine import stages_of
+
+    campaigns = [s.campaign_id for s in stages_of(session, workflow_id) if s.kind == "single"]
+    out: dict[str, Counter[str]] = defaultdict(Counter)
+    for worker, decision in session.execute(
+        select(Submission.worker_id, Submission.decision)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id.in_(campaigns))
+    ).all():
+        out[profile_of.get(worker, "?")][decision or "undecided"] += 1
+    return dict(out)
+
+
 def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent: Any, elapsed: float) -> bool:
     profile_of = {b.result.worker_id: b.result.profile for b in bots}
     with session_scope(sessions) as session:
@@ -161,17 +179,13 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
         assert workflow is not None
         view = workflow_view(session, workflow)
         records = round_records(session, workflow.id, all_attempts=True)
+        task1 = _single_stage_decisions(session, workflow.id, profile_of)
     stages = Table(title=f"Workflow {name}: {view.status}")
     for col in ("stage", "from", "template", "HITs", "pictures"):
         stages.add_column(col)
     for s in view.stages:
-        stages.add_row(
-            s.name,
-            s.source,
-            s.template,
-            str(s.hits),
-            ", ".join(f"{k} {v}" for k, v in sorted(s.chains.items())),
-        )
+        pictures = ", ".join(f"{k} {v}" for k, v in sorted(s.chains.items())) or "-"
+        stages.add_row(s.name, s.source, s.template, str(s.hits), pictures)
     console.print(stages)
     reasons = Counter((c.stop_reason or c.status).split(":")[0] for c in view.chains)
     console.print("pictures: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
@@ -190,7 +204,15 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
         decided[profile_of.get(r["worker"], "?")][r["status"]] += 1
         if r["worker"]:
             per_chain[f"{r['stage']}/{r['item']}"].append(r["worker"])
-    crowd = Table(title="Rounds per bot profile")
+    if task1:
+        first = Table(title="Task 1 assignments per bot profile")
+        for col in ("profile", "approved", "rejected", "held or undecided"):
+            first.add_column(col, justify="right" if col != "profile" else "left")
+        for profile in ("diligent", "careless", "spammer"):
+            c = task1.get(profile, Counter())
+            first.add_row(profile, str(c["approve"]), str(c["reject"]), str(c["held"] + c["undecided"]))
+        console.print(first)
+    crowd = Table(title="Task 2 rounds per bot profile")
     for col in ("profile", "approved", "rejected", "open or held"):
         crowd.add_column(col, justify="right" if col != "profile" else "left")
     for profile in ("diligent", "careless", "spammer"):
@@ -202,10 +224,15 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
         console.print(f"[yellow]crowd error:[/yellow] {error}")
     twice = [k for k, workers in per_chain.items() if len(set(workers)) != len(workers)]
     redone = any(r["status"] == "rejected" for r in records)
-    ok = view.status == "done" and not twice and all(c.status == "done" for c in view.chains)
+    described = sum(1 for c in view.chains if c.status == "done")
+    # A picture may stop for a stated reason (Task 1 approved no work for it: all its annotators
+    # failed gold); every other one converged or reached the round limit.
+    stopped = [c for c in view.chains if c.status == "stopped"]
+    ok = view.status == "done" and not twice and described > 0 and all(c.stop_reason for c in stopped)
     console.print(
-        f"[green]demo finished: every picture converged or reached the round limit; no worker saw a picture "
-        f"twice{'; rejected rounds were redone' if redone else ''}[/green]"
+        f"[green]demo finished: {described} picture(s) converged or reached the round limit"
+        + (f", {len(stopped)} stopped with a reason" if stopped else "")
+        + f"; no worker saw a picture twice{'; rejected rounds were redone' if redone else ''}[/green]"
         if ok
         else "[red]demo finished, but the outcome is not as expected[/red]"
     )
