@@ -58,13 +58,18 @@ def _work(bot: Bot, finished: threading.Event, deadline: float) -> None:
     """Work until the workflow is done: rounds appear as chains advance, so an empty list is a pause."""
     try:
         bot.sign_in()
-        while not finished.is_set() and time.monotonic() < deadline:
-            before = bot.result.submitted
-            bot.work_one()
-            if bot.result.submitted == before:
-                time.sleep(0.4)
     except CrowdError as exc:
         bot.result.errors.append(str(exc))
+        return
+    while not finished.is_set() and time.monotonic() < deadline:
+        before = bot.result.submitted
+        try:
+            bot.work_one()
+        except CrowdError as exc:
+            # E.g. a round's HIT listed a moment before its page knows it: a person would reload.
+            bot.result.errors.append(str(exc))
+        if bot.result.submitted == before:
+            time.sleep(0.4)
 
 
 def run(
@@ -119,8 +124,10 @@ def run(
 
     finished = threading.Event()
     deadline = time.monotonic() + TIMEOUT
-    bots = [
-        Bot(url, f"{name}-{i + 1}", PROFILES[name], truth, seed=i, fill_form=_filler(task1_truth))
+    bots: list[Bot] = [
+        iiw.ReloadingBot(
+            url, f"{name}-{i + 1}", PROFILES[name], truth, seed=i, fill_form=_filler(task1_truth)
+        )
         for name, count in CROWD
         for i in range(count)
     ]

@@ -11,9 +11,13 @@ Task 2 starts from the seeds alone.
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 from typing import Any
 
+from bs4 import BeautifulSoup
+
+from hits.crowd import Bot, CrowdError
 from hits.demo_data import COLOURS, Scene, draw, random_scene
 from hits.demo_tasks import Truth, save_png, write_jsonl
 from hits.demo_tasks.refine import ALT, facts
@@ -101,3 +105,25 @@ def campaign(pictures: int, *, with_objects: bool) -> dict[str, Any]:
         workflow.update(first_stage="describe", rounds=rounds)
     spec["workflow"] = workflow
     return spec
+
+
+class ReloadingBot(Bot):
+    """A bot that reloads a HIT page that is not there yet, as a person would.
+
+    A round's HIT reaches the marketplace a moment before the requester side
+    has recorded its id (the publish records it as soon as CreateHIT
+    returns): a worker fast enough to open it in that moment sees "not
+    found" once, and reloads.
+    """
+
+    reloads = 10
+
+    def _get(self, path_or_url: str) -> BeautifulSoup:
+        for _ in range(self.reloads):
+            try:
+                return super()._get(path_or_url)
+            except CrowdError as exc:
+                if "/tasks/hit" not in path_or_url or "HTTP 404" not in str(exc):
+                    raise
+                time.sleep(0.3)
+        return super()._get(path_or_url)

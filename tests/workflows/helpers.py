@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from hits.crowd import Bot, Profile
+from hits.demo_tasks.iiw import ReloadingBot
 from hits.demo_tasks.refine import ALT, facts, fill
 from hits.demo_tasks.refine import write as write_drawings
 
@@ -58,7 +59,8 @@ def write_refine_workflow(
 
 
 def refine_bot(base_url: str, username: str, profile: Profile, truth: dict[str, Any], title: str) -> Bot:
-    bot = Bot(base_url, username, profile, truth, fill_form=fill)
+    # A person reloads a round's page opened the moment before its id is recorded (ReloadingBot).
+    bot = ReloadingBot(base_url, username, profile, truth, fill_form=fill)
     bot.title_filter = title
     return bot
 
