@@ -210,6 +210,10 @@ class Marketplace:
             "list_reviewable_hits", "HITs", HITTypeId=hit_type_id, Status="Reviewable", MaxResults=page_size
         )
 
+    def all_reviewable_hit_pages(self, page_size: int = 100) -> Iterator[list[dict[str, Any]]]:
+        """ListReviewableHITs of every HIT type of this requester, a page at a time."""
+        return self._pages("list_reviewable_hits", "HITs", Status="Reviewable", MaxResults=page_size)
+
     def get_hit(self, hit_id: str) -> dict[str, Any]:
         return dict(self._call("get_hit", HITId=hit_id)["HIT"])
 

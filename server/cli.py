@@ -232,6 +232,11 @@ def launch(campaign_file: str, resume: bool) -> None:
             loaded = load_campaign_file(Path(campaign_file))
         except (InputFileError, InputFileErrors) as exc:
             fail(str(exc))
+        if loaded.spec.workflow is not None and not resume:  # a workflow's first stage may be resumed
+            fail(
+                f"{campaign_file} declares a workflow: launch it with "
+                f"`hitforge workflow launch {campaign_file}`"
+            )
     try:
         # Before anything is stored: missing keys must not leave a campaign behind.
         market = Marketplace.from_settings(settings)
@@ -281,9 +286,9 @@ def launch(campaign_file: str, resume: bool) -> None:
     "--template",
     default="rating",
     show_default=True,
-    help=(
-        "Task template to demo: rating, select, write, spans, target, compare, sxs, objects, rank or heatmap."
-    ),
+    help="Task template to demo: rating, select, write, spans, target, compare, sxs, objects, rank, "
+    "heatmap or refine; iiw runs the ImageInWords workflow (object annotation, then descriptions "
+    "refined round by round).",
 )
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)
@@ -293,9 +298,10 @@ def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
     from server.demo import run_demo
 
     try:
-        get_demo_task(template)
+        if template != "iiw":  # the ImageInWords workflow (Task 1 then Task 2), server/demo_iiw.py
+            get_demo_task(template)
     except KeyError as exc:
-        console.print(f"[red]error:[/red] {exc.args[0]}", highlight=False)
+        console.print(f"[red]error:[/red] {exc.args[0]}; or iiw, the ImageInWords workflow", highlight=False)
         sys.exit(2)
 
     code = run_demo(console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count)
@@ -311,6 +317,7 @@ def _add_subcommands() -> None:
     from server.results_cli import results
     from server.target_cli import target
     from server.worker_admin_cli import workers
+    from server.workflow_cli import rounds, workflow
 
     qualification.add_command(publish)
     main.add_command(qualification)
@@ -319,6 +326,8 @@ def _add_subcommands() -> None:
     main.add_command(quality)
     main.add_command(target)
     main.add_command(workers)
+    main.add_command(workflow)
+    results.add_command(rounds)
 
 
 _add_subcommands()

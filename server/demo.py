@@ -115,8 +115,12 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
     server = serve_in_thread(create_app(settings=settings), port=port)
     worker = spawn_worker(worker_env, var_dir / "celery.log")
     console.print(f"server at {server.url}; Celery worker pid {worker.pid} (log: {var_dir / 'celery.log'})")
+    # The iiw demo is a workflow of two tasks, not one campaign (server/demo_iiw.py).
+    from server import demo_iiw
+
+    body = demo_iiw.run if template == demo_iiw.NAME else _run
     try:
-        return _run(
+        return body(
             console,
             settings,
             key,

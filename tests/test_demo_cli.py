@@ -48,3 +48,4 @@ def test_an_unknown_template_is_refused_with_the_choices(tmp_path) -> None:
     assert result.returncode == 2
     assert "choose one of: " + ", ".join(sorted(demo_tasks())) in result.stdout
     assert "objects" in demo_tasks() and "rank" in demo_tasks() and "heatmap" in demo_tasks()
+    assert "iiw" in result.stdout

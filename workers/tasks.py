@@ -17,6 +17,7 @@ from sqlalchemy.exc import OperationalError
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
 from hits.quality import aggregation, followups, pipeline
+from hits.workflows.publish import run_step, running_workflows
 
 log = logging.getLogger(__name__)
 # A decision still pending after this long lost its message (or its worker): send it again.
@@ -53,7 +54,36 @@ def register(app: Celery) -> None:
             if due:
                 call_after_commit(session, partial(apply_decisions.delay, due))
             counts["deadline_approvals"] = len(due)
+        with session_scope(rt.sessions) as session:
+            # Each running workflow takes a step: chains advance on the decisions just made.
+            workflows = running_workflows(session, rt.market.access_key_id)
+            # A step not started by the next few beats is dropped: a later beat sends a fresh one,
+            # so a slow step never leaves a queue of copies behind it.
+            expires = max(5.0, 3 * rt.settings.sync_interval_seconds)
+            for workflow_id in workflows:
+                call_after_commit(
+                    session, partial(workflow_step.apply_async, args=[workflow_id], expires=expires)
+                )
+            counts["workflows"] = len(workflows)
         return counts
+
+    @app.task(
+        name="hitforge.workflow_step",
+        bind=True,
+        acks_late=True,
+        autoretry_for=(OperationalError,),
+        retry_backoff=True,
+        max_retries=5,
+    )
+    def workflow_step(self: Task, workflow_id: int) -> dict[str, Any]:
+        """Advance a workflow's chains, seed them, and publish new rounds' HITs (each exactly once)."""
+        rt = runtime(self)
+        report = run_step(rt.sessions, rt.market, workflow_id, rt.settings.public_url + "/tasks/hit")
+        for error in report.errors:
+            log.warning("workflow %s: %s", workflow_id, error)
+        if report.outbox:
+            apply_decisions.delay(report.outbox)  # committed already: run_step owns its transactions
+        return {"seeded": report.seeded, "created": report.created, "published": report.published}
 
     @app.task(
         name="hitforge.sync_hits",

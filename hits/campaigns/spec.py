@@ -28,6 +28,7 @@ from hits.campaigns.fileerrors import (
 )
 from hits.money import MoneyError, parse_amount
 from hits.templates import TemplateError, get_template
+from hits.workflows.spec import WorkflowOptions, check_first_stage
 
 
 def _money(value: Any) -> Decimal:
@@ -114,6 +115,8 @@ class CampaignSpec(BaseModel):
     qualification_requirements: list[dict[str, Any]] = Field(default_factory=list)
     quality: QualityPolicy = Field(default_factory=QualityPolicy)
     seed: int = 0
+    #: Stages fed by this campaign's output and refinement rounds (``hits.workflows.spec``).
+    workflow: WorkflowOptions | None = None
 
     @field_validator("template")
     @classmethod
@@ -141,6 +144,8 @@ class CampaignSpec(BaseModel):
             self.gold_per_hit = 0  # the default of 1 does not apply to gold-less templates
         if self.gold_per_hit and not self.gold:
             raise ValueError("gold_per_hit is above 0, so a gold file is required")
+        if self.workflow is not None:
+            check_first_stage(self)
         return self
 
 

@@ -47,11 +47,23 @@ class DemoTask:
 
 def demo_tasks() -> dict[str, DemoTask]:
     """The demo for each built-in template, by template name."""
-    from hits.demo_tasks import compare, heatmap, objects, rank, rating, select, spans, sxs, target, write
+    from hits.demo_tasks import (
+        compare,
+        heatmap,
+        objects,
+        rank,
+        rating,
+        refine,
+        select,
+        spans,
+        sxs,
+        target,
+        write,
+    )
 
     return {
         m.DEMO.template: m.DEMO
-        for m in (rating, select, write, spans, target, compare, sxs, objects, rank, heatmap)
+        for m in (rating, select, write, spans, target, compare, sxs, objects, rank, heatmap, refine)
     }
 
 

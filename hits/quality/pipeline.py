@@ -416,7 +416,8 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list
             continue
         if synced.get(published_id, 0) >= market_counts[published_id]:
             published.status = "complete"
-            closed.append((published, synced[published_id]))
+            # .get: a HIT that expired with no work in it has no submission row at all.
+            closed.append((published, synced.get(published_id, 0)))
     entries = followups.on_hits_complete(session, closed)
     session.flush()
     return [e.id for e in entries]
@@ -431,6 +432,8 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
     is closed, so the worker returned or abandoned the assignment) are not
     work: they are marked ``void``, out of the QA queue and the results.
     """
+    from hits.workflows.engine import stage_waits  # the workflow engine reads this module's results
+
     finished = []
     running = select(Campaign).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
     for campaign in session.scalars(running):
@@ -439,8 +442,8 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
             .where(PublishedHIT.campaign_id == campaign.id, PublishedHIT.status != "complete")
             .limit(1)
         )
-        if still_open is not None:
-            continue
+        if still_open is not None or stage_waits(session, campaign.id):
+            continue  # a workflow's rounds stage finishes when its last picture does
         undecided = session.scalars(
             select(Submission)
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)

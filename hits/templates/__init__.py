@@ -20,6 +20,7 @@ def _builtin() -> dict[str, TaskTemplate]:
     from hits.templates.objects import ObjectsTemplate
     from hits.templates.rank import RankTemplate
     from hits.templates.rating import RatingTemplate
+    from hits.templates.refine import RefineTemplate
     from hits.templates.select import SelectTemplate
     from hits.templates.spans import SpansTemplate
     from hits.templates.sxs import SxsTemplate
@@ -36,6 +37,7 @@ def _builtin() -> dict[str, TaskTemplate]:
             TargetTemplate(),
             CompareTemplate(),
             SxsTemplate(),
+            RefineTemplate(),
             ObjectsTemplate(),
             RankTemplate(),
             HeatmapTemplate(),

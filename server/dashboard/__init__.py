@@ -278,4 +278,8 @@ def item_analysis_view(test_id: int) -> Any:
 
 
 def init_app(app: Flask) -> None:
+    # Pages kept in modules of their own add their routes to ``bp`` when imported.
+    from server.dashboard import workflow_pages
+
+    app.jinja_env.globals["workflow_stage_ids"] = workflow_pages.workflow_stage_ids
     app.register_blueprint(bp)

@@ -1,0 +1,416 @@
+"""Advancing a workflow: reading the review pipeline's decisions and making the next rounds.
+
+One call is one transaction under the workflow's row lock, so two Celery
+tasks advancing the same workflow take turns; the unique keys on chains and
+rounds back that up. Every HIT row it adds is paid for out of the workflow's
+budget, checked under the same lock: the committed cost of all its stage
+campaigns never exceeds it. Seeding and the API calls that publish the new
+HITs happen outside, in ``hits.workflows.publish``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission
+from hits.db import utcnow
+from hits.money import format_amount
+from hits.quality.followups import committed_cost
+from hits.quality.pipeline import VOID
+from hits.workflows.metrics import round_metrics
+from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+from hits.workflows.setup import round_cost, rounds_policy
+from hits.workflows.spec import RoundsPolicy
+
+#: Chain states in which more work may come.
+ACTIVE = ("waiting", "running")
+#: Campaign states in which a stage may still produce approved work.
+STAGE_AT_WORK = ("draft", "publishing", "running")
+
+
+@dataclass
+class Advanced:
+    """What one advance did: rounds whose HITs are to be published, chains waiting for seeds."""
+
+    new_rounds: list[int] = field(default_factory=list)
+    need_seeds: list[int] = field(default_factory=list)
+    finished: bool = False
+
+
+def stages_of(session: Session, workflow_id: int) -> list[WorkflowStage]:
+    return list(
+        session.scalars(
+            select(WorkflowStage)
+            .where(WorkflowStage.workflow_id == workflow_id)
+            .order_by(WorkflowStage.position)
+        )
+    )
+
+
+def advance(session: Session, workflow_id: int) -> Advanced:
+    """Move every chain of the workflow on as far as the decisions so far allow."""
+    workflow = session.scalar(select(Workflow).where(Workflow.id == workflow_id).with_for_update())
+    result = Advanced()
+    if workflow is None or workflow.status != "running":
+        return result
+    stages = stages_of(session, workflow_id)
+    by_name = {s.name: s for s in stages}
+    for stage in stages:
+        if stage.kind != "rounds":
+            continue
+        policy = rounds_policy(workflow, stage)
+        chains = list(
+            session.scalars(
+                select(Chain).where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE)).order_by(Chain.id)
+            )
+        )
+        waiting = [c for c in chains if c.status == "waiting"]
+        if waiting:
+            _start_ready(session, workflow, stage, by_name.get(stage.source), waiting, result)
+        for chain in chains:
+            if chain.status == "running":
+                _follow(session, workflow, stage, policy, chain, result)
+    session.flush()
+    result.finished = _finish_if_done(session, workflow, stages)
+    return result
+
+
+def _start_ready(
+    session: Session,
+    workflow: Workflow,
+    stage: WorkflowStage,
+    source: WorkflowStage | None,
+    chains: list[Chain],
+    result: Advanced,
+) -> None:
+    """Waiting chains whose input is there: seed them, or start their first round."""
+    upstream = _upstream_output(session, source, [c.key for c in chains]) if source is not None else {}
+    source_done = source is None or _stage_done(session, source)
+    held = (
+        _held_keys(session, source, [c.key for c in chains]) if source is not None and source_done else set()
+    )
+    for chain in chains:
+        if source is not None:
+            if chain.key not in upstream:
+                # Work a QA reviewer may still approve keeps the picture waiting for them.
+                if source_done and chain.key not in held:
+                    _stop(chain, f"stage {source.name} approved no work for this picture")
+                continue
+            if "upstream" not in chain.image:
+                chain.image = {**chain.image, "upstream": upstream[chain.key]}
+        if chain.seed_text is None:
+            result.need_seeds.append(chain.id)
+            continue
+        new = _add_round(session, workflow, stage, chain, 1, 1, chain.seed_text)
+        if new is not None:
+            chain.status, chain.updated_at = "running", utcnow()
+            result.new_rounds.append(new)
+
+
+def _upstream_output(
+    session: Session, source: WorkflowStage, keys: list[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per picture key, the source stage's first approved output as ``{label, box, description}`` triples.
+
+    A single stage's answer (Task 1: a list of triples; a sentence: one
+    description) comes from its earliest approved assignment; a rounds
+    stage's is its finished chain's last approved text.
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    if source.kind == "rounds":
+        finished = session.execute(
+            select(Chain.key, ChainRound.text)
+            .join(ChainRound, ChainRound.chain_id == Chain.id)
+            .where(
+                Chain.stage_id == source.id,
+                Chain.key.in_(keys),
+                Chain.status == "done",
+                ChainRound.status == "approved",
+            )
+            .order_by(Chain.key, ChainRound.round)
+        ).all()
+        for key, text in finished:
+            out[key] = [{"description": text}]  # the last approved round wins
+        return out
+    rows = session.execute(
+        select(Item.external_id, HITSlot.position, Submission.answers)
+        .join(HITSlot, HITSlot.item_id == Item.id)
+        .join(Submission, Submission.published_hit_id == HITSlot.published_hit_id)
+        .where(
+            Item.campaign_id == source.campaign_id,
+            Item.external_id.in_(keys),
+            Submission.decision == "approve",
+        )
+        .order_by(Submission.id)
+    )
+    for key, position, answers in rows.all():
+        if key in out:
+            continue
+        answer = (answers or {}).get("answers", [])[position]
+        out[key] = as_triples(answer)
+    return out
+
+
+def _held_keys(session: Session, source: WorkflowStage, keys: list[str]) -> set[str]:
+    """Picture keys whose work in a single source stage is held for a QA reviewer."""
+    if source.kind == "rounds":
+        return set()
+    return set(
+        session.scalars(
+            select(Item.external_id)
+            .join(HITSlot, HITSlot.item_id == Item.id)
+            .join(Submission, Submission.published_hit_id == HITSlot.published_hit_id)
+            .where(
+                Item.campaign_id == source.campaign_id,
+                Item.external_id.in_(keys),
+                Submission.decision == "held",
+            )
+        )
+    )
+
+
+def as_triples(answer: Any) -> list[dict[str, Any]]:
+    """An upstream answer as object triples: Task 1's list as it is, a text as one description."""
+    if isinstance(answer, list):
+        return [dict(a) for a in answer if isinstance(a, dict)]
+    if isinstance(answer, dict) and "objects" in answer:
+        return [dict(a) for a in answer["objects"] if isinstance(a, dict)]
+    return [{"description": str(answer)}]
+
+
+def _stage_done(session: Session, stage: WorkflowStage) -> bool:
+    """Whether a stage will produce no more approved work."""
+    if stage.kind == "rounds":
+        active = session.scalar(
+            select(Chain.id).where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE)).limit(1)
+        )
+        return active is None
+    campaign = session.get(Campaign, stage.campaign_id)
+    return campaign is not None and campaign.status not in STAGE_AT_WORK
+
+
+def _follow(
+    session: Session,
+    workflow: Workflow,
+    stage: WorkflowStage,
+    policy: RoundsPolicy,
+    chain: Chain,
+    result: Advanced,
+) -> None:
+    """A running chain: take its latest round's decision and act on it."""
+    latest = session.scalar(
+        select(ChainRound)
+        .where(ChainRound.chain_id == chain.id)
+        .order_by(ChainRound.round.desc(), ChainRound.attempt.desc())
+        .limit(1)
+    )
+    if latest is None:
+        return
+    if latest.status in ("open", "held"):
+        submission = session.scalar(
+            select(Submission)
+            .where(
+                Submission.published_hit_id == latest.published_hit_id,
+                Submission.synced.is_(True),
+                Submission.decision.in_(("approve", "reject", "held")),
+            )
+            .order_by(Submission.id)
+            .limit(1)
+        )
+        if submission is not None:
+            _record_decision(latest, submission, policy)
+        else:
+            published = session.get(PublishedHIT, latest.published_hit_id)
+            if published is None or published.status != "complete":
+                return  # a worker may still take it
+            undecided = session.scalar(
+                select(Submission.id).where(
+                    Submission.published_hit_id == latest.published_hit_id,
+                    Submission.synced.is_(True),
+                    or_(Submission.decision.is_(None), Submission.decision != VOID),
+                )
+            )
+            if undecided is not None:
+                return  # work is in, its decision is not made yet
+            # Closed with no work in it (it expired unworked, or its worker's answers were never
+            # confirmed): nobody saw it through, so the round is offered again from the same text.
+            latest.status, latest.decided_at = "expired", utcnow()
+    if latest.status in ("rejected", "expired"):
+        if latest.attempt >= policy.max_attempts:
+            _stop(chain, f"round {latest.round} was rejected or expired {latest.attempt} times")
+            return
+        new = _add_round(
+            session, workflow, stage, chain, latest.round, latest.attempt + 1, latest.previous_text
+        )
+    elif latest.status == "approved":
+        similarity = float((latest.metrics or {}).get("jaccard", 0.0))
+        if similarity >= policy.jaccard_threshold:
+            _finish(
+                chain,
+                f"converged: Jaccard {similarity:.2f} >= {policy.jaccard_threshold} in round {latest.round}",
+            )
+            return
+        if latest.round >= policy.max_rounds:
+            _finish(chain, f"round limit: {policy.max_rounds} rounds")
+            return
+        new = _add_round(session, workflow, stage, chain, latest.round + 1, 1, str(latest.text))
+    else:
+        return
+    if new is not None:
+        result.new_rounds.append(new)
+
+
+def _record_decision(latest: ChainRound, submission: Submission, policy: RoundsPolicy) -> None:
+    """Take the review pipeline's decision on a round's work, and its figures when approved."""
+    latest.worker_id, latest.assignment_id = submission.worker_id, submission.assignment_id
+    latest.work_seconds = submission.work_seconds
+    latest.text = str((submission.answers or {}).get("answers", [""])[0])
+    if submission.decision == "held":
+        latest.status = "held"  # a QA reviewer decides; the chain waits for them
+        return
+    latest.status = "approved" if submission.decision == "approve" else "rejected"
+    latest.decided_at = utcnow()
+    if latest.status == "approved":
+        latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram)
+
+
+def _finish(chain: Chain, reason: str) -> None:
+    chain.status, chain.stop_reason, chain.updated_at = "done", reason, utcnow()
+
+
+def _stop(chain: Chain, reason: str) -> None:
+    chain.status, chain.stop_reason, chain.updated_at = "stopped", reason, utcnow()
+
+
+def workflow_committed(session: Session, workflow: Workflow) -> Decimal:
+    """What every stage campaign of the workflow has committed to pay."""
+    total = Decimal("0")
+    for stage in stages_of(session, workflow.id):
+        campaign = session.get(Campaign, stage.campaign_id)
+        assert campaign is not None
+        total += committed_cost(session, campaign)
+    return total
+
+
+def _add_round(
+    session: Session,
+    workflow: Workflow,
+    stage: WorkflowStage,
+    chain: Chain,
+    number: int,
+    attempt: int,
+    previous: str,
+) -> int | None:
+    """A round's item, HIT row and round row, within budget; its id (None: over budget, or made already)."""
+    campaign = session.get(Campaign, stage.campaign_id)
+    assert campaign is not None
+    cost = round_cost(campaign.spec)
+    committed = workflow_committed(session, workflow)
+    if committed + cost > workflow.budget:
+        _stop(
+            chain,
+            f"budget: round {number} would cost {format_amount(cost)}, and {format_amount(committed)} of "
+            f"the {format_amount(workflow.budget)} budget is committed",
+        )
+        return None
+    try:
+        with session.begin_nested():
+            payload = {**{k: chain.image.get(k, "") for k in ("image", "alt")}, "previous": previous}
+            item = Item(
+                campaign_id=campaign.id, external_id=f"{chain.key}#r{number}.{attempt}"[:128], payload=payload
+            )
+            published = PublishedHIT(campaign_id=campaign.id)
+            session.add_all([item, published])
+            session.flush()
+            session.add(HITSlot(published_hit_id=published.id, position=0, item_id=item.id))
+            row = ChainRound(
+                chain_id=chain.id,
+                round=number,
+                attempt=attempt,
+                item_id=item.id,
+                published_hit_id=published.id,
+                previous_text=previous,
+                status="open",
+            )
+            session.add(row)
+            session.flush()
+    except IntegrityError:
+        return None  # made already (the unique key on chain, round and attempt)
+    chain.updated_at = utcnow()
+    return row.id
+
+
+def _finish_if_done(session: Session, workflow: Workflow, stages: list[WorkflowStage]) -> bool:
+    """Mark the workflow done when no chain is active and no single stage is still at work."""
+    for stage in stages:
+        if not _stage_done(session, stage):
+            return False
+    workflow.status = "done"
+    return True
+
+
+def stage_waits(session: Session, campaign_id: int) -> bool:
+    """Whether a campaign is a rounds stage with pictures still to work on (it must not finish yet)."""
+    return (
+        session.scalar(
+            select(Chain.id)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(WorkflowStage.campaign_id == campaign_id, Chain.status.in_(ACTIVE))
+            .limit(1)
+        )
+        is not None
+    )
+
+
+def excluded_workers(session: Session, chain: Chain) -> list[str]:
+    """Everyone who has worked on this chain's picture, in this stage or in the stage feeding it."""
+    workers = set(
+        w for w in session.scalars(select(ChainRound.worker_id).where(ChainRound.chain_id == chain.id)) if w
+    )
+    # Work submitted but not yet read by the advance (a round's HIT synced just now).
+    workers.update(
+        session.scalars(
+            select(Submission.worker_id)
+            .join(ChainRound, ChainRound.published_hit_id == Submission.published_hit_id)
+            .where(ChainRound.chain_id == chain.id)
+        )
+    )
+    stage = session.get(WorkflowStage, chain.stage_id)
+    assert stage is not None
+    if stage.source != "items":
+        source = session.scalar(
+            select(WorkflowStage).where(
+                WorkflowStage.workflow_id == stage.workflow_id, WorkflowStage.name == stage.source
+            )
+        )
+        if source is not None:
+            workers.update(
+                session.scalars(
+                    select(Submission.worker_id)
+                    .join(HITSlot, HITSlot.published_hit_id == Submission.published_hit_id)
+                    .join(Item, Item.id == HITSlot.item_id)
+                    .where(Item.campaign_id == source.campaign_id, Item.external_id == chain.key)
+                )
+            )
+    return sorted(workers)
+
+
+def round_counts(session: Session, workflow_id: int) -> dict[str, dict[str, int]]:
+    """Chains per state, per rounds stage."""
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    rows = session.execute(
+        select(WorkflowStage.name, Chain.status, func.count())
+        .join(Chain, Chain.stage_id == WorkflowStage.id)
+        .where(WorkflowStage.workflow_id == workflow_id)
+        .group_by(WorkflowStage.name, Chain.status)
+    ).all()
+    for name, status, count in rows:
+        out[name][status] = int(count)
+    return dict(out)

@@ -1,0 +1,299 @@
+"""The workflow's API side: seeding chains and creating round HITs, each exactly once.
+
+Run by a Celery task (or the CLI), never in a web request: seeders may be
+slow models, and the marketplace is called with no transaction open.
+
+A round's HIT is created with a UniqueRequestToken derived from its HIT row
+(``hitforge-c<campaign>-h<row>``, as for every campaign): a retried or
+concurrent publish of the same row gets ``HITAlreadyExists`` and records
+the HIT the marketplace has. Before the HIT exists, everyone who has worked
+on the picture is given the chain's exclusion qualification, and the HIT
+requires that qualification not to exist (guarding discovery, preview and
+accept): the marketplace itself keeps them out, however they accept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.campaigns.models import Campaign, PublishedHIT
+from hits.campaigns.service import EXTERNAL_QUESTION
+from hits.campaigns.spec import CampaignSpec
+from hits.db import session_scope
+from hits.mturk import HITAlreadyExists, Marketplace, MarketplaceError
+from hits.quality import pipeline
+from hits.seeders import Picture, SeederError, SeederOptions, call_seeder, make_seeder, seed_text
+from hits.workflows.engine import advance, excluded_workers
+from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StepReport:
+    """What one workflow step did."""
+
+    seeded: int = 0
+    created: int = 0
+    published: int = 0
+    errors: list[str] = field(default_factory=list)
+    finished: bool = False
+    #: Decisions made while syncing rounds' HITs, to apply through the outbox.
+    outbox: list[int] = field(default_factory=list)
+
+
+def run_step(
+    sessions: Callable[[], Session], market: Marketplace, workflow_id: int, hit_page_url: str
+) -> StepReport:
+    """Advance the workflow, seed what waits for seeds, advance again, publish what is new."""
+    report = StepReport()
+    report.outbox = sync_reviewable_rounds(sessions, market, workflow_id)
+    with session_scope(sessions) as session:
+        first = advance(session, workflow_id)
+    if first.need_seeds:
+        report.seeded, errors = seed_chains(sessions, workflow_id, first.need_seeds)
+        report.errors.extend(errors)
+        with session_scope(sessions) as session:
+            again = advance(session, workflow_id)
+        first.new_rounds += again.new_rounds
+        first.finished = again.finished
+    report.created = len(first.new_rounds)
+    report.finished = first.finished
+    published, errors = publish_rounds(sessions, market, workflow_id, hit_page_url)
+    report.published = published
+    report.errors.extend(errors)
+    return report
+
+
+def sync_reviewable_rounds(
+    sessions: Callable[[], Session], market: Marketplace, workflow_id: int
+) -> list[int]:
+    """Sync the workflow's open rounds whose HITs the marketplace lists as reviewable; outbox ids.
+
+    Each round's HIT has a HIT type of its own (its exclusion requirement), so
+    the pipeline's per-type listing sees only the stage's latest type, and
+    notices the others only when their HIT page stored the answer. Work that
+    reached the marketplace another way (posted straight to externalSubmit) is
+    found here: one listing of all the requester's reviewable HITs, paged.
+    """
+    with session_scope(sessions) as session:
+        mine = set(
+            session.scalars(
+                select(PublishedHIT.mturk_hit_id)
+                .join(ChainRound, ChainRound.published_hit_id == PublishedHIT.id)
+                .join(Chain, Chain.id == ChainRound.chain_id)
+                .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+                .where(
+                    WorkflowStage.workflow_id == workflow_id,
+                    ChainRound.status == "open",
+                    PublishedHIT.status == "open",
+                    PublishedHIT.mturk_hit_id.is_not(None),
+                )
+            )
+        )
+    if not mine:
+        return []
+    snapshots = {
+        h["HITId"]: pipeline.hit_snapshot(h)
+        for page in market.all_reviewable_hit_pages()
+        for h in page
+        if h["HITId"] in mine
+    }
+    if not snapshots:
+        return []
+    with session_scope(sessions) as session:
+        # Marked as queued, so the pipeline's own sync of the same HITs waits its turn.
+        targets = pipeline.hits_to_sync(session, market.access_key_id, set(snapshots), unsynced_too=False)
+    if not targets:
+        return []
+    fetched = pipeline.fetch_hits(market, targets, known=snapshots)
+    with session_scope(sessions) as session:
+        return pipeline.review_hits(session, fetched)
+
+
+def seed_chains(
+    sessions: Callable[[], Session], workflow_id: int, chain_ids: list[int]
+) -> tuple[int, list[str]]:
+    """Ask the workflow's seeder for each chain's seeds (no transaction open); store the first text.
+
+    A chain seeded meanwhile by another task keeps its text. A seeder that
+    fails every try leaves the chain waiting, with the error recorded on it,
+    to be tried again on a later step.
+    """
+    with session_scope(sessions) as session:
+        workflow = session.get(Workflow, workflow_id)
+        assert workflow is not None
+        options = SeederOptions.model_validate(workflow.spec["workflow"].get("seeder") or {})
+        base_dir = Path(workflow.spec.get("base_dir") or ".")
+        media = workflow.spec.get("media_dir")
+        media_dir = (base_dir / media).resolve() if media else None
+        todo = [
+            (c.id, c.key, dict(c.image))
+            for c in session.scalars(select(Chain).where(Chain.id.in_(chain_ids), Chain.seed_text.is_(None)))
+        ]
+    try:
+        seeder = make_seeder(options, base_dir)
+    except SeederError as exc:
+        return 0, [str(exc)]
+    seeded: dict[int, tuple[str, str]] = {}
+    errors: list[str] = []
+    for chain_id, key, image in todo:
+        name = str(image.get("image", ""))
+        local = media_dir / name if media_dir is not None and "://" not in name else None
+        picture = Picture(item_id=key, image=name, path=local, alt=str(image.get("alt", "")))
+        try:
+            seeds = call_seeder(seeder, picture, timeout=options.timeout_seconds, attempts=options.attempts)
+        except SeederError as exc:
+            errors.append(str(exc))
+            continue
+        upstream = image.get("upstream")
+        text = seed_text(seeds, upstream if isinstance(upstream, list) else None)
+        source = f"seeder {options.kind}" + (" + upstream stage" if upstream else "")
+        seeded[chain_id] = (text or "A picture.", source)
+    with session_scope(sessions) as session:
+        for chain in session.scalars(select(Chain).where(Chain.id.in_(list(seeded)))):
+            if chain.seed_text is None:
+                chain.seed_text, chain.seed_source = seeded[chain.id]
+        for chain_id, _key, _image in todo:
+            if chain_id not in seeded:
+                failed = session.get(Chain, chain_id)
+                if failed is not None:
+                    failed.stop_reason = f"waiting for seeds: {errors[-1] if errors else 'no seeds'}"[:2000]
+    return len(seeded), errors
+
+
+@dataclass(frozen=True)
+class _Pending:
+    round_id: int
+    chain_id: int
+    published_id: int
+    campaign_id: int
+    spec: dict[str, Any]
+    qualification_id: str | None
+    workers: list[str]
+    label: str
+
+
+def pending_rounds(session: Session, workflow_id: int) -> list[_Pending]:
+    """Rounds whose HIT is not on the marketplace yet, with whom each must exclude."""
+    rows = session.execute(
+        select(ChainRound, Chain, WorkflowStage, PublishedHIT)
+        .join(Chain, Chain.id == ChainRound.chain_id)
+        .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+        .join(PublishedHIT, PublishedHIT.id == ChainRound.published_hit_id)
+        .where(WorkflowStage.workflow_id == workflow_id, PublishedHIT.mturk_hit_id.is_(None))
+        .order_by(ChainRound.id)
+    ).all()
+    out = []
+    for rnd, chain, stage, published in rows:
+        campaign = session.get(Campaign, stage.campaign_id)
+        assert campaign is not None
+        out.append(
+            _Pending(
+                rnd.id,
+                chain.id,
+                published.id,
+                campaign.id,
+                dict(campaign.spec),
+                chain.exclusion_qualification_id,
+                excluded_workers(session, chain),
+                f"{campaign.name} picture {chain.id}",
+            )
+        )
+    return out
+
+
+def publish_rounds(
+    sessions: Callable[[], Session], market: Marketplace, workflow_id: int, hit_page_url: str
+) -> tuple[int, list[str]]:
+    """Create every pending round HIT of the workflow through the API; (created or found, errors)."""
+    with session_scope(sessions) as session:
+        pending = pending_rounds(session, workflow_id)
+    done, errors = 0, []
+    question = EXTERNAL_QUESTION.format(url=escape(hit_page_url), height=900)
+    for p in pending:
+        try:
+            hit = _publish_one(sessions, market, p, question)
+        except MarketplaceError as exc:
+            errors.append(f"round {p.round_id}: {exc}")
+            log.warning("publishing round %s failed: %s", p.round_id, exc)
+            continue
+        with session_scope(sessions) as session:
+            row = session.get(PublishedHIT, p.published_id)
+            campaign = session.get(Campaign, p.campaign_id)
+            assert row is not None and campaign is not None
+            row.mturk_hit_id, row.status = hit["HITId"], "open"
+            campaign.hit_type_id = hit["HITTypeId"]
+            campaign.access_key_id = market.access_key_id
+            if campaign.status != "running":
+                campaign.status = "running"  # new work: the stage campaign is reviewed again
+        done += 1
+    return done, errors
+
+
+def _publish_one(
+    sessions: Callable[[], Session], market: Marketplace, p: _Pending, question: str
+) -> dict[str, Any]:
+    """Exclude the picture's earlier workers, then create the round's HIT (once, by its token)."""
+    qualification_id = p.qualification_id
+    if qualification_id is None:
+        # Named by the chain's row only: it says nothing of who wrote the text a worker will see.
+        qualification_id = market.ensure_qualification_type(
+            f"hitforge {p.label}: worked on",
+            "Workers who have already worked on this picture (each sees it once).",
+        )
+        with session_scope(sessions) as session:
+            chain = session.get(Chain, p.chain_id)
+            assert chain is not None
+            chain.exclusion_qualification_id = qualification_id
+    for worker_id in p.workers:
+        market.associate_qualification(qualification_id, worker_id, 1)  # idempotent on the marketplace
+    spec = CampaignSpec.model_validate({k: v for k, v in p.spec.items() if k != "media_path"})
+    token = f"hitforge-c{p.campaign_id}-h{p.published_id}"
+    requirements = [
+        *spec.qualification_requirements,
+        {
+            "QualificationTypeId": qualification_id,
+            "Comparator": "DoesNotExist",
+            "ActionsGuarded": "DiscoverPreviewAndAccept",
+        },
+    ]
+    try:
+        return market.create_hit(
+            unique_request_token=token,
+            reward=spec.reward,
+            MaxAssignments=1,
+            AutoApprovalDelayInSeconds=spec.auto_approval_delay_seconds,
+            LifetimeInSeconds=spec.lifetime_seconds,
+            AssignmentDurationInSeconds=spec.assignment_duration_seconds,
+            Title=spec.title,
+            Keywords=spec.keywords,
+            Description=spec.description,
+            Question=question,
+            RequesterAnnotation=token,
+            QualificationRequirements=requirements,
+        )
+    except HITAlreadyExists:
+        found = market.find_hit_by_annotation(token)
+        if found is None:
+            raise
+        return found
+
+
+def running_workflows(session: Session, access_key_id: str) -> list[int]:
+    """Ids of the running workflows launched with ``access_key_id`` (only its holder may act on them)."""
+    return list(
+        session.scalars(
+            select(Workflow.id)
+            .where(Workflow.status == "running", Workflow.access_key_id == access_key_id)
+            .order_by(Workflow.id)
+        )
+    )
