@@ -37,6 +37,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hits.market.destinations import DestinationRefused, check_destination, checked_session
+
 #: The entry-point group third-party seeders register under.
 ENTRY_POINT_GROUP = "hitforge.seeders"
 
@@ -144,8 +146,6 @@ class HttpSeeder:
     """A model behind a web address: POST ``{"id", "image"}``, answer :class:`SeedsModel` JSON."""
 
     def __init__(self, url: str, *, allow_private: bool = False, timeout: float = 30.0):
-        from hits.market.destinations import DestinationRefused, check_destination
-
         try:
             check_destination(url, allow_private)
         except DestinationRefused as exc:
@@ -153,18 +153,10 @@ class HttpSeeder:
         self.url, self.allow_private, self.timeout = url.strip(), allow_private, timeout
 
     def seed(self, picture: Picture) -> Seeds:
-        import requests
-
-        from hits.market.destinations import _CheckedAdapter, check_destination
-
         # Checked again on every call, and the connection connects only to addresses it checked
         # (a name that later resolves to a private address is refused: DNS rebinding).
         check_destination(self.url, self.allow_private)
-        with requests.Session() as http:
-            http.trust_env = False
-            adapter = _CheckedAdapter(self.allow_private)
-            http.mount("http://", adapter)
-            http.mount("https://", adapter)
+        with checked_session(self.allow_private) as http:
             response = http.post(
                 self.url,
                 json={"id": picture.item_id, "image": picture.image},
