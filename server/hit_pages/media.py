@@ -94,7 +94,13 @@ def serve_media(published_id: int, position: int, tag: str) -> Any:
         abort(404)
     if not is_local(image):
         abort(404)
-    response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600)
+    response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600, etag=False)
+    # Flask names the file in Content-Disposition, hashes its path into the ETag and gives its
+    # modification time: the file name may say what the opaque URL hides (a system,
+    # "gold-3.png"), and gold pictures added later than the others would show a later date.
+    # The browser shows and caches (max_age) a picture without them.
+    for header in ("Content-Disposition", "Last-Modified"):
+        del response.headers[header]
     # Pictures only: a requester's SVG opened on its own must not run scripts on this site.
     response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
     return response

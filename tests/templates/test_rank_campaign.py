@@ -177,6 +177,10 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
                     assert fetched.status_code == 200, url
                     if tag == "img":  # every picture is one of the campaign's, by content
                         assert hashlib.sha256(fetched.content).hexdigest() in content
+                        # ...and its headers do not name its file (a requester's "model-a.png").
+                        gotten.append(("picture headers", json.dumps(dict(fetched.headers))))
+                        # Nor its file's date or path hash (gold pictures may be added later).
+                        assert not {"Last-Modified", "ETag"} & set(fetched.headers), fetched.headers
                     else:
                         gotten.append((f"{tag} body", fetched.text))
                     gotten.append((f"{tag} URL", url))

@@ -13,7 +13,6 @@ from hits.batches.plan import BatchSettings, create_batch
 from hits.batches.publish import publish_batch
 from hits.db import session_scope
 from tests.batches.test_batch_flow import hit_ids
-from tests.browser.conftest import browser, page  # noqa: F401 - the browser fixtures
 from tests.browser.test_crowd_form import accept, answer_fields, offline, stored_answer  # noqa: F401
 
 pytestmark = pytest.mark.browser
