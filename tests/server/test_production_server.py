@@ -42,6 +42,22 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> No
     raise AssertionError(f"the server did not listen:\n{log.read_text()}")
 
 
+def _serve(settings: Settings, port: int, *, workers: int, log: Path) -> subprocess.Popen[bytes]:
+    """``hitforge serve --production`` on ``port`` as an operator starts it, on the test's databases."""
+    env = {
+        **os.environ,
+        "HITFORGE_VAR_DIR": str(settings.var_dir),
+        "HITFORGE_DATABASE_URL": settings.database_url,
+        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
+        "HITFORGE_BROKER_URL": settings.broker_url,
+        "HITFORGE_SECRET_KEY": settings.secret_key,
+        "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}",
+    }
+    argv = [sys.executable, "-m", "server.cli", "serve", "--production", "--port", str(port)]
+    argv += ["--workers", str(workers), "--threads", "2"]
+    return subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)  # noqa: S603
+
+
 def _children(pid: int) -> list[int]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -57,21 +73,9 @@ def _children(pid: int) -> list[int]:
 def test_production_server_answers_boto3_and_the_worker_site(
     settings: Settings, market_sessions, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    port = free_port()
+    port, log = free_port(), tmp_path / "server.log"
     url = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "HITFORGE_VAR_DIR": str(settings.var_dir),
-        "HITFORGE_DATABASE_URL": settings.database_url,
-        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
-        "HITFORGE_BROKER_URL": settings.broker_url,
-        "HITFORGE_SECRET_KEY": settings.secret_key,
-        "HITFORGE_PUBLIC_URL": url,
-    }
-    argv = [sys.executable, "-m", "server.cli", "serve", "--production", "--port", str(port)]
-    argv += ["--workers", "2", "--threads", "2"]
-    log = tmp_path / "server.log"
-    process = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)  # noqa: S603
+    process = _serve(settings, port, workers=2, log=log)
     try:
         _wait_for_port(port, process, log)
         # The command became granian (exec, not a child), which runs the two workers asked for.
@@ -121,21 +125,9 @@ def test_a_stop_does_not_wait_without_end_for_a_request_stuck_behind_another_wri
     # A request waiting for a row or the database's write lock that another process holds
     # (a long CLI command, a Celery task) must not keep a stopping server alive: granian
     # waited for it without limit, so a stop (a deploy, SIGTERM from systemd) hung.
-    port = free_port()
+    port, log = free_port(), tmp_path / "server.log"
     url = f"http://127.0.0.1:{port}"
-    env = {
-        **os.environ,
-        "HITFORGE_VAR_DIR": str(settings.var_dir),
-        "HITFORGE_DATABASE_URL": settings.database_url,
-        "HITFORGE_MARKET_DATABASE_URL": settings.market_database_url,
-        "HITFORGE_BROKER_URL": settings.broker_url,
-        "HITFORGE_SECRET_KEY": settings.secret_key,
-        "HITFORGE_PUBLIC_URL": url,
-    }
-    argv = [sys.executable, "-m", "server.cli", "serve", "--production", "--port", str(port)]
-    argv += ["--workers", "1", "--threads", "2"]
-    log = tmp_path / "server.log"
-    process = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)  # noqa: S603
+    process = _serve(settings, port, workers=1, log=log)
     key = new_requester(market_sessions, "5.00")
     mturk = boto3_client(url, key, Config(retries={"max_attempts": 0}, read_timeout=120))
     holder = market_sessions()

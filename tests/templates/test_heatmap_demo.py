@@ -4,43 +4,22 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from hits.demo_tasks.heatmap import MODELS
 from hits.templates.heatmap import QUESTIONS
-
-REPO = Path(__file__).resolve().parent.parent.parent
+from tests.helpers import run_hitforge
 
 pytestmark = pytest.mark.celery
 
 
-def _hitforge(tmp_path: Path, *args: str, timeout: int = 400) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "server.cli", *args],
-        cwd=tmp_path,
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(REPO),
-            "COLUMNS": "160",
-            "HITFORGE_VAR_DIR": str(tmp_path / "var" / "demo"),
-        },
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 def test_the_heatmap_demo_runs_and_its_table_ranks_the_models_as_they_were_made(tmp_path) -> None:
-    demo = _hitforge(tmp_path, "demo", "--template", "heatmap", "--hits", "12")
+    demo = run_hitforge(tmp_path, "demo", "--template", "heatmap", "--hits", "12", timeout=400)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "spammers caught, diligent workers paid" in demo.stdout
 
-    table = _hitforge(tmp_path, "results", "heatmap", "demo-heatmap", timeout=120)
+    table = run_hitforge(tmp_path, "results", "heatmap", "demo-heatmap", timeout=120)
     assert table.returncode == 0, table.stdout + table.stderr
     assert (
         "Round 1: report sentences" in table.stdout and "Round 2: the workers' own sentences" in table.stdout
@@ -51,7 +30,9 @@ def test_the_heatmap_demo_runs_and_its_table_ranks_the_models_as_they_were_made(
 
     rows = list(
         csv.DictReader(
-            io.StringIO(_hitforge(tmp_path, "results", "heatmap", "demo-heatmap", "--format", "csv").stdout)
+            io.StringIO(
+                run_hitforge(tmp_path, "results", "heatmap", "demo-heatmap", "--format", "csv").stdout
+            )
         )
     )
     assert {(r["round"], r["model"], r["question"]) for r in rows} == {
@@ -70,5 +51,5 @@ def test_the_heatmap_demo_runs_and_its_table_ranks_the_models_as_they_were_made(
             assert abs(sum(shares) - 1) < 1e-3 and r["no_heatmap"] == "0"
     assert all(r["alpha"] and float(r["alpha"]) > 0 for r in rows)
 
-    wrong = _hitforge(tmp_path, "results", "heatmap", "demo-heatmap", "--format", "pdf", timeout=120)
+    wrong = run_hitforge(tmp_path, "results", "heatmap", "demo-heatmap", "--format", "pdf", timeout=120)
     assert wrong.returncode == 2 and "--format" in wrong.stderr and "Traceback" not in wrong.stderr

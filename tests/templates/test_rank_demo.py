@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from hits.demo_tasks.rank import CONDITIONS, SYSTEMS
-
-REPO = Path(__file__).resolve().parent.parent.parent
+from tests.helpers import run_hitforge
 
 pytestmark = pytest.mark.celery
-
-
-def _hitforge(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # noqa: S603 - our own interpreter and module
-        [sys.executable, "-m", "server.cli", *args],
-        cwd=tmp_path,
-        env={
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(REPO),
-            "COLUMNS": "160",
-            "HITFORGE_VAR_DIR": str(tmp_path / "var" / "demo"),
-        },
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def _block(table: str, title: str) -> dict[str, list[str]]:
@@ -43,11 +21,11 @@ def _block(table: str, title: str) -> dict[str, list[str]]:
 
 
 def test_the_rank_demo_runs_and_its_table_prints_every_system_and_condition(tmp_path) -> None:
-    demo = _hitforge(tmp_path, "demo", "--template", "rank", "--hits", "12")
+    demo = run_hitforge(tmp_path, "demo", "--template", "rank", "--hits", "12")
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "spammers caught, diligent workers paid" in demo.stdout
 
-    table = _hitforge(tmp_path, "results", "rank", "demo-rank", timeout=120)
+    table = run_hitforge(tmp_path, "results", "rank", "demo-rank", timeout=120)
     assert table.returncode == 0, table.stdout + table.stderr
     mean = _block(table.stdout, "Mean rank")
     assert mean["system"] == [*CONDITIONS, "all"]
@@ -63,7 +41,7 @@ def test_the_rank_demo_runs_and_its_table_prints_every_system_and_condition(tmp_
     assert int(firsts["keen"][-1].split()[0]) > int(firsts["hasty"][-1].split()[0])
     assert float(strength["keen"][-1]) > float(strength["hasty"][-1])
 
-    wrong = _hitforge(tmp_path, "results", "rank", "demo-rank", "--confidence", "2", timeout=120)
+    wrong = run_hitforge(tmp_path, "results", "rank", "demo-rank", "--confidence", "2", timeout=120)
     assert wrong.returncode == 2 and "--confidence" in wrong.stderr and "Traceback" not in wrong.stderr
-    other = _hitforge(tmp_path, "results", "rank", "demo-rank-nope", timeout=120)
+    other = run_hitforge(tmp_path, "results", "rank", "demo-rank-nope", timeout=120)
     assert other.returncode == 1 and "no campaign named" in other.stderr and "Traceback" not in other.stderr
