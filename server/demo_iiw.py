@@ -22,13 +22,15 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
+from hits.campaigns.service import publish_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Bot, CrowdError, Profile
 from hits.db import session_scope
 from hits.demo_tasks import FillForm, Truth, iiw
 from hits.demo_tasks import refine as refine_demo
+from hits.demo_tasks.iiw_objects import write as write_both_tasks
 from hits.mturk import Marketplace
-from hits.templates import available_templates
+from hits.workflows.engine import stages_of
 from hits.workflows.models import ChainRound, Workflow
 from hits.workflows.report import find_workflow, round_records, round_summary, workflow_view
 from hits.workflows.setup import create_workflow
@@ -88,17 +90,10 @@ def run(
     """Write, launch and crowd-source the workflow; print what happened per round; 0 when it all worked."""
     market = Marketplace.connect(url, key.access_key_id, key.secret_access_key)
     balance_before = market.balance()
-    with_objects = "objects" in available_templates()
     folder = var_dir / "campaign"
     pictures = max(1, min(hit_count, MAX_PICTURES))
-    task1_truth: Truth = {}
-    if with_objects:
-        from hits.demo_tasks.iiw_objects import write as write_both_tasks
-
-        task1_truth, truth = write_both_tasks(folder, pictures)
-    else:
-        truth = iiw.write(folder, pictures)
-    spec = iiw.campaign(pictures, with_objects=with_objects)
+    task1_truth, truth = write_both_tasks(folder, pictures)
+    spec = iiw.campaign(pictures)
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     loaded = load_campaign_file(folder / "campaign.yaml")
     with session_scope(sessions) as session:
@@ -106,21 +101,12 @@ def run(
         workflow.access_key_id = key.access_key_id
         workflow_id = workflow.id
     console.print(
-        f"workflow {spec['name']}: {pictures} drawings; "
-        + (
-            "Task 1 (objects) then Task 2 (refine)"
-            if with_objects
-            else "Task 2 (refine) from the model's seeds"
-        )
-        + "; the Celery worker seeds, advances and publishes each round"
+        f"workflow {spec['name']}: {pictures} drawings; Task 1 (objects) then Task 2 (refine); "
+        "the Celery worker seeds, advances and publishes each round"
     )
-    if with_objects:
-        from hits.campaigns.service import publish_campaign
-        from hits.workflows.engine import stages_of
-
-        with session_scope(sessions) as session:
-            first = stages_of(session, workflow_id)[0].campaign_id
-        publish_campaign(sessions, market, first, url + "/tasks/hit")
+    with session_scope(sessions) as session:
+        first = stages_of(session, workflow_id)[0].campaign_id
+    publish_campaign(sessions, market, first, url + "/tasks/hit")
 
     finished = threading.Event()
     deadline = time.monotonic() + TIMEOUT

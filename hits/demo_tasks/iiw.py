@@ -1,62 +1,22 @@
 """The ImageInWords demo's data: drawings, model seeds for them, and the bots' truth.
 
-The "model" is a seeds file written here: per drawing, one box per shape
-(label and box right, the crop caption sometimes wrong about the colour, as a
-detector and captioner would be) and a short whole-picture caption. With the
-``objects`` template installed, Task 1 (object annotation) comes first and
-Task 2 (sequential refinement) starts from its approved triples; without it,
-Task 2 starts from the seeds alone.
+The pictures, seeds and truth are written by ``hits.demo_tasks.iiw_objects``;
+here are the campaign file and the bots' reloading. Task 1 (object annotation)
+comes first and Task 2 (sequential refinement) starts from its approved triples.
 """
 
 from __future__ import annotations
 
-import random
 import time
-from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup
 
 from hits.crowd import Bot, CrowdError
-from hits.demo_data import COLOURS, Scene, draw, random_scene
-from hits.demo_tasks import Truth, save_png, write_jsonl
-from hits.demo_tasks.refine import ALT, facts
-
-#: Where each shape sits in a drawing of ``hits.demo_data.draw`` (x, y, w, h), by relation.
-BOXES = {
-    "above": [(115, 20, 90, 90), (115, 130, 90, 90)],
-    "beside": [(30, 75, 100, 100), (190, 75, 100, 100)],
-}
 
 
-def seeds_for(scene: Scene, rng: random.Random) -> dict[str, Any]:
-    """What a rough model would say of the drawing: boxes right, captions sometimes off."""
-    objects = []
-    for thing, box in zip((scene.first, scene.second), BOXES[scene.relation], strict=True):
-        colour = thing.colour if rng.random() < 0.7 else rng.choice([c for c in COLOURS if c != thing.colour])
-        objects.append({"label": thing.shape, "box": list(box), "caption": f"a {colour} {thing.shape}"})
-    return {"caption": "Two shapes on a light background.", "objects": objects}
-
-
-def write(folder: Path, pictures: int, seed: int = 11) -> Truth:
-    """items.jsonl, seeds.jsonl and media/; the truth (true statements per drawing) for the bots."""
-    rng = random.Random(seed)
-    truth: Truth = {}
-    items, seeds = [], []
-    for i in range(pictures):
-        scene = random_scene(rng)
-        name = save_png(folder / "media", draw(scene))
-        truth[name] = facts(scene)
-        item_id = f"img-{i:03d}"
-        items.append({"id": item_id, "item": {"image": name, "alt": ALT}})
-        seeds.append({"id": item_id, **seeds_for(scene, rng)})
-    write_jsonl(folder / "items.jsonl", items)
-    write_jsonl(folder / "seeds.jsonl", seeds)
-    return truth
-
-
-def campaign(pictures: int, *, with_objects: bool) -> dict[str, Any]:
-    """The demo's campaign file: Task 1 then Task 2 when the objects template is there, else Task 2."""
+def campaign(pictures: int) -> dict[str, Any]:
+    """The demo's campaign file: Task 1 (objects) then Task 2 (refine) from its approved triples."""
     refine = {
         "title": "Improve the description of a drawing",
         "description": "Read a description of a simple drawing, correct it and add what is missing.",
@@ -77,32 +37,26 @@ def campaign(pictures: int, *, with_objects: bool) -> dict[str, Any]:
         "seed": 11,
     }
     workflow: dict[str, Any] = {"seeder": {"kind": "file", "path": "seeds.jsonl"}}
-    if with_objects:
-        # Task 1 has gold: two per HIT and a confidence of 0.6, so each worker's record is decided
-        # after one HIT (2/2 approves, 1/2 or 0/2 rejects) and no work waits for a QA reviewer the
-        # demo does not have; three workers a picture, so one careless or spamming is not the end of it.
-        spec.update(
-            template="objects",
-            title="Check the objects marked in a drawing",
-            description="Fix the boxes and labels of the objects in a drawing and describe each one.",
-            keywords="images, objects, boxes, descriptions",
-            reward="0.15",
-            assignments_per_hit=3,
-            items_per_hit=2,
-            gold_per_hit=2,
-            gold="gold.jsonl",
-            template_options={"iou_threshold": 0.5, "gold_pass_score": 0.75},
-            quality={"accuracy_threshold": 0.6, "confidence": 0.6, "min_gold": 2},
-        )
-        workflow.update(
-            first_stage="objects",
-            stages=[
-                {"name": "describe", "template": "refine", "from": "objects", **refine, "rounds": rounds}
-            ],
-        )
-    else:
-        spec.update(template="refine", **refine)
-        workflow.update(first_stage="describe", rounds=rounds)
+    # Task 1 has gold: two per HIT and a confidence of 0.6, so each worker's record is decided
+    # after one HIT (2/2 approves, 1/2 or 0/2 rejects) and no work waits for a QA reviewer the
+    # demo does not have; three workers a picture, so one careless or spamming is not the end of it.
+    spec.update(
+        template="objects",
+        title="Check the objects marked in a drawing",
+        description="Fix the boxes and labels of the objects in a drawing and describe each one.",
+        keywords="images, objects, boxes, descriptions",
+        reward="0.15",
+        assignments_per_hit=3,
+        items_per_hit=2,
+        gold_per_hit=2,
+        gold="gold.jsonl",
+        template_options={"iou_threshold": 0.5, "gold_pass_score": 0.75},
+        quality={"accuracy_threshold": 0.6, "confidence": 0.6, "min_gold": 2},
+    )
+    workflow.update(
+        first_stage="objects",
+        stages=[{"name": "describe", "template": "refine", "from": "objects", **refine, "rounds": rounds}],
+    )
     spec["workflow"] = workflow
     return spec
 
