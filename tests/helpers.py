@@ -176,3 +176,20 @@ def run_hitforge(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.C
         text=True,
         timeout=timeout,
     )
+
+
+# Resolves once the picture has loaded or failed, so a picture still on its way is not read as broken.
+_LOADED_SIZE = """async img => {
+    if (!img.complete) {
+        await new Promise(done => {
+            img.addEventListener("load", done);
+            img.addEventListener("error", done);
+        });
+    }
+    return [img.naturalWidth, img.naturalHeight];
+}"""
+
+
+def loaded_size(picture: Any) -> list[int]:
+    """The natural [width, height] of a Playwright ``<img>`` locator after it loads ([0, 0] if it failed)."""
+    return list(picture.evaluate(_LOADED_SIZE))

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
 from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.helpers import loaded_size
 from tests.server.worker_helpers import create_hit, html_question
 
 pytestmark = pytest.mark.browser
@@ -55,7 +56,7 @@ def test_image_classifier_by_keyboard_with_overlay_and_comment(offline, live_ser
     frame = accept(page, live_server.url, hit_id)
     classifier = frame.locator("crowd-image-classifier")
     # The image is shown with the earlier task's two boxes drawn over it, in the image's pixels.
-    assert classifier.locator("img").evaluate("i => [i.naturalWidth, i.naturalHeight]") == [WIDTH, HEIGHT]
+    assert loaded_size(classifier.locator("img")) == [WIDTH, HEIGHT]
     expect(classifier.locator("svg rect")).to_have_count(2)
     assert classifier.locator("svg rect").nth(1).get_attribute("x") == "200"
     # Nothing chosen: submitting says so.

@@ -16,6 +16,7 @@ from qualification import DEFAULT_BANK
 from qualification.models import QualificationTest
 from qualification.service import bank_for, publish_test
 from server.runner import spawn_worker, stop_process
+from tests.helpers import loaded_size
 from tests.workers.test_review_pipeline import worker_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.celery]
@@ -90,7 +91,8 @@ def test_worker_fails_is_refused_a_retake_then_a_passing_worker_sees_the_gated_c
             pictures = tab.locator("#qualification-form img")
             assert pictures.count() == 8
             for picture in pictures.all():
-                assert picture.evaluate("img => img.complete && img.naturalWidth") == 320
+                # Wait for the load (or error) event: under CI load a picture can still be on its way.
+                assert loaded_size(picture) == [320, 240]
             for item in bank.items.values():  # the key never reaches the browser
                 assert not item.explanation or item.explanation not in html
             answer_everything(tab, bank, correct)
