@@ -193,3 +193,38 @@ _LOADED_SIZE = """async img => {
 def loaded_size(picture: Any) -> list[int]:
     """The natural [width, height] of a Playwright ``<img>`` locator after it loads ([0, 0] if it failed)."""
     return list(picture.evaluate(_LOADED_SIZE))
+
+
+def sync_marketplace_answers(  # type: ignore[no-untyped-def]
+    mturk, market, requester_sessions, hit_ids: list[str]
+) -> dict[str, dict[str, str]]:
+    """The answer fields the marketplace holds per assignment of ``hit_ids``, after one sync pass.
+
+    The pass is the Celery sync's work done inline: open HITs read through the API, then reviewed.
+    """
+    from hits.db import session_scope
+    from hits.market.questions import xml_to_answers
+    from hits.quality import pipeline
+
+    held = {
+        a["AssignmentId"]: xml_to_answers(a["Answer"])
+        for hit_id in hit_ids
+        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
+    }
+    with session_scope(requester_sessions) as session:
+        targets = pipeline.open_hits(session, market.access_key_id)
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(requester_sessions) as session:
+        pipeline.review_hits(session, fetched)
+    return held
+
+
+def hidden_fields(form: Any) -> dict[str, str]:
+    """The named hidden inputs of a BeautifulSoup ``<form>``: what a page posts back with the answers."""
+    from bs4 import Tag
+
+    return {
+        str(i["name"]): str(i.get("value", ""))
+        for i in form.find_all("input", type="hidden")
+        if isinstance(i, Tag) and i.get("name")
+    }

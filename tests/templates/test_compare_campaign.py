@@ -10,29 +10,17 @@ from itertools import combinations
 
 from click.testing import CliRunner
 
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.quality.ranking import campaign_systems
 from server.cli import main
-from tests.helpers import launch_template_campaign
 
 
 def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
-    tmp_path, settings, live_server, market, requester_sessions
+    tmp_path, settings, requester_sessions, careful_campaign
 ) -> None:
-    task = get_demo_task("compare")
     name = "cmp-campaign"
-    campaign_id, truth, _ = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "compare", hits=3, name=name
-    )
-    for n in range(2):  # assignments_per_hit is 2: both careful workers order every item
-        bot = Bot(
-            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
-        )
-        bot.title_filter = name
-        assert bot.run(max_hits=3).submitted == 3
+    campaign_id, truth, _ = careful_campaign("compare", hits=3, name=name)  # both order every item
 
     items = {}
     for line in (tmp_path / "items.jsonl").read_text().splitlines():

@@ -15,17 +15,14 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import get_demo_task
 from hits.demo_tasks.sxs import SYSTEMS, preferences, truth_key
-from hits.market.questions import xml_to_answers
-from hits.quality import pipeline
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.sxs import METRICS
 from server.cli import main
-from tests.helpers import launch_template_campaign
+from tests.helpers import hidden_fields, launch_template_campaign, sync_marketplace_answers
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 
@@ -45,19 +42,10 @@ def _true_preferences(folder, truth) -> dict[str, dict[str, int]]:  # type: igno
 
 
 def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
-    tmp_path, settings, live_server, market, mturk, requester_sessions
+    tmp_path, settings, market, mturk, requester_sessions, careful_campaign
 ) -> None:
-    task = get_demo_task("sxs")
     name = "sxs-campaign"
-    campaign_id, truth, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "sxs", hits=3, name=name
-    )
-    for n in range(2):  # assignments_per_hit is 2: both careful workers judge every item
-        bot = Bot(
-            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
-        )
-        bot.title_filter = name
-        assert bot.run(max_hits=3).submitted == 3
+    campaign_id, truth, hit_ids = careful_campaign("sxs", hits=3, name=name)  # both judge every item
     expected = _true_preferences(tmp_path, truth)
 
     with session_scope(requester_sessions) as session:
@@ -77,15 +65,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
     assert alpha == 1.0
 
     # The marketplace holds what the workers chose (left/right); syncing it stores item terms again.
-    page_terms = {}
-    for hit_id in hit_ids:
-        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]:
-            page_terms[a["AssignmentId"]] = xml_to_answers(a["Answer"])
-    with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
-    fetched = pipeline.fetch_hits(market, targets)
-    with session_scope(requester_sessions) as session:
-        pipeline.review_hits(session, fetched)
+    page_terms = sync_marketplace_answers(mturk, market, requester_sessions, hit_ids)
     with session_scope(requester_sessions) as session:
         stored = {s.assignment_id: s for s in session.scalars(select(Submission))}
         left_of = {(s.assignment_id, s.position): s.arrangement["left"] for s in sides}
@@ -184,11 +164,7 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
         # A submit with one metric missing (error page), then a complete one (the hand-off page).
         form = html.find("form", id="task-form")
         assert isinstance(form, Tag)
-        data = {
-            str(i["name"]): str(i.get("value", ""))
-            for i in form.find_all("input", type="hidden")
-            if isinstance(i, Tag) and i.get("name")
-        }
+        data = hidden_fields(form)
         slots = len(html.select("fieldset.sxs-item"))
         answers = {f"sxs-{s}-{m}": str((s + k) % 5 - 2) for s in range(slots) for k, m in enumerate(METRICS)}
         partial = {k: v for k, v in answers.items() if k != "sxs-0-tldr"}
