@@ -80,6 +80,15 @@ def image_name(img: Tag) -> str:
     return str(img["src"]).split("?", 1)[0].rsplit("/", 1)[-1]
 
 
+def truth_key(picture: str, shown: list[str]) -> str:
+    """What a person sees of an item: its picture and the set of things ``shown`` beside it, in any order.
+
+    The compare and sxs demos show descriptions beside a drawing, the rank demo candidate pictures
+    beside a reference; the page's order is drawn per assignment, so the key ignores it.
+    """
+    return picture + "|" + "|".join(sorted(shown))
+
+
 def slots_of(form: Tag, css_class: str) -> list[Tag]:
     """The page's item fieldsets, in slot order."""
     return [t for t in form.find_all("fieldset", class_=css_class) if isinstance(t, Tag)]

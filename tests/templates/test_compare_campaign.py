@@ -11,6 +11,7 @@ from itertools import combinations
 from click.testing import CliRunner
 
 from hits.db import session_scope
+from hits.demo_tasks import truth_key
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.quality.ranking import campaign_systems
 from server.cli import main
@@ -29,8 +30,7 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     true_order = {}
     for item_id, item in items.items():
         text_of = {c["text"]: c["id"] for c in item["candidates"]}
-        key = f"{item['image']}|" + "|".join(sorted(text_of))
-        true_order[item_id] = [text_of[t] for t in truth[key]]
+        true_order[item_id] = [text_of[t] for t in truth[truth_key(item["image"], list(text_of))]]
 
     with session_scope(requester_sessions) as session:
         aggregated = aggregate_campaign(session, campaign_id)

@@ -16,7 +16,8 @@ from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks.rank import SYSTEMS, true_ranks, truth_key
+from hits.demo_tasks import truth_key
+from hits.demo_tasks.rank import SYSTEMS, true_ranks
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.templates.arrangements import SlotArrangement
 from server.cli import main

@@ -16,13 +16,18 @@ from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
-from hits.demo_tasks.sxs import SYSTEMS, preferences, truth_key
+from hits.demo_tasks import get_demo_task, truth_key
+from hits.demo_tasks.sxs import SYSTEMS, preferences
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.sxs import METRICS
 from server.cli import main
-from tests.helpers import hidden_fields, launch_template_campaign, sync_marketplace_answers
+from tests.helpers import (
+    hidden_fields,
+    launch_template_campaign,
+    publish_campaign_file,
+    sync_marketplace_answers,
+)
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 
@@ -210,11 +215,6 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
 
 def _launch_without_gold(folder, market, requester_sessions, public_url: str, name: str) -> str:  # type: ignore[no-untyped-def]
     """An sxs campaign of one HIT and no gold (whose first opening would serialize the page); its HIT id."""
-    import yaml
-
-    from hits.campaigns.service import create_campaign, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
-
     task = get_demo_task("sxs")
     task.write_data(folder, task.items_per_hit, 0, 5)
     spec = {
@@ -230,10 +230,7 @@ def _launch_without_gold(folder, market, requester_sessions, public_url: str, na
         "items": "items.jsonl",
         "media_dir": "media",
     }
-    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
-    with session_scope(requester_sessions) as session:
-        campaign_id = create_campaign(session, load_campaign_file(folder / "campaign.yaml")).id
-    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    campaign_id = publish_campaign_file(folder, spec, market, requester_sessions, public_url)
     with session_scope(requester_sessions) as session:
         return str(
             session.scalar(select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id))
