@@ -141,6 +141,19 @@ def launch_template_campaign(
     return campaign_id, truth, hit_ids
 
 
+def hitforge_results(settings: Any, *args: str) -> Any:
+    """``hitforge results ARGS`` run in process on the test session's requester database; click's Result.
+
+    Exceptions are not caught: a refusal must be a clean exit, never a traceback.
+    """
+    from click.testing import CliRunner
+
+    from server.cli import main
+
+    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    return CliRunner().invoke(main, ["results", *args], env=env, catch_exceptions=False)
+
+
 def render_task_page(  # type: ignore[no-untyped-def]
     name: str, slots: list, tmp_path, values: dict | None = None, errors: dict | None = None
 ) -> str:

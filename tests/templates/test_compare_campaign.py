@@ -8,13 +8,11 @@ import json
 from collections import Counter
 from itertools import combinations
 
-from click.testing import CliRunner
-
 from hits.db import session_scope
 from hits.demo_tasks import truth_key
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.quality.ranking import campaign_systems
-from server.cli import main
+from tests.helpers import hitforge_results
 
 
 def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
@@ -56,8 +54,7 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     assert report.winner == report.systems[0].system
     assert sum(s.wins for s in report.systems) == sum(expected.values())
 
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    result = CliRunner().invoke(main, ["results", "aggregate", name], env=env)
+    result = hitforge_results(settings, "aggregate", name)
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert {r["item_id"]: json.loads(r["label"]) for r in rows} == true_order
@@ -66,7 +63,7 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     }
     assert "krippendorff_alpha=1.0000" in result.stderr
 
-    result = CliRunner().invoke(main, ["results", "systems", name], env=env)
+    result = hitforge_results(settings, "systems", name)
     assert result.exit_code == 0, result.output
     systems_table, pairs_table = result.stdout.split("\n\n")
     systems = list(csv.DictReader(io.StringIO(systems_table)))

@@ -11,7 +11,6 @@ from collections import defaultdict
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Tag
-from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
@@ -20,8 +19,7 @@ from hits.demo_tasks import truth_key
 from hits.demo_tasks.rank import SYSTEMS, true_ranks
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.templates.arrangements import SlotArrangement
-from server.cli import main
-from tests.helpers import hidden_fields, launch_template_campaign, sync_marketplace_answers
+from tests.helpers import hidden_fields, hitforge_results, launch_template_campaign, sync_marketplace_answers
 from tests.server.worker_helpers import WorkerClient, accept_framed, csrf_of, soup
 
 
@@ -86,10 +84,7 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
     assert {a.item_id: a.label for a in aggregated_again} == expected
 
     # The study's table from the true rankings: mean rank and shared first places per system and condition.
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    result = CliRunner().invoke(
-        main, ["results", "rank", name, "--format", "csv"], env=env, catch_exceptions=False
-    )
+    result = hitforge_results(settings, "rank", name, "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     ranks_by: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -108,14 +103,14 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
         assert float(r["mean_rank"]) == round(sum(given) / len(given), 4)
         assert float(r["first_share"]) == round(firsts[(r["system"], r["condition"])] / len(given), 4)
         assert float(r["mean_rank_low"]) <= float(r["mean_rank"]) <= float(r["mean_rank_high"])
-    table = CliRunner().invoke(main, ["results", "rank", name], env=env, catch_exceptions=False).output
+    table = hitforge_results(settings, "rank", name).output
     assert "Mean rank" in table and "First places" in table and "Davidson" in table
     header = next(line for line in table.splitlines() if line.startswith("system"))
     assert header.split()[-1] == "all" and "sentence 1" in header
-    other = CliRunner().invoke(main, ["results", "rank", "no-such-campaign"], env=env)
+    other = hitforge_results(settings, "rank", "no-such-campaign")
     assert other.exit_code != 0 and "no campaign named" in other.output
     for table_of in ("sxs", "heatmap"):  # another study's table of this campaign is refused, by name
-        wrong = CliRunner().invoke(main, ["results", table_of, name], env=env)
+        wrong = hitforge_results(settings, table_of, name)
         assert wrong.exit_code != 0 and f"uses the rank template, not {table_of}" in wrong.output
 
 

@@ -11,7 +11,6 @@ from collections import Counter
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Tag
-from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
@@ -21,9 +20,9 @@ from hits.demo_tasks.sxs import SYSTEMS, preferences
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.sxs import METRICS
-from server.cli import main
 from tests.helpers import (
     hidden_fields,
+    hitforge_results,
     launch_template_campaign,
     publish_campaign_file,
     sync_marketplace_answers,
@@ -93,10 +92,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
     assert {a.item_id: a.label for a in aggregated_again} == expected
 
     # The study's table: each column's share per system pair and metric, from the true preferences.
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    result = CliRunner().invoke(
-        main, ["results", "sxs", name, "--format", "csv"], env=env, catch_exceptions=False
-    )
+    result = hitforge_results(settings, "sxs", name, "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     system_of = {i: [c["system"] for c in item["candidates"]] for i, item in _items(tmp_path).items()}
@@ -117,7 +113,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
             assert float(r[f"{column}_low"]) <= float(r[column]) <= float(r[f"{column}_high"])
         net = (counts[1] + counts[2] - counts[-1] - counts[-2]) / n
         assert float(r["net_y"]) == round(net, 4)
-    table = CliRunner().invoke(main, ["results", "sxs", name], env=env, catch_exceptions=False).output
+    table = hitforge_results(settings, "sxs", name).output
     first_pair = sorted({tuple(sorted(s)) for s in system_of.values()})[0]
     assert f"{first_pair[0]} vs {first_pair[1]}:" in table
     header = next(line for line in table.splitlines() if line.startswith("metric"))
@@ -127,7 +123,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
     )
     for label, _ in METRICS.values():
         assert label in table
-    other = CliRunner().invoke(main, ["results", "sxs", "no-such-campaign"], env=env)
+    other = hitforge_results(settings, "sxs", "no-such-campaign")
     assert other.exit_code != 0 and "no campaign named" in other.output
 
 
@@ -264,8 +260,7 @@ def test_a_page_opened_many_times_at_once_records_one_arrangement_and_shows_it_e
         ).all()
     assert sorted(r.position for r in rows) == list(range(len(seen[0][1]) // 2))
     # Pages opened, nothing answered yet: the table says so instead of printing an empty one.
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    empty = CliRunner().invoke(main, ["results", "sxs", "sxs-race"], env=env)
+    empty = hitforge_results(settings, "sxs", "sxs-race")
     assert (
         empty.exit_code == 1 and "no judgements between candidates of different systems yet" in empty.output
     )
