@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +195,13 @@ _LOADED_SIZE = """async img => {
 def loaded_size(picture: Any) -> list[int]:
     """The natural [width, height] of a Playwright ``<img>`` locator after it loads ([0, 0] if it failed)."""
     return list(picture.evaluate(_LOADED_SIZE))
+
+
+def names_in(text: str, names: Iterable[str]) -> list[str]:
+    """The names that ``text`` holds as words of their own, ignoring case.
+
+    A name with a letter on either side is part of another word: random ids and tokens (base36,
+    base64) hold short names by chance ("...lkcakeenbkd..." holds "keen"), and a blinding test
+    must not fail on them, while a real leak ("keen.png", ``"system": "keen"``) stands alone.
+    """
+    return [n for n in names if re.search(rf"(?<![a-z]){re.escape(n)}(?![a-z])", text, re.IGNORECASE)]
