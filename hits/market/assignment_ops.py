@@ -28,6 +28,15 @@ from hits.market.models.work import (
 )
 from hits.market.qualification_ops import check_requirements
 from hits.market.worker_relations import is_blocked
+from hits.signin_limits import in_minutes
+
+#: Returns within RETURN_WINDOW after which a worker may accept nothing until the oldest of
+#: them is RETURN_WINDOW old. A worker returns a HIT now and then (a task they cannot do); a
+#: script accepting and returning to read page after page (and compare them, to find gold)
+#: returns hundreds a minute, and each cycle writes rows. Counted in the database, so every
+#: server process enforces the same limit.
+RETURN_LIMIT = 10
+RETURN_WINDOW = timedelta(minutes=30)
 
 
 def get_assignment(session: Session, assignment_id: object, requester_id: str | None = None) -> Assignment:
@@ -119,6 +128,7 @@ def _get_for_review(session: Session, assignment_id: object, requester_id: str |
 
 def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
     """Give ``worker`` an assignment of the HIT if it is open to them."""
+    _check_accepts_not_paused(worker)
     # Lock the HIT row (PostgreSQL) so two workers cannot take the last slot.
     hit = session.scalar(select(HIT).where(HIT.id == hit_id).with_for_update(of=HIT))
     if hit is None:
@@ -152,6 +162,7 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
     choice and the insert just as well. Only if every candidate was locked does
     it wait, for HITs whose other slots are being taken (several assignments).
     """
+    _check_accepts_not_paused(worker)
     hit_type = _hit_type_with_setting(session, hit_type_id) if isinstance(hit_type_id, str) else None
     if hit_type is None:
         raise not_found("HITType", str(hit_type_id))
@@ -203,6 +214,17 @@ def _group_candidates(hit_type_id: str, worker_id: str, now: datetime) -> Select
         .order_by(HIT.created_at, HIT.id)
         .limit(1)
     )
+
+
+def _check_accepts_not_paused(worker: Worker) -> None:
+    """Refuse any accept while the worker is paused for returning too many HITs (no query: see Worker)."""
+    paused_until, now = worker.accepts_paused_until, utcnow()
+    if paused_until is not None and paused_until > now:
+        raise RequestError(
+            "You have returned too many HITs in a short time. "
+            f"You can accept HITs again in {in_minutes(paused_until - now)}.",
+            "AWS.MechanicalTurk.TooManyReturns",
+        )
 
 
 def _check_may_work_for(session: Session, worker: Worker, hit_type: HITType) -> None:
@@ -281,10 +303,34 @@ def return_assignment(session: Session, worker: Worker, assignment_id: str) -> A
             "Only an assignment in progress can be returned.", "AWS.MechanicalTurk.AssignmentNotActive"
         )
     assignment.status = RETURNED
+    assignment.return_time = now = utcnow()
     session.flush()
     refresh_status(session, assignment.hit)
     events.record(session, assignment.hit, "AssignmentReturned", assignment)
+    _pause_after_many_returns(session, worker, now)
     return assignment
+
+
+def _pause_after_many_returns(session: Session, worker: Worker, now: datetime) -> None:
+    """Pause the worker's accepts while RETURN_LIMIT of their returns are within RETURN_WINDOW.
+
+    A sliding window, as the sign-in throttle's: the pause lasts until the
+    RETURN_LIMIT-th most recent return leaves the window. Worked out here, on the
+    rare return, so that the frequent accept only compares a time it already has.
+    """
+    oldest_counted = session.scalar(
+        select(Assignment.return_time)
+        .where(
+            Assignment.worker_id == worker.id,
+            Assignment.status == RETURNED,
+            Assignment.return_time > now - RETURN_WINDOW,
+        )
+        .order_by(Assignment.return_time.desc())
+        .offset(RETURN_LIMIT - 1)
+        .limit(1)
+    )
+    if oldest_counted is not None:
+        worker.accepts_paused_until = oldest_counted + RETURN_WINDOW
 
 
 def _pay_reward(session: Session, assignment: Assignment) -> None:
