@@ -27,7 +27,7 @@ from hits.market.models.work import (
     SUBMITTED,
 )
 from hits.market.qualification_ops import check_requirements
-from hits.market.worker_relations import is_blocked
+from hits.market.worker_relations import blocked
 from hits.signin_limits import in_minutes
 
 #: Returns within RETURN_WINDOW after which a worker may accept nothing until the oldest of
@@ -130,9 +130,10 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
     """Give ``worker`` an assignment of the HIT if it is open to them."""
     _check_accepts_not_paused(worker)
     # Lock the HIT row (PostgreSQL) so two workers cannot take the last slot.
-    hit = session.scalar(select(HIT).where(HIT.id == hit_id).with_for_update(of=HIT))
-    if hit is None:
+    row = session.execute(_hit_and_block(), {"hit_id": hit_id, "worker_id": worker.id}).first()
+    if row is None:
         raise not_found("HIT", hit_id)
+    hit, is_blocked = row
     refresh_status(session, hit)
     mine = session.scalar(
         select(Assignment).where(
@@ -147,8 +148,18 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
         raise RequestError("You have already worked on this HIT.", "AWS.MechanicalTurk.AlreadyWorked")
     if hit.status != ASSIGNABLE:
         raise RequestError("This HIT is no longer available.", "AWS.MechanicalTurk.HITNotAvailable")
-    _check_may_work_for(session, worker, hit.hit_type)
+    _check_may_work_for(session, worker, hit.hit_type, is_blocked=is_blocked)
     return _take_slot(session, worker, hit)
+
+
+@cache
+def _hit_and_block() -> Select[HIT, bool]:
+    # The requester's block on the worker is asked in the statement that locks the HIT.
+    return (
+        select(HIT, blocked(HIT.requester_id, bindparam("worker_id")))
+        .where(HIT.id == bindparam("hit_id"))
+        .with_for_update(of=HIT)
+    )
 
 
 def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Assignment:
@@ -163,10 +174,11 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
     it wait, for HITs whose other slots are being taken (several assignments).
     """
     _check_accepts_not_paused(worker)
-    hit_type = _hit_type_with_setting(session, hit_type_id) if isinstance(hit_type_id, str) else None
-    if hit_type is None:
+    found = _hit_type_for(session, hit_type_id, worker) if isinstance(hit_type_id, str) else None
+    if found is None:
         raise not_found("HITType", str(hit_type_id))
-    _check_may_work_for(session, worker, hit_type)
+    hit_type, is_blocked = found
+    _check_may_work_for(session, worker, hit_type, is_blocked=is_blocked)
     candidates = _group_candidates(hit_type.id, worker.id, utcnow())
     hit = session.scalar(candidates.with_for_update(of=HIT, skip_locked=True))
     if hit is None and session.get_bind().dialect.name != "sqlite":
@@ -179,23 +191,28 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
 
 
 @cache
-def _type_and_setting() -> Select[HITType, NotificationSetting]:
+def _type_setting_and_block() -> Select[HITType, NotificationSetting, bool]:
     return (
-        select(HITType, NotificationSetting)
+        select(HITType, NotificationSetting, blocked(HITType.requester_id, bindparam("worker_id")))
         .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HITType.id)
         .where(HITType.id == bindparam("hit_type_id"))
     )
 
 
-def _hit_type_with_setting(session: Session, hit_type_id: str) -> HITType | None:
-    """The HIT type, with its notification setting read in the same query (the accept records an event)."""
-    row = session.execute(_type_and_setting(), {"hit_type_id": hit_type_id}).first()
+def _hit_type_for(session: Session, hit_type_id: str, worker: Worker) -> tuple[HITType, bool] | None:
+    """The HIT type and whether its requester blocked the worker, in one query.
+
+    The type's notification setting comes in the same query (the accept records an event).
+    """
+    row = session.execute(
+        _type_setting_and_block(), {"hit_type_id": hit_type_id, "worker_id": worker.id}
+    ).first()
     if row is None:
         return None
-    hit_type, setting = row
+    hit_type, setting, is_blocked = row
     if setting is None:
         events.note_no_setting(session, hit_type.id)
-    return hit_type  # type: ignore[no-any-return]
+    return hit_type, bool(is_blocked)
 
 
 def _group_candidates(hit_type_id: str, worker_id: str, now: datetime) -> Select[HIT]:
@@ -227,9 +244,9 @@ def _check_accepts_not_paused(worker: Worker) -> None:
         )
 
 
-def _check_may_work_for(session: Session, worker: Worker, hit_type: HITType) -> None:
+def _check_may_work_for(session: Session, worker: Worker, hit_type: HITType, *, is_blocked: bool) -> None:
     """Refuse a worker the requester blocked, or one short of the type's Accept requirements."""
-    if is_blocked(session, hit_type.requester_id, worker.id):
+    if is_blocked:
         raise RequestError(
             "The requester of this HIT has blocked you from working on their HITs.",
             "AWS.MechanicalTurk.WorkerBlocked",
