@@ -153,13 +153,20 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
 
 
 @cache
+def _hit_with_block() -> Select[HIT, bool]:
+    return select(HIT, blocked(HIT.requester_id, bindparam("worker_id"))).where(HIT.id == bindparam("hit_id"))
+
+
+@cache
 def _hit_and_block() -> Select[HIT, bool]:
     # The requester's block on the worker is asked in the statement that locks the HIT.
-    return (
-        select(HIT, blocked(HIT.requester_id, bindparam("worker_id")))
-        .where(HIT.id == bindparam("hit_id"))
-        .with_for_update(of=HIT)
-    )
+    return _hit_with_block().with_for_update(of=HIT)
+
+
+def hit_for_worker(session: Session, hit_id: str, worker_id: str) -> tuple[HIT, bool] | None:
+    """The HIT (unlocked) and whether its requester blocked the worker, in one query; None if no such HIT."""
+    row = session.execute(_hit_with_block(), {"hit_id": hit_id, "worker_id": worker_id}).first()
+    return None if row is None else (row[0], bool(row[1]))
 
 
 def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Assignment:

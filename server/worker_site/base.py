@@ -6,11 +6,13 @@ from collections.abc import Callable
 from functools import cache, wraps
 from typing import Any
 
-from flask import Blueprint, g, redirect, request, url_for
+from flask import Blueprint, abort, g, redirect, request, url_for
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
-from hits.market.models import Worker
+from hits.market import assignment_ops
+from hits.market.models import HIT, Worker
+from hits.market.qualification_ops import unmet_requirements
 from server.db import market_session, read_only_request
 from server.worker_site.signin_state import is_current, signed_in_id
 
@@ -65,6 +67,23 @@ def signed_in_worker() -> Worker:
     worker = current_worker()
     assert worker is not None  # noqa: S101 - worker_required guarantees it
     return worker
+
+
+def previewable_hit(worker: Worker, hit_id: str) -> HIT:
+    """The HIT if ``worker`` may preview it, else abort: 404 if there is none, 403 if they may not.
+
+    Not if its requester blocked them (the listing hides such HITs), nor if they lack a
+    qualification guarding its preview.
+    """
+    found = assignment_ops.hit_for_worker(market_session(), hit_id, worker.id)
+    if found is None:
+        abort(404)
+    hit, is_blocked = found
+    if is_blocked or unmet_requirements(
+        market_session(), worker, hit.hit_type.qualification_requirements, "Preview"
+    ):
+        abort(403)
+    return hit
 
 
 def worker_required(view: Callable[..., Any]) -> Callable[..., Any]:
