@@ -30,11 +30,12 @@ from hits.market.qualification_ops import check_requirements
 from hits.market.worker_relations import blocked
 from hits.signin_limits import in_minutes
 
-#: Returns within RETURN_WINDOW after which a worker may accept nothing until the oldest of
-#: them is RETURN_WINDOW old. A worker returns a HIT now and then (a task they cannot do); a
-#: script accepting and returning to read page after page (and compare them, to find gold)
-#: returns hundreds a minute, and each cycle writes rows. Counted in the database, so every
-#: server process enforces the same limit.
+#: HITs given back (returned, or left to expire) within RETURN_WINDOW after which a worker may
+#: accept nothing until the oldest of them is RETURN_WINDOW old. A worker returns a HIT now and
+#: then (a task they cannot do); a script accepting and returning to read page after page (and
+#: compare them, to find gold) returns hundreds a minute, and each cycle writes rows; left to
+#: expire instead, many HITs at once would do the same more slowly. Counted in the database, so
+#: every server process enforces the same limit.
 RETURN_LIMIT = 10
 RETURN_WINDOW = timedelta(minutes=30)
 
@@ -245,7 +246,7 @@ def _check_accepts_not_paused(worker: Worker) -> None:
     paused_until, now = worker.accepts_paused_until, utcnow()
     if paused_until is not None and paused_until > now:
         raise RequestError(
-            "You have returned too many HITs in a short time. "
+            "You have returned or let expire too many HITs in a short time. "
             f"You can accept HITs again in {in_minutes(paused_until - now)}.",
             "AWS.MechanicalTurk.TooManyReturns",
         )
@@ -336,17 +337,18 @@ def return_assignment(session: Session, worker: Worker, assignment_id: str) -> A
 
 
 def _pause_after_many_returns(session: Session, worker: Worker, now: datetime) -> None:
-    """Pause the worker's accepts while RETURN_LIMIT of their returns are within RETURN_WINDOW.
+    """Pause the worker's accepts while RETURN_LIMIT HITs they gave back are within RETURN_WINDOW.
 
     A sliding window, as the sign-in throttle's: the pause lasts until the
-    RETURN_LIMIT-th most recent return leaves the window. Worked out here, on the
-    rare return, so that the frequent accept only compares a time it already has.
+    RETURN_LIMIT-th most recent return (or abandonment) leaves the window. Worked
+    out here, on the rare return or abandonment, so that the frequent accept only
+    compares a time it already has.
     """
     oldest_counted = session.scalar(
         select(Assignment.return_time)
         .where(
             Assignment.worker_id == worker.id,
-            Assignment.status == RETURNED,
+            Assignment.status.in_((RETURNED, ABANDONED)),
             Assignment.return_time > now - RETURN_WINDOW,
         )
         .order_by(Assignment.return_time.desc())
@@ -426,7 +428,14 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
     ).all()
     for assignment in abandoned:
         assignment.status = ABANDONED
+        assignment.return_time = assignment.deadline  # back to its HIT when its time ran out
         events.record(session, assignment.hit, "AssignmentAbandoned", assignment)
+    if abandoned:
+        session.flush()
+        for worker_id in sorted({a.worker_id for a in abandoned}):
+            worker = session.get(Worker, worker_id)
+            if worker is not None:
+                _pause_after_many_returns(session, worker, now)
     # Locked up front, before any payment locks a balance, and skipping those a
     # requester is deciding right now: a decision holds its assignment and then
     # waits for the balance, so taking them one by one could deadlock with it.

@@ -1,4 +1,4 @@
-"""A worker who returns HIT after HIT is paused: a script cannot cycle accept and return to read pages."""
+"""A worker who gives back HIT after HIT is paused: a script cannot cycle accept and return to read pages."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import requests
 from sqlalchemy import select, update
 
 from hits.db import session_scope, utcnow
-from hits.market.assignment_ops import RETURN_LIMIT
+from hits.market.assignment_ops import RETURN_LIMIT, run_clocks
 from hits.market.models import Assignment, Worker
 from server import create_app
 from server.runner import serve_in_thread
@@ -17,7 +17,7 @@ from tests.helpers import EXTERNAL_QUESTION
 from tests.server.worker_helpers import WorkerClient, create_hit, soup
 
 QUESTION = EXTERNAL_QUESTION.format(url="https://example.org/task")
-REFUSAL = "You have returned too many HITs in a short time."
+REFUSAL = "You have returned or let expire too many HITs in a short time."
 
 
 def _accept_group(worker: WorkerClient, tag: str, base: str = "") -> requests.Response:
@@ -122,3 +122,28 @@ def test_a_worker_who_returns_now_and_then_is_never_stopped(live_server, mturk, 
     with session_scope(market_sessions) as session:
         paused = session.scalar(select(Worker.accepts_paused_until).where(Worker.id == worker.worker_id))
     assert paused is None
+
+
+def test_letting_many_hits_expire_counts_as_returning_them(live_server, mturk, market_sessions) -> None:
+    """Holding many HITs and letting them run out is the slow way round the return limit."""
+    tag = uuid.uuid4().hex[:10]
+    for _ in range(RETURN_LIMIT + 1):
+        create_hit(mturk, QUESTION, Title=f"Expire {tag}")
+    hoarder = WorkerClient(live_server.url, "hoarder")
+    for _ in range(RETURN_LIMIT):
+        assert _on_work_page(_accept_group(hoarder, tag))
+    with session_scope(market_sessions) as session:
+        session.execute(
+            update(Assignment)
+            .where(Assignment.worker_id == hoarder.worker_id)
+            .values(deadline=utcnow() - timedelta(seconds=5))
+        )
+    with session_scope(market_sessions) as session:
+        run_clocks(session)  # the server's own sweep may have got there first: either will do
+    refused = _accept_group(hoarder, tag)
+    assert not _on_work_page(refused) and REFUSAL in refused.text
+    with session_scope(market_sessions) as session:
+        statuses = session.scalars(
+            select(Assignment.status).where(Assignment.worker_id == hoarder.worker_id)
+        ).all()
+    assert statuses == ["Abandoned"] * RETURN_LIMIT

@@ -1,4 +1,4 @@
-"""when an assignment was returned; a worker's accepts paused after returning too many too fast
+"""when an assignment went back to its HIT (returned or abandoned); a worker's accepts paused after too many too fast
 
 Revision ID: mar0012_sec2_return_pause
 Revises: mar0011
