@@ -22,7 +22,6 @@ from flask import (
     redirect,
     render_template,
     request,
-    session,
     url_for,
 )
 from sqlalchemy import func, select
@@ -63,9 +62,7 @@ def as_json(value: Any) -> str:
 
 def current_staff() -> StaffUser | None:
     if "staff" not in g:
-        staff_id = session.get("staff_id")
-        user = requester_session().get(StaffUser, staff_id) if staff_id else None
-        g.staff = user if user is not None and staff_signin.is_current(user) else None
+        g.staff = staff_signin.signed_in_user()
     staff: StaffUser | None = g.staff
     return staff
 
