@@ -1,6 +1,6 @@
 """when an assignment went back to its HIT (returned or abandoned); a worker's accepts paused after too many too fast
 
-Revision ID: mar0012_sec2_return_pause
+Revision ID: mar0012
 Revises: mar0011
 """
 
@@ -9,7 +9,7 @@ from alembic import op
 
 import hits.db
 
-revision = "mar0012_sec2_return_pause"
+revision = "mar0012"
 down_revision = "mar0011"
 branch_labels = None
 depends_on = None
