@@ -25,7 +25,7 @@ from hits.money import format_amount
 from hits.quality.followups import committed_cost
 from hits.quality.pipeline import VOID
 from hits.workflows.metrics import round_metrics
-from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+from hits.workflows.models import Chain, ChainRound, Exposure, Workflow, WorkflowStage
 from hits.workflows.pages import new_page_token
 from hits.workflows.setup import round_cost, rounds_policy
 from hits.workflows.spec import RoundsPolicy
@@ -372,9 +372,19 @@ def stage_waits(session: Session, campaign_id: int) -> bool:
 
 
 def excluded_workers(session: Session, chain: Chain) -> list[str]:
-    """Everyone who has worked on this chain's picture, in this stage or in the stage feeding it."""
+    """Everyone who has been shown this chain's picture or worked on it, in any stage of the workflow."""
     workers = set(
         w for w in session.scalars(select(ChainRound.worker_id).where(ChainRound.chain_id == chain.id)) if w
+    )
+    stage = session.get(WorkflowStage, chain.stage_id)
+    assert stage is not None
+    # Shown the picture in any stage, work submitted or not (a returned HIT is listed nowhere else).
+    workers.update(
+        session.scalars(
+            select(Exposure.worker_id).where(
+                Exposure.workflow_id == stage.workflow_id, Exposure.key == chain.key
+            )
+        )
     )
     # Work submitted but not yet read by the advance (a round's HIT synced just now).
     workers.update(
@@ -384,8 +394,6 @@ def excluded_workers(session: Session, chain: Chain) -> list[str]:
             .where(ChainRound.chain_id == chain.id)
         )
     )
-    stage = session.get(WorkflowStage, chain.stage_id)
-    assert stage is not None
     if stage.source != "items":
         source = session.scalar(
             select(WorkflowStage).where(

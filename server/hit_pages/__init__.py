@@ -28,6 +28,7 @@ from hits.db import session_scope
 from hits.templates import get_template
 from hits.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
 from hits.templates.base import TaskTemplate
+from hits.workflows.exposures import record_exposures, unrecorded_exposures
 from hits.workflows.pages import PAGE_PARAM, round_page
 from server.db import is_read_only_request, read_only_request, requester_session, runtime
 from server.hit_pages import heatmap_views
@@ -183,7 +184,22 @@ def show() -> Any:
     access = _checked(request.args.to_dict())
     page_token = request.args.get(PAGE_PARAM, "")
     published, campaign = _published(access.hit_id, page_token)
+    if access.assignment_id is not None:
+        _record_exposure(published, access.worker_id)
     return _render(published, campaign, access, {}, {}, page_token)
+
+
+def _record_exposure(published: PublishedHIT, worker_id: str) -> None:
+    """A workflow's picture shown to a worker is recorded before the page goes out (``exposures``).
+
+    Read first, so an assignment's page opened again writes nothing; the first
+    opening writes in a short unit of work of its own, committed before the
+    page is sent, as its gold record is.
+    """
+    unrecorded = unrecorded_exposures(requester_session(), published, worker_id)
+    if unrecorded is not None:
+        with session_scope(runtime().requester_sessions) as writer:
+            record_exposures(writer, unrecorded, worker_id)
 
 
 @bp.post("/submit")
