@@ -19,10 +19,10 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission
+from hits.campaigns.models import Campaign, HITSlot, Item, OutboxEntry, PublishedHIT, Submission
 from hits.db import utcnow
 from hits.money import format_amount
-from hits.quality.followups import committed_cost
+from hits.quality.followups import assignment_cost, campaign_spec, committed_cost, queue_repost
 from hits.quality.pipeline import VOID
 from hits.workflows.metrics import round_metrics
 from hits.workflows.models import Chain, ChainRound, Exposure, Workflow, WorkflowStage
@@ -43,6 +43,8 @@ class Advanced:
     new_rounds: list[int] = field(default_factory=list)
     need_seeds: list[int] = field(default_factory=list)
     finished: bool = False
+    #: Re-posts of rejected first-stage work queued, for the outbox to apply.
+    outbox: list[int] = field(default_factory=list)
 
 
 def stages_of(session: Session, workflow_id: int) -> list[WorkflowStage]:
@@ -63,6 +65,10 @@ def advance(session: Session, workflow_id: int) -> Advanced:
         return result
     stages = stages_of(session, workflow_id)
     by_name = {s.name: s for s in stages}
+    for stage in stages:
+        if stage.kind == "single":
+            # First, so a stage with a redo still to come is not taken for finished below.
+            _redo_rejected(session, workflow, stage, result)
     for stage in stages:
         if stage.kind != "rounds":
             continue
@@ -113,6 +119,53 @@ def _start_ready(
         if new is not None:
             chain.status, chain.updated_at = "running", utcnow()
             result.new_rounds.append(new)
+
+
+def _redo_rejected(session: Session, workflow: Workflow, stage: WorkflowStage, result: Advanced) -> None:
+    """A single stage's rejected assignments: each offered once more, to another worker, within budget.
+
+    One more assignment of the same HIT (the outbox's re-post, exactly once per
+    rejected assignment: its key is the assignment), which the rejected worker
+    cannot take, having worked on that HIT. Its cost is checked under the
+    workflow's lock against the budget minus what every stage has committed,
+    as a new round's is; one that does not fit is not queued, and says why.
+    """
+    reposted = select(OutboxEntry.target).where(
+        OutboxEntry.campaign_id == stage.campaign_id, OutboxEntry.action == "repost"
+    )
+    rejected = [
+        s
+        for s in session.scalars(
+            select(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(
+                PublishedHIT.campaign_id == stage.campaign_id,
+                Submission.decision == "reject",
+                Submission.synced.is_(True),
+                Submission.assignment_id.not_in(reposted),
+            )
+            .order_by(Submission.id)
+        )
+        if "not_reposted" not in (s.evidence or {})
+    ]
+    if not rejected:
+        return
+    campaign = session.get(Campaign, stage.campaign_id)
+    assert campaign is not None
+    cost = assignment_cost(campaign_spec(campaign))
+    committed = workflow_committed(session, workflow)
+    for submission in rejected:
+        if committed + cost > workflow.budget:
+            submission.evidence = {
+                **(submission.evidence or {}),
+                "not_reposted": f"budget: redoing it would cost {format_amount(cost)}, and "
+                f"{format_amount(committed)} of the workflow's {format_amount(workflow.budget)} is committed",
+            }
+            continue
+        entry = queue_repost(session, campaign.id, submission, cost)
+        if entry is not None:
+            committed += cost
+            result.outbox.append(entry)
 
 
 def _upstream_output(
@@ -194,7 +247,19 @@ def _stage_done(session: Session, stage: WorkflowStage) -> bool:
         )
         return active is None
     campaign = session.get(Campaign, stage.campaign_id)
-    return campaign is not None and campaign.status not in STAGE_AT_WORK
+    if campaign is None or campaign.status in STAGE_AT_WORK:
+        return False
+    # A rejected assignment's redo not applied yet: its HIT opens again when it is.
+    redo = session.scalar(
+        select(OutboxEntry.id)
+        .where(
+            OutboxEntry.campaign_id == stage.campaign_id,
+            OutboxEntry.action == "repost",
+            OutboxEntry.status == "pending",
+        )
+        .limit(1)
+    )
+    return redo is None
 
 
 def _follow(

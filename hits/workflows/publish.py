@@ -49,7 +49,7 @@ class StepReport:
     published: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False
-    #: Decisions made while syncing rounds' HITs, to apply through the outbox.
+    #: Decisions made while syncing rounds' HITs, and redos of rejected work, to apply through the outbox.
     outbox: list[int] = field(default_factory=list)
 
 
@@ -67,7 +67,9 @@ def run_step(
         with session_scope(sessions) as session:
             again = advance(session, workflow_id)
         first.new_rounds += again.new_rounds
+        first.outbox += again.outbox
         first.finished = again.finished
+    report.outbox += first.outbox
     report.created = len(first.new_rounds)
     report.finished = first.finished
     published, errors = publish_rounds(sessions, market, workflow_id, hit_page_url)
