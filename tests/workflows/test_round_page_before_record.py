@@ -12,7 +12,8 @@ from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.workflows.engine import advance
 from hits.workflows.publish import create_round_hit, pending_rounds, record_round_hit
-from tests.server.worker_helpers import WorkerClient, soup
+from tests.server.test_hit_page_access import pages_elsewhere  # noqa: F401 - a fixture
+from tests.server.worker_helpers import WorkerClient, accept_framed, soup
 from tests.workflows.helpers import accept_round, launch_refine_workflow
 
 
@@ -84,3 +85,23 @@ def test_a_round_page_opened_before_its_hit_id_is_recorded_is_served_and_takes_t
     assert other.get(own).status_code == 200
     assert other.get(_with_page(own, str(tokens[0]))).status_code == 200  # its own HIT id decides
     assert market.get_assignment(relayed["assignmentId"])["AssignmentStatus"] == "Submitted"
+
+
+def test_with_the_marketplace_elsewhere_an_unrecorded_round_page_is_vouched_for_by_get_hit(
+    tmp_path,
+    pages_elsewhere,  # noqa: F811 - the fixture imported above
+    requester_sessions,
+) -> None:
+    market_url, pages_url, market = pages_elsewhere
+    workflow_id = launch_refine_workflow(tmp_path, "refine-far", market, requester_sessions, complete=2)
+    with session_scope(requester_sessions) as session:
+        advance(session, workflow_id)
+        pending = pending_rounds(session, workflow_id)[:2]
+    hits = [create_round_hit(requester_sessions, market, p, pages_url + "/tasks/hit") for p in pending]
+    _alice, mine = accept_framed(market_url, hits[0]["HITId"], "far-alice")
+    _bob, theirs = accept_framed(market_url, hits[1]["HITId"], "far-bob")
+    assert mine["page"] == pending[0].page_token
+    assert requests.get(pages_url + "/tasks/hit", params=mine, timeout=10).status_code == 200
+    # GetHIT says the other HIT was made for another row: this round's token does not open it.
+    borrowed = {**theirs, "page": mine["page"]}
+    assert requests.get(pages_url + "/tasks/hit", params=borrowed, timeout=10).status_code == 404
