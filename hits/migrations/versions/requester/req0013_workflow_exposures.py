@@ -1,7 +1,7 @@
 """workflow exposures: which worker has been shown which picture (their assignment's page served)
 
-Revision ID: req0013_wf_exposures
-Revises: req0012_wf_page_token
+Revision ID: req0013
+Revises: req0012
 """
 
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import hits.db
 
-revision = "req0013_wf_exposures"
-down_revision = "req0012_wf_page_token"
+revision = "req0013"
+down_revision = "req0012"
 branch_labels = None
 depends_on = None
 

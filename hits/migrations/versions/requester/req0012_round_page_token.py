@@ -1,13 +1,13 @@
 """workflow rounds: a random page token in each round's ExternalQuestion URL
 
-Revision ID: req0012_wf_page_token
+Revision ID: req0012
 Revises: req0011
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "req0012_wf_page_token"
+revision = "req0012"
 down_revision = "req0011"
 branch_labels = None
 depends_on = None
