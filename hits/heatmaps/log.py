@@ -5,7 +5,10 @@ report sentence or the worker's own prompt, the real model (never sent to
 the worker), whether its heatmap was shown (``ok``) or why not (``failed``,
 ``timeout``, ``unavailable``), the detail for the requester and how long it
 took. Rows are written ``pending`` before the providers are called, which is
-what the per-assignment limits count, and completed afterwards.
+what the per-assignment limits count, and completed afterwards. Each request
+of a slot takes the next ``number``, unique per slot and model, so two
+requests racing for the same turn cannot both have it (the loser looks
+again and finds the turn taken): the limits hold on any database.
 
 The log is also what results trust about what a worker saw: the first
 report sentence revealed is the one the worker chose (no other can be
@@ -30,7 +33,14 @@ class HeatmapRequest(RequesterBase):
     """One model's heatmap for one request of one assignment's page."""
 
     __tablename__ = "rq_heatmap_requests"
-    __table_args__ = (Index("ix_rq_heatmap_requests_assignment", "campaign_id", "assignment_id", "position"),)
+    __table_args__ = (
+        Index("ix_rq_heatmap_requests_assignment", "campaign_id", "assignment_id", "position"),
+        Index(
+            "uq_rq_heatmap_requests_turn",
+            *("campaign_id", "assignment_id", "position", "number", "model"),
+            unique=True,
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
@@ -38,6 +48,8 @@ class HeatmapRequest(RequesterBase):
     position: Mapped[int] = mapped_column(Integer)
     #: The rows of one request share it (a random token).
     call_id: Mapped[str] = mapped_column(String(32))
+    #: The request's turn among its slot's requests (0, 1, ...); None on rows logged before turns.
+    number: Mapped[int | None] = mapped_column(Integer, nullable=True)
     round: Mapped[str] = mapped_column(String(8))
     sentence: Mapped[int | None] = mapped_column(Integer, nullable=True)
     prompt: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -28,6 +28,8 @@ from typing import Any
 
 from flask import Blueprint, Flask, jsonify, request
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, make_transient
 
 from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT
@@ -49,6 +51,10 @@ NO_HEATMAP = (
     "No heatmap came from this model for this text. This has been recorded. "
     "Mark it as missing and rate the others."
 )
+
+
+#: The answer to a request that comes too soon after another of its slot (or races one).
+WAIT = "Heatmaps were just asked for; wait a moment and try again."
 
 
 class Refused(Exception):
@@ -99,6 +105,44 @@ def _job(
     return live
 
 
+#: How often a request looks again after another request of its slot took the same turn.
+TURN_ATTEMPTS = 3
+
+
+def _take_turn(session: Session, options: HeatmapOptions, rows: list[HeatmapRequest]) -> str:
+    """Log ``rows`` (one request's, pending) under the slot's next turn, within its limits; the call id.
+
+    The limits are read, then the turn is claimed by inserting it: the unique
+    turn per slot and model makes the claim atomic on every database, so of
+    requests racing for one turn exactly one gets it and the others look
+    again (finding the limits reached, or the next turn free).
+    """
+    first = rows[0]
+    slot = (first.campaign_id, first.assignment_id, first.position)
+    for _ in range(TURN_ATTEMPTS):
+        made = requests_made(session, *slot)
+        if made >= options.live_requests:
+            raise Refused(
+                429,
+                f"This image has had its {options.live_requests} requests for heatmaps; rate what you have.",
+            )
+        last = last_request_at(session, *slot)
+        if last is not None and utcnow() - last < timedelta(seconds=options.min_interval):
+            raise Refused(429, WAIT)
+        call_id = secrets.token_hex(8)
+        try:
+            with session.begin_nested():
+                for row in rows:
+                    row.call_id, row.number = call_id, made
+                    session.add(row)
+        except IntegrityError:
+            for row in rows:
+                make_transient(row)  # rolled back with the savepoint: added again on the next turn
+            continue
+        return call_id
+    raise Refused(429, WAIT)
+
+
 def _plan(form: Any) -> dict[str, Any]:
     """Check the request and log it as pending (one short transaction); what to compute."""
     try:
@@ -147,22 +191,14 @@ def _plan(form: Any) -> dict[str, Any]:
             text = payload["sentences"][sentence]["text"]
         else:
             text = _clean_prompt(form.get("prompt", ""), options)
-        if requests_made(session, campaign.id, access.assignment_id, position) >= options.live_requests:
-            raise Refused(
-                429,
-                f"This image has had its {options.live_requests} requests for heatmaps; rate what you have.",
-            )
-        last = last_request_at(session, campaign.id, access.assignment_id, position)
-        if last is not None and utcnow() - last < timedelta(seconds=options.min_interval):
-            raise Refused(429, "Heatmaps were just asked for; wait a moment and try again.")
-        call_id = secrets.token_hex(8)
-        for alias in arrangement["aliases"]:
-            session.add(
+        call_id = _take_turn(
+            session,
+            options,
+            [
                 HeatmapRequest(
                     campaign_id=campaign.id,
                     assignment_id=access.assignment_id,
                     position=position,
-                    call_id=call_id,
                     round=kind,
                     sentence=sentence,
                     prompt=text if kind == "custom" else None,
@@ -170,7 +206,9 @@ def _plan(form: Any) -> dict[str, Any]:
                     status="pending",
                     detail="",
                 )
-            )
+                for alias in arrangement["aliases"]
+            ],
+        )
         image = str(payload.get("image", ""))
         media = Path(campaign.spec["media_path"]) if campaign.spec.get("media_path") else None
         local = media is not None and is_local(image)

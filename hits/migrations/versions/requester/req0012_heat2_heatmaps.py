@@ -1,0 +1,30 @@
+"""heatmap requests take numbered turns, unique per slot and model (the per-image limits hold under races)
+
+Revision ID: req0012_heat2_heatmaps
+Revises: req0011
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "req0012_heat2_heatmaps"
+down_revision = "req0011"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("rq_heatmap_requests") as batch_op:
+        # Rows logged before have no turn (NULLs never collide); the next request's turn is the count.
+        batch_op.add_column(sa.Column("number", sa.Integer(), nullable=True))
+        batch_op.create_index(
+            "uq_rq_heatmap_requests_turn",
+            ["campaign_id", "assignment_id", "position", "number", "model"],
+            unique=True,
+        )
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("rq_heatmap_requests") as batch_op:
+        batch_op.drop_index("uq_rq_heatmap_requests_turn")
+        batch_op.drop_column("number")
