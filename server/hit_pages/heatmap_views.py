@@ -36,7 +36,7 @@ from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope, utcnow
 from hits.heatmaps.arrays import load_precomputed, overlay_png
 from hits.heatmaps.log import HeatmapRequest, last_request_at, requests_made, revealed_sentence
-from hits.heatmaps.providers import ImageSource, Outcome, compute_all, provider_for
+from hits.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
 from hits.templates import get_template
 from hits.templates.arrangements import arrangements_for
 from hits.templates.heatmap.options import HeatmapOptions, parse_options
@@ -85,7 +85,7 @@ def _clean_prompt(raw: str, options: HeatmapOptions) -> str:
 
 def _job(
     model: str, options: HeatmapOptions, image: ImageSource, text: str, precomputed: Path | None
-) -> Callable[[], Any] | None:
+) -> Job | Callable[[], Any] | None:
     """What makes one model's heatmap: its precomputed file, else its live provider (None: neither)."""
     if precomputed is not None:
         return lambda: load_precomputed(precomputed)
@@ -102,7 +102,7 @@ def _job(
         assert provider is not None
         return provider.heatmap(image, text)
 
-    return live
+    return Job(spec.lane(), live)
 
 
 #: How often a request looks again after another request of its slot took the same turn.
@@ -213,7 +213,7 @@ def _plan(form: Any) -> dict[str, Any]:
         media = Path(campaign.spec["media_path"]) if campaign.spec.get("media_path") else None
         local = media is not None and is_local(image)
         source = ImageSource(path=media / image if media and local else None, url=None if local else image)
-        jobs: dict[str, Callable[[], Any] | None] = {}
+        jobs: dict[str, Job | Callable[[], Any] | None] = {}
         for alias in arrangement["aliases"]:
             stored = (
                 payload["sentences"][sentence].get("heatmaps", {}).get(alias["model"])

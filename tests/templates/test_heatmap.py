@@ -23,6 +23,7 @@ from hits.heatmaps.builtin import BlobProvider, aimed_place
 from hits.heatmaps.providers import ENTRY_POINT_GROUP, ImageSource, ModelSpec, compute_all, provider_for
 from hits.templates import get_template
 from hits.templates.heatmap import ALIAS_WORDS, QUESTIONS
+from tests.helpers import install_package
 
 T = get_template("heatmap")
 ITEM = {
@@ -257,8 +258,7 @@ def test_compute_all_returns_within_the_limit_whatever_the_providers_do() -> Non
 
 def test_an_installed_entry_point_provides_heatmaps(tmp_path, monkeypatch) -> None:
     """A package registers a provider under hitforge.heatmap_providers; the campaign names it."""
-    package = tmp_path / "corner_model.py"
-    package.write_text(
+    source = (
         "import numpy as np\n"
         "class Corner:\n"
         "    def __init__(self, size=4):\n"
@@ -268,11 +268,13 @@ def test_an_installed_entry_point_provides_heatmaps(tmp_path, monkeypatch) -> No
         "        heat[0, 0] = len(text)\n"
         "        return heat\n"
     )
-    dist = tmp_path / "corner_model-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: corner-model\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\ncorner = corner_model:Corner\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    install_package(
+        tmp_path,
+        monkeypatch,
+        "corner_model",
+        source,
+        f"[{ENTRY_POINT_GROUP}]\ncorner = corner_model:Corner\n",
+    )
     spec = ModelSpec.model_validate(
         {"provider": "entry_point", "entry_point": "corner", "options": {"size": 6}}
     )
