@@ -1,4 +1,5 @@
-"""heatmap requests take numbered turns, unique per slot and model (the per-image limits hold under races)
+"""heatmap requests take numbered turns, unique per slot and model (the per-image limits hold under races);
+campaign results keep a template's agreement per part
 
 Revision ID: req0012_heat2_heatmaps
 Revises: req0011
@@ -22,9 +23,13 @@ def upgrade() -> None:
             ["campaign_id", "assignment_id", "position", "number", "model"],
             unique=True,
         )
+    with op.batch_alter_table("rq_campaign_results") as batch_op:
+        batch_op.add_column(sa.Column("agreement_parts", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("rq_campaign_results") as batch_op:
+        batch_op.drop_column("agreement_parts")
     with op.batch_alter_table("rq_heatmap_requests") as batch_op:
         batch_op.drop_index("uq_rq_heatmap_requests_turn")
         batch_op.drop_column("number")
