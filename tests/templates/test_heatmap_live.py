@@ -375,6 +375,19 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         for response in responses:
             assert response.status_code == 200
             seen += [response.text, json.dumps(dict(response.headers))]
+        # What a reloaded page is given back: the same heatmaps under the same tokens, nothing more.
+        again = requests.post(
+            live_server.url + "/tasks/heatmaps/shown", data={**frame, "position": "0"}, timeout=30
+        )
+        assert again.status_code == 200 and set(again.json()) == {"report", "custom"}
+        assert again.json()["report"]["heatmaps"] == responses[0].json()["heatmaps"]
+        assert again.json()["custom"]["heatmaps"] == responses[1].json()["heatmaps"]
+        forged = {**frame, "turkSubmitTo": frame["turkSubmitTo"][:-4] + "AAAA", "position": "0"}
+        assert (
+            requests.post(live_server.url + "/tasks/heatmaps/shown", data=forged, timeout=30).status_code
+            == 403
+        )
+        seen += [again.text, json.dumps(dict(again.headers))]
         tokens_per_worker.append([(h["token"]) for h in responses[0].json()["heatmaps"]])
         labels = [h.get_text() for h in soup.select("section.round-report h3")]
         tokens_per_worker[-1] += labels
