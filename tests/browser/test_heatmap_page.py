@@ -98,7 +98,8 @@ def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_pro
         assert report.locator(".sentence-choices input:enabled").count() == 1
         if slot == 0:
             # Reloaded, the page brings back the choice and its heatmaps from the server, still fixed.
-            report.evaluate("() => location.reload()")
+            report.evaluate("() => { document.body.dataset.before = '1'; location.reload(); }")
+            frame.locator("body:not([data-before])").wait_for()  # the reloaded document, not the old one
             report.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
             assert report.get_by_role("radio").first.is_checked()
             assert report.locator(".sentence-choices input:enabled").count() == 1
