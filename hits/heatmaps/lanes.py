@@ -39,8 +39,17 @@ log = logging.getLogger(__name__)
 class Lane:
     """One provider's calls: how many are running, and its breaker."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        breaker_timeouts: int = BREAKER_TIMEOUTS,
+        cooldown: float = COOLDOWN_SECONDS,
+    ) -> None:
         self.name = name
+        self.max_in_flight = max_in_flight
+        self.breaker_timeouts = breaker_timeouts
+        self.cooldown = cooldown
         self._lock = threading.Lock()
         self._in_flight = 0
         self._timeouts = 0
@@ -55,7 +64,7 @@ class Lane:
                     f"not called: it timed out {self._timeouts} times in a row; "
                     f"it is tried again in {wait:.0f} s"
                 )
-            if self._in_flight >= MAX_IN_FLIGHT:
+            if self._in_flight >= self.max_in_flight:
                 return f"not called: {self._in_flight} earlier calls to it are still running"
             self._in_flight += 1
             return None
@@ -75,13 +84,13 @@ class Lane:
         """A call outlived the time limit; too many in a row open the breaker."""
         with self._lock:
             self._timeouts += 1
-            if self._timeouts >= BREAKER_TIMEOUTS:
-                self._closed_until = time.monotonic() + COOLDOWN_SECONDS
+            if self._timeouts >= self.breaker_timeouts:
+                self._closed_until = time.monotonic() + self.cooldown
                 log.warning(
                     "heatmap provider %s timed out %d times in a row: not called for %.0f s",
                     self.name,
                     self._timeouts,
-                    COOLDOWN_SECONDS,
+                    self.cooldown,
                 )
 
 

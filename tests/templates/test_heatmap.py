@@ -20,6 +20,7 @@ from hits.campaigns.spec import load_campaign_file
 from hits.heatmaps import HeatmapError
 from hits.heatmaps.arrays import checked, heat_of_overlay, load_precomputed, overlay_png
 from hits.heatmaps.builtin import BlobProvider, aimed_place
+from hits.heatmaps.lanes import Lane
 from hits.heatmaps.providers import ENTRY_POINT_GROUP, ImageSource, ModelSpec, compute_all, provider_for
 from hits.templates import get_template
 from hits.templates.heatmap import ALIAS_WORDS, QUESTIONS
@@ -297,3 +298,25 @@ def test_overlay_png_is_a_real_png() -> None:
     png = overlay_png(checked(np.eye(4)))
     with Image.open(io.BytesIO(png)) as picture:
         assert picture.format == "PNG" and picture.mode == "RGBA"
+
+
+def test_a_lane_bounds_calls_in_flight_and_its_breaker_opens_then_tries_again() -> None:
+    """The lane of one provider: places for calls, timeouts in a row, the pause, one more try."""
+    lane = Lane("a model", max_in_flight=2, breaker_timeouts=2, cooldown=0.3)
+    assert lane.admit() is None and lane.admit() is None
+    assert "2 earlier calls to it are still running" in (lane.admit() or "")
+    lane.release()
+    lane.timed_out()
+    lane.answered(ok=True)  # a heatmap in time: the timeouts are no longer in a row
+    lane.timed_out()
+    assert lane.admit() is None  # one timeout in a row: still called
+    lane.release()
+    lane.release()
+    lane.timed_out()
+    refused = lane.admit()
+    assert refused is not None and "timed out 2 times in a row" in refused
+    time.sleep(0.35)
+    assert lane.admit() is None  # tried again after the pause
+    lane.release()
+    lane.timed_out()  # and one more timeout leaves it alone again at once
+    assert "timed out 3 times in a row" in (lane.admit() or "")
