@@ -205,3 +205,18 @@ def names_in(text: str, names: Iterable[str]) -> list[str]:
     must not fail on them, while a real leak ("keen.png", ``"system": "keen"``) stands alone.
     """
     return [n for n in names if re.search(rf"(?<![a-z]){re.escape(n)}(?![a-z])", text, re.IGNORECASE)]
+
+
+def install_package(folder: Path, monkeypatch: Any, module: str, source: str, entry_points: str) -> None:
+    """A real (tiny) installed distribution: ``module``.py with ``source`` and its ``entry_points.txt``.
+
+    ``folder`` is put on ``sys.path`` (undone with ``monkeypatch``), so
+    ``importlib.metadata`` finds the entry points as those of any package.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{module}.py").write_text(source)
+    info = folder / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    monkeypatch.syspath_prepend(str(folder))
