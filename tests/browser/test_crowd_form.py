@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -68,6 +69,38 @@ def stored_answer(mturk, hit_id: str) -> str:  # type: ignore[no-untyped-def]
     answer = str(mturk.get_assignment(AssignmentId=listed["AssignmentId"])["Assignment"]["Answer"])
     validate_answers(answer)
     return answer
+
+
+@dataclass
+class CrowdHit:
+    """A crowd-element HIT accepted by a new worker in the offline browser."""
+
+    page: Any
+    frame: Any
+    hit_id: str
+    blocked: list[str]
+    mturk: Any
+
+    def submit(self, *, by_keyboard: bool = False) -> str:
+        """Press the form's Submit button (Enter on it, or a click) and return the stored Answer XML."""
+        button = self.frame.get_by_role("button", name="Submit")
+        if by_keyboard:
+            button.press("Enter")
+        else:
+            button.click()
+        return self.stored()
+
+    def stored(self) -> str:
+        """Wait for the worker site's notice that the work was handed in; the Answer XML through boto3."""
+        self.page.locator("#submitted-notice").wait_for()
+        return stored_answer(self.mturk, self.hit_id)
+
+
+def open_crowd_hit(offline, live_server, mturk, body: str, height: int = 500, **page: str) -> CrowdHit:  # type: ignore[no-untyped-def]
+    """Create an HTMLQuestion HIT of ``body`` (``page``: ``crowd_page``'s options) by boto3; accept it."""
+    browser_page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(body, **page), height=height))
+    return CrowdHit(browser_page, accept(browser_page, live_server.url, hit_id), hit_id, blocked, mturk)
 
 
 def answer_fields(xml: str) -> list[tuple[str, str]]:
