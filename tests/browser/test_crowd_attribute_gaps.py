@@ -2,6 +2,8 @@
 
 - crowd-slider: ``secondary-progress`` drawn in the track in the page's
   ``--crowd-slider-secondary-color``; ``required``; no ``value`` starts at ``min``.
+- crowd-input ``type="file"`` (AWS names it as an example type): the input's
+  ``accept`` reaches the chooser, and the answer is the name the browser gives.
 """
 
 from __future__ import annotations
@@ -57,3 +59,24 @@ def test_slider_secondary_progress_required_and_default_value(offline, live_serv
     assert json.loads(text) == [{"watched": 50, "rating": 2, "untouched": 10}]
     assert hit.blocked == []
 
+
+FILE_INPUT = """
+<crowd-form answer-format="flatten-objects">
+  <crowd-input name="photo" type="file" label="Your photo" accept="image/*"></crowd-input>
+  <crowd-input name="caption" label="Caption"></crowd-input>
+</crowd-form>
+"""
+
+
+def test_crowd_input_type_file_answers_the_name_the_browser_gives(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, FILE_INPUT)
+    chooser = hit.frame.get_by_label("Your photo")
+    expect(chooser).to_have_attribute("type", "file")
+    expect(chooser).to_have_attribute("accept", "image/*")
+    chooser.set_input_files({"name": "holiday.png", "mimeType": "image/png", "buffer": b"\x89PNG\r\n\x1a\n"})
+    hit.frame.get_by_label("Caption").fill("a beach")
+    # crowd-form posts text only, so MTurk stored what the browser's file input reads: the
+    # "C:\fakepath\" name browsers give a page, never the file's bytes.
+    fields = sorted(answer_fields(hit.submit()))
+    assert fields == [("caption", "a beach"), ("photo", "C:\\fakepath\\holiday.png")]
+    assert hit.blocked == []

@@ -61,7 +61,7 @@
       if (this._field) return;
       var multi = this.localName === "crowd-text-area";
       var attrs = "";
-      ["type", "placeholder", "min", "max", "step", "pattern", "autofocus", "rows", "autocomplete"].forEach((a) => {
+      ["type", "placeholder", "min", "max", "step", "pattern", "autofocus", "rows", "autocomplete", "accept", "multiple", "capture"].forEach((a) => {
         if (this.hasAttribute(a) && !(multi && a === "type")) attrs += " " + a + "=\"" + crowd.escape(this.getAttribute(a)) + "\"";
       });
       if (this.hasAttribute("max-length")) attrs += " maxlength=\"" + crowd.escape(this.getAttribute("max-length")) + "\"";
