@@ -8,7 +8,14 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH, pointer_at
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.browser.test_crowd_form import (
+    accept,
+    answer_fields,
+    crowd_page,
+    offline,
+    open_crowd_hit,
+    stored_answer,
+)
 from tests.server.worker_helpers import create_hit, html_question
 
 pytestmark = pytest.mark.browser
@@ -134,3 +141,64 @@ def test_shapes_by_mouse_flatten_objects(offline, live_server, mturk) -> None:  
         expected += [(f"{name}.inputImageProperties.{key}", value) for key, value in size]
     assert sorted(answer_fields(stored_answer(mturk, hit_id))) == sorted(expected)
     assert blocked == []
+
+
+def test_polygon_undo_and_redo_by_buttons_and_keys_while_drawing(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, body(), height=700)
+    polygon = hit.frame.locator("crowd-polygon")
+    image = polygon.locator("svg")
+    image.scroll_into_view_if_needed()
+    at = pointer_at(hit.page, image)
+    undo = polygon.get_by_role("button", name="Undo")
+    redo = polygon.get_by_role("button", name="Redo")
+    expect(undo).to_be_disabled()
+    for point in [(200, 50), (300, 50), (300, 150), (250, 220)]:
+        hit.page.mouse.click(*at(*point))
+    listed = polygon.get_by_role("list", name="Polygons").get_by_role("listitem")
+    # Back and forth between the corners placed while the polygon is still being drawn.
+    undo.click()
+    undo.click()
+    expect(listed).to_have_text(["tree: (200, 50) (300, 50) (drawing)"])
+    redo.click()
+    expect(listed).to_have_text(["tree: (200, 50) (300, 50) (300, 150) (drawing)"])
+    expect(redo).to_be_enabled()
+    stage = polygon.get_by_role("application", name="Image to annotate")
+    stage.press("Control+z")
+    expect(listed).to_have_text(["tree: (200, 50) (300, 50) (drawing)"])
+    stage.press("Control+Shift+Z")
+    expect(listed).to_have_text(["tree: (200, 50) (300, 50) (300, 150) (drawing)"])
+    hit.page.mouse.click(*at(200, 150))  # a new corner: the one taken back cannot be redone any more
+    expect(redo).to_be_disabled()
+    hit.page.mouse.click(*at(200, 50))  # the first corner closes it
+    expect(listed).to_have_text(["tree: (200, 50) (300, 50) (300, 150) (200, 150)"])
+    ((_, text),) = answer_fields(hit.submit())
+    assert json.loads(text)[0]["area"] == {
+        "polygons": [{"label": "tree", "vertices": vertices((200, 50), (300, 50), (300, 150), (200, 150))}],
+        "inputImageProperties": IMAGE_SIZE,
+    }
+    assert hit.blocked == []
+
+
+def test_polyline_undo_and_redo_by_keyboard(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, body(' answer-format="flatten-objects"'), height=700)
+    trail = hit.frame.locator("crowd-polyline")
+    stage = trail.get_by_role("application", name="Image to annotate")
+    listed = trail.get_by_role("list", name="Polylines").get_by_role("listitem")
+    # Add one in the middle and move it, take both back, then do them again (Ctrl+Shift+Z, Ctrl+Y).
+    for key in ["n", "ArrowRight", "Control+z", "Control+z"]:
+        stage.press(key)
+    expect(listed).to_have_count(0)
+    stage.press("Control+Shift+Z")
+    expect(listed).to_have_text(["path: (133, 160) (267, 160) (267, 120)"])
+    stage.press("Control+y")
+    expect(listed).to_have_text(["path: (134, 160) (268, 160) (268, 120)"])
+    # A new change after an undo drops what could have been redone.
+    for key in ["Control+z", "ArrowDown"]:
+        stage.press(key)
+    expect(trail.get_by_role("button", name="Redo")).to_be_disabled()
+    expect(listed).to_have_text(["path: (133, 161) (267, 161) (267, 121)"])
+    fields = dict(answer_fields(hit.submit(by_keyboard=True)))
+    assert fields["trail.polylines"] == (
+        '[{"label":"path","vertices":[{"x":133,"y":161},{"x":267,"y":161},{"x":267,"y":121}]}]'
+    )
+    assert hit.blocked == []
