@@ -17,7 +17,14 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.browser.test_crowd_form import (
+    accept,
+    answer_fields,
+    crowd_page,
+    offline,
+    open_crowd_hit,
+    stored_answer,
+)
 from tests.browser.test_htmlquestion_flow import sign_up
 from tests.server.worker_helpers import create_hit, html_question
 
@@ -262,3 +269,41 @@ def test_toggle_button_invalid_and_modal_default_link_text(offline, live_server,
     page.locator("#submitted-notice").wait_for()
     assert answer_fields(stored_answer(mturk, hit_id)) == [("consent.on", "true")]
     assert blocked == []
+
+
+MTURK_SCRIPT_TAG = '<script src="https://s3.amazonaws.com/mturk-public/externalHIT_v1.js"></script>'
+IN_A_PLAIN_FORM = f"""
+<form name="mturk_form" method="post" id="mturk_form" action="https://www.mturk.com/mturk/externalSubmit">
+  <input type="hidden" value="" name="assignmentId" id="assignmentId">
+  <crowd-bounding-box name="boxes" src="{IMAGE}" labels="['dog']" header="Box the dog"></crowd-bounding-box>
+  <input type="hidden" name="boxesCopy" id="boxesCopy">
+  <p><label for="note">Anything else</label> <input id="note" name="note"></p>
+  <p><input type="submit" id="submitButton" value="Submit"></p>
+</form>
+<script>
+  turkSetAssignmentID();
+  // What a page must do to keep an element's answer in a plain form: copy it into a field.
+  document.getElementById("mturk_form").addEventListener("submit", function () {{
+    var boxes = document.querySelector("crowd-bounding-box");
+    document.getElementById("boxesCopy").value = JSON.stringify(boxes.value);
+  }});
+</script>
+"""
+
+
+def test_an_element_inside_a_plain_form_answers_nothing_as_on_mturk(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    """AWS's script serialized crowd elements only inside <crowd-form>; a plain form posts its own fields."""
+    hit = open_crowd_hit(offline, live_server, mturk, IN_A_PLAIN_FORM, height=700, head=MTURK_SCRIPT_TAG)
+    hit.frame.get_by_role("application", name="Image to annotate").press("n")
+    expect(hit.frame.get_by_role("list", name="Boxes").get_by_role("listitem")).to_have_count(1)
+    # The element brings no form or Submit button of its own inside the page's form.
+    expect(hit.frame.get_by_role("button", name="Submit")).to_have_count(1)
+    hit.frame.get_by_label("Anything else").fill("a dog")
+    hit.frame.locator("#submitButton").click()
+    fields = dict(answer_fields(hit.stored()))
+    assert sorted(fields) == ["boxesCopy", "note"]  # no "boxes": the element itself posted nothing
+    assert fields["note"] == "a dog"
+    assert json.loads(fields["boxesCopy"])["boundingBoxes"] == [
+        {"height": 80, "label": "dog", "left": 150, "top": 120, "width": 100}
+    ]
+    assert hit.blocked == []
