@@ -4,6 +4,9 @@
   ``--crowd-slider-secondary-color``; ``required``; no ``value`` starts at ``min``.
 - crowd-input ``type="file"`` (AWS names it as an example type): the input's
   ``accept`` reaches the chooser, and the answer is the name the browser gives.
+- crowd-fab and crowd-icon-button: ``title`` names the button, ``icon`` may be
+  an image URL, a fab's ``label`` stands in for an icon, and ``disabled`` stops
+  the clicks AWS's examples listen for on the element.
 """
 
 from __future__ import annotations
@@ -79,4 +82,46 @@ def test_crowd_input_type_file_answers_the_name_the_browser_gives(offline, live_
     # "C:\fakepath\" name browsers give a page, never the file's bytes.
     fields = sorted(answer_fields(hit.submit()))
     assert fields == [("caption", "a beach"), ("photo", "C:\\fakepath\\holiday.png")]
+    assert hit.blocked == []
+
+
+ICON = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='8' height='8'/%3E"
+ISSUE_BUTTONS = f"""
+<crowd-form>
+  <crowd-input label="Report an Issue" name="template-issues"></crowd-input>
+  <crowd-fab id="report" icon="report-problem" title="Issue"></crowd-fab>
+  <crowd-fab id="custom" icon="{ICON}" title="Custom"></crowd-fab>
+  <crowd-fab id="letter" label="R"></crowd-fab>
+  <crowd-icon-button id="off" icon="report-problem" title="Off" disabled></crowd-icon-button>
+</crowd-form>
+<script>
+  // As AWS's crowd-fab and crowd-icon-button examples do: a click on the element submits.
+  [report, off].forEach(function (button) {{
+    button.addEventListener("click", function () {{ document.querySelector("crowd-form").submit(); }});
+  }});
+</script>
+"""
+
+
+def test_fab_and_icon_button_title_icon_url_label_and_disabled(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, ISSUE_BUTTONS)
+    frame = hit.frame
+    # title names the button (the tooltip AWS documents); an icon that is a URL is an image.
+    expect(frame.get_by_role("button", name="Issue")).to_have_count(1)
+    expect(frame.locator("#custom button img")).to_have_attribute("src", ICON)
+    # label: one character shown instead of an icon.
+    expect(frame.get_by_role("button", name="R")).to_have_text("R")
+    frame.get_by_label("Report an Issue").fill("the picture is blank")
+    # disabled: neither a click nor a script's click() reaches the page's listener.
+    off = frame.locator("#off")
+    expect(frame.get_by_role("button", name="Off")).to_be_disabled()
+    box = off.bounding_box()
+    assert box is not None
+    hit.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    off.evaluate("e => e.click()")
+    hit.page.wait_for_timeout(500)
+    assert mturk.list_assignments_for_hit(HITId=hit.hit_id)["Assignments"] == []
+    frame.get_by_role("button", name="Issue").click()
+    ((_, text),) = answer_fields(hit.stored())
+    assert json.loads(text) == [{"template-issues": "the picture is blank"}]
     assert hit.blocked == []

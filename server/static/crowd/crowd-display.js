@@ -83,9 +83,7 @@
     connectedCallback() {
       if (this.shadowRoot) return;
       var icon = this.getAttribute("icon");
-      var content = !icon ? crowd.escape(this.getAttribute("label") || "")
-        : /[/.]/.test(icon) ? "<img alt=\"\" src=\"" + crowd.escape(icon) + "\">"
-        : crowd.escape(crowd.glyph(icon));
+      var content = icon ? crowd.iconHtml(icon) : crowd.escape(this.getAttribute("label") || "");
       crowd.shadow(this,
         ":host{display:inline-block;min-width:1.4em;padding:0 .4em;border-radius:.8em;background:#0b5cad;color:#fff;text-align:center;font-size:12px}" +
         ":host(.attached){position:absolute;top:0;right:0;transform:translate(50%,-50%);z-index:1}img{width:1em;height:1em;vertical-align:middle}",
@@ -117,17 +115,25 @@
   }
   crowd.define("crowd-card", CrowdCard);
 
-  /* crowd-icon-button and crowd-fab: buttons showing an icon (and, for the fab, a label). */
+  /*
+   * crowd-icon-button and crowd-fab: buttons showing an icon (a name or an image URL), the
+   * fab its one-character label instead when it has no icon; title is the tooltip and,
+   * with no label, the button's name. disabled stops clicks reaching the page's listeners.
+   */
   class IconButton extends HTMLElement {
     static get observedAttributes() { return ["disabled"]; }
     connectedCallback() {
       if (!this.shadowRoot) {
         var icon = this.getAttribute("icon");
-        var label = this.getAttribute("label") || icon || "";
-        crowd.shadow(this, this.constructor.css,
-          "<button type=\"button\" aria-label=\"" + crowd.escape(label) + "\">" + crowd.escape(crowd.glyph(icon)) +
-          (this.constructor.showsLabel && this.getAttribute("label") ? " " + crowd.escape(this.getAttribute("label")) : "") +
-          "</button>");
+        var label = this.getAttribute("label");
+        var name = label || this.getAttribute("title") || (crowd.iconIsUrl(icon) ? "" : icon) || "";
+        var face = icon ? crowd.iconHtml(icon) : this.constructor.showsLabel ? crowd.escape(label || "") : "";
+        crowd.shadow(this, this.constructor.css + "img{width:1.2em;height:1.2em;vertical-align:middle}",
+          "<button type=\"button\" aria-label=\"" + crowd.escape(name) + "\">" + face + "</button>");
+        // AWS's examples listen for clicks on the element itself: a disabled one must not hear any.
+        this.addEventListener("click", (event) => {
+          if (this.hasAttribute("disabled")) event.stopImmediatePropagation();
+        }, true);
       }
       this.attributeChangedCallback();
     }
