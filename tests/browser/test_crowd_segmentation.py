@@ -159,3 +159,33 @@ def test_instances_by_mouse_and_an_initial_mask_flatten_objects(offline, live_se
     # Untouched, the adjusted mask is the earlier one in the earlier colours.
     assert colours(checked) == {(0xFF, 0x00, 0x80, 255): 1500, NONE: WIDTH * HEIGHT - 1500}
     assert hit.blocked == []
+
+
+def test_segmentation_undo_and_redo_by_buttons_and_keys(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, BARE_BODY, height=800)
+    frame = hit.frame
+    stage = frame.get_by_role("application", name="Image to segment")
+    painted = frame.get_by_role("list", name="Painted").get_by_role("listitem")
+    undo, redo = frame.get_by_role("button", name="Undo"), frame.get_by_role("button", name="Redo")
+    expect(undo).to_be_disabled()
+    stage.focus()
+    # A one-pixel brush: Cat at the middle (200, 160) and at (201, 160); the second dab undone, then redone.
+    for key in ["["] * 7 + ["Enter", "ArrowRight", "Enter", "Control+z"]:
+        stage.press(key)
+    expect(painted).to_have_text(["Cat: 1 px"])
+    redo.click()
+    expect(painted).to_have_text(["Cat: 2 px"])
+    expect(redo).to_be_disabled()
+    # Dog over (201, 160): a new change, so nothing is left to redo; undo and redo it by keys.
+    for key in ["2", "Enter", "Control+y"]:
+        stage.press(key)
+    expect(painted).to_have_text(["Cat: 1 px", "Dog: 1 px"])
+    stage.press("Control+z")
+    expect(painted).to_have_text(["Cat: 2 px"])
+    stage.press("Control+Shift+Z")
+    expect(painted).to_have_text(["Cat: 1 px", "Dog: 1 px"])
+    ((_, text),) = answer_fields(hit.submit(by_keyboard=True))
+    image = pixels(json.loads(text)[0]["annotatedResult"]["labeledImage"]["pngImageData"])
+    assert colours(image) == {CAT: 1, DOG: 1, NONE: WIDTH * HEIGHT - 2}
+    assert (image.getpixel((200, 160)), image.getpixel((201, 160))) == (CAT, DOG)
+    assert hit.blocked == []
