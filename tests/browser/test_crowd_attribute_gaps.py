@@ -7,6 +7,7 @@
 - crowd-fab and crowd-icon-button: ``title`` names the button, ``icon`` may be
   an image URL, a fab's ``label`` stands in for an icon, and ``disabled`` stops
   the clicks AWS's examples listen for on the element.
+- crowd-text-area grows with its text (up to ``max-rows``), as AWS documents.
 """
 
 from __future__ import annotations
@@ -124,4 +125,25 @@ def test_fab_and_icon_button_title_icon_url_label_and_disabled(offline, live_ser
     frame.get_by_role("button", name="Issue").click()
     ((_, text),) = answer_fields(hit.stored())
     assert json.loads(text) == [{"template-issues": "the picture is blank"}]
+    assert hit.blocked == []
+
+
+TEXT_AREAS = """
+<crowd-form>
+  <crowd-text-area name="transcription" label="Transcription" rows="2"></crowd-text-area>
+  <crowd-text-area name="notes" label="Notes" rows="2" max-rows="3"></crowd-text-area>
+</crowd-form>
+"""
+
+
+def test_text_area_grows_with_its_text_up_to_max_rows(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, TEXT_AREAS)
+    five_lines = "one\ntwo\nthree\nfour\nfive"
+    for label in ["Transcription", "Notes"]:
+        hit.frame.get_by_label(label).fill(five_lines)
+    # Without max-rows it grows to show every line, as AWS's did; with it, it stops there and scrolls.
+    expect(hit.frame.get_by_label("Transcription")).to_have_attribute("rows", "5")
+    expect(hit.frame.get_by_label("Notes")).to_have_attribute("rows", "3")
+    ((_, text),) = answer_fields(hit.submit())
+    assert json.loads(text) == [{"transcription": five_lines, "notes": five_lines}]
     assert hit.blocked == []

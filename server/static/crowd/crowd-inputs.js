@@ -88,12 +88,15 @@
           if (event.data && !Array.from(event.data).every(function (ch) { return one.test(ch); })) event.preventDefault();
         });
       }
-      if (multi && this.hasAttribute("max-rows")) {
-        var maxRows = parseInt(this.getAttribute("max-rows"), 10);
-        this._field.addEventListener("input", () => {
+      if (multi) {
+        // It grows with its text, as AWS's did, up to max-rows (then it scrolls).
+        var grow = () => {
           var lines = this._field.value.split("\n").length;
+          var maxRows = parseInt(this.getAttribute("max-rows") || "0", 10) || Infinity;
           this._field.rows = Math.min(Math.max(lines, parseInt(this.getAttribute("rows") || "2", 10)), maxRows);
-        });
+        };
+        this._field.addEventListener("input", grow);
+        grow();
       }
       this._field.addEventListener("input", () => this._count());
       if (this.hasAttribute("auto-validate")) {
