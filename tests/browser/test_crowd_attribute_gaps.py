@@ -8,6 +8,7 @@
   an image URL, a fab's ``label`` stands in for an icon, and ``disabled`` stops
   the clicks AWS's examples listen for on the element.
 - crowd-text-area grows with its text (up to ``max-rows``), as AWS documents.
+- crowd-instructions: AWS's default link text and its three tabbed pages.
 """
 
 from __future__ import annotations
@@ -146,4 +147,42 @@ def test_text_area_grows_with_its_text_up_to_max_rows(offline, live_server, mtur
     expect(hit.frame.get_by_label("Notes")).to_have_attribute("rows", "3")
     ((_, text),) = answer_fields(hit.submit())
     assert json.loads(text) == [{"transcription": five_lines, "notes": five_lines}]
+    assert hit.blocked == []
+
+
+INSTRUCTIONS = """
+<crowd-form>
+  <crowd-instructions>
+    <short-summary><p>Write three words about the image.</p></short-summary>
+    <detailed-instructions><p>Name what a friend would need to know.</p></detailed-instructions>
+    <positive-example><p>Highway, cars, gas station</p></positive-example>
+    <negative-example><p>Trees, outside, daytime</p></negative-example>
+  </crowd-instructions>
+  <crowd-input name="tag1" label="Word 1"></crowd-input>
+</crowd-form>
+"""
+
+
+def test_instructions_default_link_text_and_three_tabbed_pages(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, INSTRUCTIONS)
+    frame = hit.frame
+    # AWS's default link text, and its three pages: Summary, Detailed Instructions, Examples
+    # (the regions are the page's own elements, shown in the dialog's pages).
+    frame.get_by_role("button", name="Click for instructions").click()
+    dialog = frame.get_by_role("dialog", name="Instructions")
+    expect(dialog.get_by_role("tab")).to_have_text(["Summary", "Detailed Instructions", "Examples"])
+    expect(frame.get_by_text("Write three words about the image.")).to_be_visible()
+    expect(frame.get_by_text("Name what a friend would need to know.")).to_be_hidden()
+    dialog.get_by_role("tab", name="Summary").press("ArrowRight")
+    expect(dialog.get_by_role("tab", name="Detailed Instructions")).to_be_focused()
+    expect(frame.get_by_text("Name what a friend would need to know.")).to_be_visible()
+    expect(frame.get_by_text("Write three words about the image.")).to_be_hidden()
+    dialog.get_by_role("tab", name="Examples").click()
+    expect(frame.get_by_text("Highway, cars, gas station")).to_be_visible()
+    expect(frame.get_by_text("Trees, outside, daytime")).to_be_visible()
+    hit.page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    frame.get_by_label("Word 1").fill("highway")
+    ((_, text),) = answer_fields(hit.submit())
+    assert json.loads(text) == [{"tag1": "highway"}]
     assert hit.blocked == []

@@ -60,10 +60,10 @@ def answer_by_keyboard(frame) -> None:  # type: ignore[no-untyped-def]
     frame.get_by_role("button", name="Read the instructions").press("Enter")
     dialog = frame.get_by_role("dialog", name="Instructions")
     expect(dialog).to_be_visible()
-    expect(frame.get_by_text("A blurry photo.")).to_be_visible()
+    expect(frame.get_by_text("Rate the photo.")).to_be_visible()
     frame.locator("body").press("Escape")
     expect(dialog).to_be_hidden()
-    expect(frame.get_by_text("A blurry photo.")).to_be_hidden()
+    expect(frame.get_by_text("Rate the photo.")).to_be_hidden()
     # Tabs follow the arrow keys.
     frame.get_by_role("tab", name="First").press("ArrowRight")
     expect(frame.get_by_role("tab", name="Second")).to_have_attribute("aria-selected", "true")

@@ -9,7 +9,9 @@
   var crowd = window.hitforgeCrowd;
   var LINK = "button.opener{font:inherit;cursor:pointer;padding:.35em .9em;border-radius:4px;border:1px solid #0b5cad;background:#fff;color:#0b5cad}" +
     "button.opener.link{border:0;background:none;text-decoration:underline;padding:0}" +
-    "button.opener.primary{background:#0b5cad;color:#fff}dialog{max-width:46em}dialog h2{font-size:16px}";
+    "button.opener.primary{background:#0b5cad;color:#fff}dialog{max-width:46em}dialog h2{font-size:16px}" +
+    ".pages{display:flex;gap:.2em;border-bottom:1px solid #ccc;margin-bottom:.6em}.pages button{font:inherit;border:0;background:none;" +
+    "padding:.3em .8em;cursor:pointer}.pages button[aria-selected=true]{border-bottom:3px solid #0b5cad;font-weight:600}";
 
   function whenParsed(fn) {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
@@ -39,17 +41,42 @@
     close() { this.shadowRoot.querySelector("dialog").close(); }
   }
 
+  /* Three tabbed pages, as AWS documents: Summary, Detailed Instructions, Examples. */
+  var PAGES = [["Summary", "<slot name=\"short-summary\"></slot>"],
+    ["Detailed Instructions", "<slot name=\"detailed-instructions\"></slot>"],
+    ["Examples", "<h3>Good examples</h3><slot name=\"positive-example\"></slot><h3>Bad examples</h3><slot name=\"negative-example\"></slot>"]];
+
   class CrowdInstructions extends Opener {
     connectedCallback() {
       if (this.shadowRoot) return;
       this._build("Instructions",
-        "<slot name=\"short-summary\"></slot><slot name=\"detailed-instructions\"></slot>" +
-        "<h3>Good example</h3><slot name=\"positive-example\"></slot>" +
-        "<h3>Bad example</h3><slot name=\"negative-example\"></slot>");
+        "<div role=\"tablist\" class=\"pages\">" + PAGES.map(function (page, i) {
+          return "<button type=\"button\" role=\"tab\" id=\"tab" + i + "\" aria-controls=\"page" + i + "\">" + page[0] + "</button>";
+        }).join("") + "</div>" + PAGES.map(function (page, i) {
+          return "<div role=\"tabpanel\" id=\"page" + i + "\" aria-labelledby=\"tab" + i + "\">" + page[1] + "</div>";
+        }).join(""));
+      var tabs = Array.from(this.shadowRoot.querySelectorAll("[role=tab]"));
+      tabs.forEach((tab, i) => tab.addEventListener("click", () => this._page(i)));
+      this.shadowRoot.querySelector(".pages").addEventListener("keydown", (e) => {
+        var at = tabs.indexOf(e.target);
+        var to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+        if (at === -1 || to === undefined) return;
+        e.preventDefault();
+        this._page((to + tabs.length) % tabs.length);
+        tabs[(to + tabs.length) % tabs.length].focus();
+      });
+      this._page(0);
       whenParsed(() => slotRegions(this, ["short-summary", "detailed-instructions", "positive-example", "negative-example"]));
     }
+    _page(index) {
+      this.shadowRoot.querySelectorAll("[role=tab]").forEach(function (tab, i) {
+        tab.setAttribute("aria-selected", String(i === index));
+        tab.tabIndex = i === index ? 0 : -1;
+      });
+      this.shadowRoot.querySelectorAll("[role=tabpanel]").forEach(function (panel, i) { panel.hidden = i !== index; });
+    }
   }
-  CrowdInstructions.linkText = "View instructions";
+  CrowdInstructions.linkText = "Click for instructions";  // AWS's default link text
   crowd.define("crowd-instructions", CrowdInstructions);
 
   class CrowdModal extends Opener {
