@@ -9,6 +9,7 @@
   the clicks AWS's examples listen for on the element.
 - crowd-text-area grows with its text (up to ``max-rows``), as AWS documents.
 - crowd-instructions: AWS's default link text and its three tabbed pages.
+- crowd-toast: only one shows at a time.
 """
 
 from __future__ import annotations
@@ -185,4 +186,29 @@ def test_instructions_default_link_text_and_three_tabbed_pages(offline, live_ser
     frame.get_by_label("Word 1").fill("highway")
     ((_, text),) = answer_fields(hit.submit())
     assert json.loads(text) == [{"tag1": "highway"}]
+    assert hit.blocked == []
+
+
+TOASTS = """
+<crowd-form>
+  <crowd-toast id="first" duration="0" text="First note"></crowd-toast>
+  <crowd-toast id="second" duration="800" text="Second note"></crowd-toast>
+  <crowd-input name="website" label="Website"></crowd-input>
+</crowd-form>
+"""
+
+
+def test_only_one_toast_shows_at_a_time(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, TOASTS)
+    frame = hit.frame
+    frame.locator("#first").evaluate("e => e.show()")
+    expect(frame.get_by_text("First note")).to_be_visible()
+    # Opening another closes the first, as AWS documents; the second goes after its duration.
+    frame.locator("#second").evaluate("e => e.show()")
+    expect(frame.get_by_text("Second note")).to_be_visible()
+    expect(frame.get_by_text("First note")).to_be_hidden()
+    expect(frame.get_by_text("Second note")).to_be_hidden()
+    frame.get_by_label("Website").fill("http://example.com")
+    ((_, text),) = answer_fields(hit.submit())
+    assert json.loads(text) == [{"website": "http://example.com"}]
     assert hit.blocked == []

@@ -260,6 +260,9 @@
       if (!this.shadowRoot) return;
       this.shadowRoot.querySelector(".text").textContent = this.getAttribute("text") || "";
       if (this.hasAttribute("opened")) {
+        // Only one toast shows at a time, as AWS documents: a newly opened one closes the others.
+        var me = this;
+        document.querySelectorAll("crowd-toast[opened]").forEach(function (other) { if (other !== me) other.close(); });
         clearTimeout(this._timer);
         var ms = Number(this.getAttribute("duration") || 3000);
         if (ms > 0) this._timer = setTimeout(() => this.removeAttribute("opened"), ms);
