@@ -33,10 +33,10 @@ from hits.crowd import PROFILES, Bot, BotResult
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.demo_tasks import DemoTask, Truth, get_demo_task
 from hits.market.accounts import create_requester
-from hits.mturk import Marketplace
 from hits.schema import upgrade
 from hits.settings import load_settings
 from server import create_app
+from server.demo_context import DemoContext
 from server.runner import free_port, serve_in_thread, spawn_worker, stop_process
 
 CROWD = [("diligent", 4), ("careless", 3), ("spammer", 3)]
@@ -119,44 +119,34 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
     from server import demo_iiw
 
     body = demo_iiw.run if template == demo_iiw.NAME else _run
+    demo = DemoContext(
+        console=console,
+        key=key,
+        url=server.url,
+        var_dir=var_dir,
+        template=template,
+        hit_count=hit_count,
+        sessions=requester_sessions,
+        keep_serving=keep_serving,
+        staff_password=staff_password,
+        started=started,
+    )
     try:
-        return body(
-            console,
-            settings,
-            key,
-            server.url,
-            var_dir,
-            template,
-            hit_count,
-            requester_sessions,
-            keep_serving,
-            staff_password,
-            started,
-        )
+        return body(demo)
     finally:
         if not keep_serving:
             stop_process(worker)
             server.stop()
 
 
-def _run(
-    console: Console,
-    settings: Any,
-    key: Any,
-    url: str,
-    var_dir: Path,
-    template: str,
-    hit_count: int,
-    sessions: Any,
-    keep_serving: bool,
-    staff_password: str,
-    started: float,
-) -> int:
-    market = Marketplace.connect(url, key.access_key_id, key.secret_access_key)
+def _run(demo: DemoContext) -> int:
+    """Write, launch and crowd-source the demo campaign; print its summary; 0 when the outcome is right."""
+    console, url, sessions, hit_count = demo.console, demo.url, demo.sessions, demo.hit_count
+    market = demo.connect()
     balance_before = market.balance()
-    task = get_demo_task(template)
-    truth = write_campaign(var_dir / "campaign", task, hit_count)
-    loaded = load_campaign_file(var_dir / "campaign" / "campaign.yaml")
+    task = get_demo_task(demo.template)
+    truth = write_campaign(demo.folder, task, hit_count)
+    loaded = load_campaign_file(demo.folder / "campaign.yaml")
     with session_scope(sessions) as session:
         campaign_id = create_campaign(session, loaded).id
     total_assignments = hit_count * ASSIGNMENTS
@@ -203,17 +193,7 @@ def _run(
             time.sleep(0.5)
         progress.update(decided, completed=_decided_count(sessions, campaign_id))
     spent = balance_before - market.balance()
-    ok = _summary(console, sessions, campaign_id, results, spent, time.monotonic() - started)
-    if keep_serving:
-        console.print(f"\nworker site: {url}/   (sign up as a new worker)")
-        console.print(f"dashboard:   {url}/dashboard/   (user qa, password {staff_password})")
-        console.print("Ctrl-C to stop.")
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-    return 0 if ok else 1
+    return demo.finish(_summary(console, sessions, campaign_id, results, spent, demo.elapsed()))
 
 
 def _decided_count(sessions: Any, campaign_id: int) -> int:

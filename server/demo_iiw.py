@@ -13,7 +13,6 @@ import random
 import threading
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -29,11 +28,11 @@ from hits.db import session_scope
 from hits.demo_tasks import FillForm, Truth, iiw
 from hits.demo_tasks import refine as refine_demo
 from hits.demo_tasks.iiw_objects import write as write_both_tasks
-from hits.mturk import Marketplace
 from hits.workflows.engine import stages_of
 from hits.workflows.models import ChainRound, Workflow
 from hits.workflows.report import find_workflow, round_records, round_summary, workflow_view
 from hits.workflows.setup import create_workflow
+from server.demo_context import DemoContext
 
 #: The crowd: enough careful people for every picture's rounds, and a few who are not.
 CROWD = [("spammer", 2), ("diligent", 6), ("careless", 2)]
@@ -74,31 +73,20 @@ def _work(bot: Bot, finished: threading.Event, deadline: float) -> None:
             time.sleep(0.4)
 
 
-def run(
-    console: Console,
-    settings: Any,
-    key: Any,
-    url: str,
-    var_dir: Path,
-    template: str,
-    hit_count: int,
-    sessions: Any,
-    keep_serving: bool,
-    staff_password: str,
-    started: float,
-) -> int:
+def run(demo: DemoContext) -> int:
     """Write, launch and crowd-source the workflow; print what happened per round; 0 when it all worked."""
-    market = Marketplace.connect(url, key.access_key_id, key.secret_access_key)
+    console, url, sessions = demo.console, demo.url, demo.sessions
+    market = demo.connect()
     balance_before = market.balance()
-    folder = var_dir / "campaign"
-    pictures = max(1, min(hit_count, MAX_PICTURES))
+    folder = demo.folder
+    pictures = max(1, min(demo.hit_count, MAX_PICTURES))
     task1_truth, truth = write_both_tasks(folder, pictures)
     spec = iiw.campaign(pictures)
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     loaded = load_campaign_file(folder / "campaign.yaml")
     with session_scope(sessions) as session:
         workflow = create_workflow(session, loaded)
-        workflow.access_key_id = key.access_key_id
+        workflow.access_key_id = demo.key.access_key_id
         workflow_id = workflow.id
     console.print(
         f"workflow {spec['name']}: {pictures} drawings; Task 1 (objects) then Task 2 (refine); "
@@ -132,17 +120,7 @@ def run(
     for thread in threads:
         thread.join(timeout=10)
     spent = balance_before - market.balance()
-    ok = _summary(console, sessions, spec["name"], bots, spent, time.monotonic() - started)
-    if keep_serving:
-        console.print(f"\nworker site: {url}/   (sign up as a new worker)")
-        console.print(f"dashboard:   {url}/dashboard/   (user qa, password {staff_password})")
-        console.print("Ctrl-C to stop.")
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-    return 0 if ok else 1
+    return demo.finish(_summary(console, sessions, spec["name"], bots, spent, demo.elapsed()))
 
 
 def _single_stage_decisions(

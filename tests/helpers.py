@@ -31,6 +31,42 @@ def hit_params(url: str = "https://example.org/task", **overrides: Any) -> dict[
     return params
 
 
+def rating_campaign_spec(name: str, **overrides: Any) -> dict[str, Any]:
+    """A rating campaign file's fields, over what ``write_rating_demo`` writes (items, gold, media)."""
+    spec: dict[str, Any] = {
+        "name": name,
+        "template": "rating",
+        "title": f"Rate drawings {name}",
+        "description": "Rate each sentence.",
+        "reward": "0.10",
+        "budget": "10.00",
+        "assignments_per_hit": 2,
+        "items_per_hit": 2,
+        "gold_per_hit": 1,
+        "items": "items.jsonl",
+        "gold": "gold.jsonl",
+        "media_dir": "media",
+    }
+    spec.update(overrides)
+    return spec
+
+
+def publish_campaign_file(folder, spec: dict[str, Any], market, requester_sessions, public_url: str) -> int:  # type: ignore[no-untyped-def]
+    """Write ``spec`` as ``folder/campaign.yaml``, create the campaign from it and publish it; its id."""
+    import yaml
+
+    from hits.campaigns.service import create_campaign, publish_campaign
+    from hits.campaigns.spec import load_campaign_file
+    from hits.db import session_scope
+
+    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    loaded = load_campaign_file(folder / "campaign.yaml")
+    with session_scope(requester_sessions) as session:
+        campaign_id = create_campaign(session, loaded).id
+    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    return campaign_id
+
+
 def launch_demo_campaign(
     folder,
     market,
@@ -44,36 +80,17 @@ def launch_demo_campaign(
     assignments_per_hit: int = 2,
 ):  # type: ignore[no-untyped-def]
     """Write, create and publish a small rating campaign; return (campaign id, truth)."""
-    import yaml
-
-    from hits.campaigns.service import create_campaign, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
-    from hits.db import session_scope
     from hits.demo_data import write_rating_demo
 
     truth = write_rating_demo(folder, items=hits * 2, gold=max(4, hits), seed=len(name))
-    spec = {
-        "name": name,
-        "template": "rating",
-        "title": f"Rate drawings {name}",
-        "description": "Rate each sentence.",
-        "reward": "0.10",
-        "budget": "10.00",
-        "assignments_per_hit": assignments_per_hit,
-        "items_per_hit": 2,
-        "gold_per_hit": gold_per_hit,
-        "items": "items.jsonl",
-        "gold": "gold.jsonl",
-        "media_dir": "media",
-        "quality": quality or {"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
-        "auto_approval_delay_seconds": 3600,
-    }
-    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
-    loaded = load_campaign_file(folder / "campaign.yaml")
-    with session_scope(requester_sessions) as session:
-        campaign_id = create_campaign(session, loaded).id
-    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
-    return campaign_id, truth
+    spec = rating_campaign_spec(
+        name,
+        assignments_per_hit=assignments_per_hit,
+        gold_per_hit=gold_per_hit,
+        quality=quality or {"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
+        auto_approval_delay_seconds=3600,
+    )
+    return publish_campaign_file(folder, spec, market, requester_sessions, public_url), truth
 
 
 def campaign_bot(base_url: str, username: str, profile, truth, campaign_name: str, seed: int = 0):  # type: ignore[no-untyped-def]
@@ -89,12 +106,9 @@ def launch_template_campaign(
     folder, market, requester_sessions, public_url: str, template: str, *, hits: int = 1, name: str = "t"
 ):  # type: ignore[no-untyped-def]
     """Publish a small demo campaign of any template; return (campaign id, truth, HIT ids)."""
-    import yaml
     from sqlalchemy import select
 
     from hits.campaigns.models import PublishedHIT
-    from hits.campaigns.service import create_campaign, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
     from hits.db import session_scope
     from hits.demo_tasks import get_demo_task
 
@@ -117,11 +131,7 @@ def launch_template_campaign(
     }
     if task.gold_per_hit:
         spec.update(gold_per_hit=task.gold_per_hit, gold="gold.jsonl")
-    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
-    loaded = load_campaign_file(folder / "campaign.yaml")
-    with session_scope(requester_sessions) as session:
-        campaign_id = create_campaign(session, loaded).id
-    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    campaign_id = publish_campaign_file(folder, spec, market, requester_sessions, public_url)
     with session_scope(requester_sessions) as session:
         hit_ids = list(
             session.scalars(
@@ -131,6 +141,19 @@ def launch_template_campaign(
             )
         )
     return campaign_id, truth, hit_ids
+
+
+def hitforge_results(settings: Any, *args: str) -> Any:
+    """``hitforge results ARGS`` run in process on the test session's requester database; click's Result.
+
+    Exceptions are not caught: a refusal must be a clean exit, never a traceback.
+    """
+    from click.testing import CliRunner
+
+    from server.cli import main
+
+    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    return CliRunner().invoke(main, ["results", *args], env=env, catch_exceptions=False)
 
 
 def render_task_page(  # type: ignore[no-untyped-def]
@@ -195,6 +218,56 @@ _LOADED_SIZE = """async img => {
 def loaded_size(picture: Any) -> list[int]:
     """The natural [width, height] of a Playwright ``<img>`` locator after it loads ([0, 0] if it failed)."""
     return list(picture.evaluate(_LOADED_SIZE))
+
+
+def sync_marketplace_answers(  # type: ignore[no-untyped-def]
+    mturk, market, requester_sessions, hit_ids: list[str]
+) -> dict[str, dict[str, str]]:
+    """The answer fields the marketplace holds per assignment of ``hit_ids``, after one sync pass.
+
+    The pass is the Celery sync's work done inline: open HITs read through the API, then reviewed.
+    """
+    from hits.db import session_scope
+    from hits.market.questions import xml_to_answers
+    from hits.quality import pipeline
+
+    held = {
+        a["AssignmentId"]: xml_to_answers(a["Answer"])
+        for hit_id in hit_ids
+        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
+    }
+    with session_scope(requester_sessions) as session:
+        targets = pipeline.open_hits(session, market.access_key_id)
+    fetched = pipeline.fetch_hits(market, targets)
+    with session_scope(requester_sessions) as session:
+        pipeline.review_hits(session, fetched)
+    return held
+
+
+def hidden_fields(form: Any) -> dict[str, str]:
+    """The named hidden inputs of a BeautifulSoup ``<form>``: what a page posts back with the answers."""
+    from bs4 import Tag
+
+    return {
+        str(i["name"]): str(i.get("value", ""))
+        for i in form.find_all("input", type="hidden")
+        if isinstance(i, Tag) and i.get("name")
+    }
+
+
+def sign_up_in_browser(page: Any, base_url: str, worker: str) -> None:
+    """Sign ``worker`` up on the worker site in a Playwright ``page`` (they stay signed in)."""
+    page.goto(base_url + "/signup")
+    page.get_by_label("User name").fill(worker)
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+
+
+def accept_in_browser(page: Any, base_url: str, worker: str, hit_id: str) -> Any:
+    """Sign ``worker`` up in a Playwright ``page`` and accept ``hit_id``; the HIT's page in its frame."""
+    sign_up_in_browser(page, base_url, worker)
+    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    return page.frame_locator("#hit-frame")
 
 
 def names_in(text: str, names: Iterable[str]) -> list[str]:

@@ -10,7 +10,7 @@ text), never by item ids, because the page does not show which item is gold.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,15 @@ def image_name(img: Tag) -> str:
     return str(img["src"]).split("?", 1)[0].rsplit("/", 1)[-1]
 
 
+def truth_key(picture: str, shown: list[str]) -> str:
+    """What a person sees of an item: its picture and the set of things ``shown`` beside it, in any order.
+
+    The compare and sxs demos show descriptions beside a drawing, the rank demo candidate pictures
+    beside a reference; the page's order is drawn per assignment, so the key ignores it.
+    """
+    return picture + "|" + "|".join(sorted(shown))
+
+
 def slots_of(form: Tag, css_class: str) -> list[Tag]:
     """The page's item fieldsets, in slot order."""
     return [t for t in form.find_all("fieldset", class_=css_class) if isinstance(t, Tag)]
@@ -93,6 +102,34 @@ def save_png(media: Path, png: bytes) -> str:
     name = hashlib.sha256(png).hexdigest()[:20] + ".png"
     (media / name).write_bytes(png)
     return name
+
+
+def write_drawn_items(
+    folder: Path,
+    items: int,
+    seed: int,
+    *,
+    id_prefix: str,
+    truth_of: Callable[[Any], Any],
+    payload: Mapping[str, Any],
+) -> Truth:
+    """Items of one new drawing each, and no gold: the templates whose workers write about a picture.
+
+    Each item is ``{"image": <drawing>, **payload}`` with the id ``<id_prefix>-0000``...; the truth
+    per drawing is ``truth_of(its scene)``, what a careful person could say about it.
+    """
+    from hits.demo_data import draw, random_scene
+
+    rng = random.Random(seed)
+    truth: Truth = {}
+    rows = []
+    for i in range(items):
+        scene = random_scene(rng)
+        name = save_png(folder / "media", draw(scene))
+        truth[name] = truth_of(scene)
+        rows.append({"id": f"{id_prefix}-{i:04d}", "item": {"image": name, **payload}})
+    write_jsonl(folder / "items.jsonl", rows)
+    return truth
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -16,7 +16,16 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import draw, random_scene, sentence_with_rating
-from hits.demo_tasks import DemoTask, ItemAndKey, Truth, image_name, save_png, slots_of, write_items_and_gold
+from hits.demo_tasks import (
+    DemoTask,
+    ItemAndKey,
+    Truth,
+    image_name,
+    save_png,
+    slots_of,
+    truth_key,
+    write_items_and_gold,
+)
 
 #: System -> typical skill; per item each draws skill + Gaussian luck, and the luckiest writes best.
 SYSTEMS = {"keen": 1.2, "steady": 0.6, "hasty": 0.0, "muddled": -0.6}
@@ -40,11 +49,6 @@ def candidates_for(
     ]
     ids = {c["text"]: c["id"] for c in candidates}
     return candidates, [ids[text] for text in best_first]
-
-
-def truth_key(image: str, texts: list[str]) -> str:
-    """What a person sees of an item: its picture and its set of descriptions."""
-    return image + "|" + "|".join(sorted(texts))
 
 
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:

@@ -18,7 +18,7 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import COLOURS, RELATIONS, SHAPES, Scene, Thing, draw, random_scene
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, truth_key, write_jsonl
 from hits.templates.rank import normalised
 
 #: System -> mean number of differences from the reference with one sentence to go on.
@@ -51,11 +51,6 @@ def redraw(scene: Scene, differences: int, rng: random.Random) -> Scene:
 def true_ranks(differences: dict[str, int]) -> dict[str, int]:
     """Ranks (1 closest) from each picture's number of differences; equal numbers tie."""
     return normalised(differences)
-
-
-def truth_key(reference: str, candidates: list[str]) -> str:
-    """What a person sees of an item: its reference picture and its candidate pictures (any order)."""
-    return reference + "|" + "|".join(sorted(candidates))
 
 
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:

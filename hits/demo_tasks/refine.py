@@ -16,8 +16,8 @@ from pathlib import Path
 from bs4 import Tag
 
 from hits.crowd.profiles import Profile
-from hits.demo_data import Scene, draw, random_scene
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_data import Scene
+from hits.demo_tasks import DemoTask, Truth, image_name, slots_of, write_drawn_items
 
 ALT = "A drawing of two coloured shapes."
 #: One-word polishes a careful bot makes when the text already says everything.
@@ -39,17 +39,7 @@ def facts(scene: Scene) -> list[str]:
 
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     """Drawings only (no gold); every other one comes with a nearly complete description to refine."""
-    rng = random.Random(seed)
-    truth: Truth = {}
-    rows = []
-    for i in range(items):
-        scene = random_scene(rng)
-        name = save_png(folder / "media", draw(scene))
-        truth[name] = facts(scene)
-        item = {"image": name, "alt": ALT}
-        rows.append({"id": f"pic-{i:04d}", "item": item})
-    write_jsonl(folder / "items.jsonl", rows)
-    return truth
+    return write_drawn_items(folder, items, seed, id_prefix="pic", truth_of=facts, payload={"alt": ALT})
 
 
 def _present(text: str, fact: str) -> bool:

@@ -18,7 +18,16 @@ from bs4 import Tag
 
 from hits.crowd.profiles import Profile
 from hits.demo_data import draw, random_scene, sentence_with_rating
-from hits.demo_tasks import DemoTask, ItemAndKey, Truth, image_name, save_png, slots_of, write_items_and_gold
+from hits.demo_tasks import (
+    DemoTask,
+    ItemAndKey,
+    Truth,
+    image_name,
+    save_png,
+    slots_of,
+    truth_key,
+    write_items_and_gold,
+)
 from hits.templates.sxs import METRICS
 
 #: System -> typical skill; per item each draws skill + Gaussian luck, and the luckier writes better.
@@ -38,11 +47,6 @@ def preferences(first: int, second: int) -> dict[str, int]:
         "tldr": step,
         "human_likeness": 0,
     }
-
-
-def truth_key(image: str, texts: list[str]) -> str:
-    """What a person sees of an item: its picture and its two descriptions."""
-    return image + "|" + "|".join(sorted(texts))
 
 
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:

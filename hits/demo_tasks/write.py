@@ -9,8 +9,8 @@ from pathlib import Path
 from bs4 import Tag
 
 from hits.crowd.profiles import Profile
-from hits.demo_data import Scene, draw, random_scene
-from hits.demo_tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
+from hits.demo_data import Scene
+from hits.demo_tasks import DemoTask, Truth, image_name, slots_of, write_drawn_items
 
 EXAMPLE = "A small white dog wearing a red hat."
 
@@ -39,21 +39,8 @@ def phrasings(scene: Scene) -> list[str]:
 
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
     """Items only (this template takes no gold); the truth is each drawing's scene phrasings."""
-    rng = random.Random(seed)
-    truth: Truth = {}
-    rows = []
-    for i in range(items):
-        scene = random_scene(rng)
-        name = save_png(folder / "media", draw(scene))
-        truth[name] = phrasings(scene)
-        rows.append(
-            {
-                "id": f"items-{i:04d}",
-                "item": {"image": name, "alt": "A drawing of two coloured shapes.", "example": EXAMPLE},
-            }
-        )
-    write_jsonl(folder / "items.jsonl", rows)
-    return truth
+    payload = {"alt": "A drawing of two coloured shapes.", "example": EXAMPLE}
+    return write_drawn_items(folder, items, seed, id_prefix="items", truth_of=phrasings, payload=payload)
 
 
 def _gibberish(rng: random.Random) -> str:

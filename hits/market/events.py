@@ -38,6 +38,7 @@ from hits.market.destinations import (
     post_json,
     private_destinations_allowed,
 )
+from hits.market.missing_rows import MissingRows
 from hits.market.models import HIT, Assignment, MarketEvent, NotificationSetting
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,8 @@ _WAITING: dict[Engine, bool] = {}
 _WAITING_LOCK = threading.Lock()
 
 
-#: ``session.info`` key: (transaction, ids of HIT types found to have no notification setting in it).
-_NO_SETTING = "hitforge_no_notification_setting"
+#: HIT types the current transaction found to have no notification setting.
+_NO_SETTING = MissingRows("hitforge_no_notification_setting")
 
 
 def note_no_setting(session: Session, hit_type_id: str) -> None:
@@ -69,25 +70,16 @@ def note_no_setting(session: Session, hit_type_id: str) -> None:
     missing one is remembered here, so that recording the request's events costs
     no query of its own. Only for the current transaction: the next one asks again.
     """
-    transaction = session.get_transaction()
-    if transaction is None:
-        return  # nothing was read in a transaction
-    known = session.info.get(_NO_SETTING)
-    if known is None or known[0] is not transaction:
-        known = session.info[_NO_SETTING] = (transaction, set[str]())
-    known[1].add(hit_type_id)
+    _NO_SETTING.note(session, hit_type_id)
 
 
 def forget_no_setting(session: Session, hit_type_id: str) -> None:
     """A setting for ``hit_type_id`` is being created in this session: ask the database again."""
-    known = session.info.get(_NO_SETTING)
-    if known is not None:
-        known[1].discard(hit_type_id)
+    _NO_SETTING.forget(session, hit_type_id)
 
 
 def _setting(session: Session, hit_type_id: str) -> NotificationSetting | None:
-    known = session.info.get(_NO_SETTING)
-    if known is not None and hit_type_id in known[1] and known[0] is session.get_transaction():
+    if _NO_SETTING.known_missing(session, hit_type_id):
         return None
     return session.get(NotificationSetting, hit_type_id)
 

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.market import events
 from hits.market.errors import RequestError, invalid
+from hits.market.missing_rows import MissingRows
 from hits.market.models import HIT, Assignment, HITReviewPolicies, ReviewRecord
 
 SCORE_KNOWN = "ScoreMyKnownAnswers/2011-09-01"
@@ -119,12 +120,13 @@ def attach(
     """Store the validated policies given to CreateHIT (see :func:`validate_policies`)."""
     if assignment_policy is None and hit_policy is None:
         return
-    _forget_no_policies(session, hit.id)
+    _NO_POLICIES.forget(session, hit.id)
     session.add(HITReviewPolicies(hit_id=hit.id, assignment_policy=assignment_policy, hit_policy=hit_policy))
     session.flush()
 
 
-_NO_POLICIES = "hitforge_no_review_policies"
+#: HITs the current transaction found to have no review policies.
+_NO_POLICIES = MissingRows("hitforge_no_review_policies")
 
 
 def note_no_policies(session: Session, hit_id: str) -> None:
@@ -135,24 +137,11 @@ def note_no_policies(session: Session, hit_id: str) -> None:
     identity map, so each ask was a query. A query that reads the HIT can read
     its policies in the same round trip (an outer join) and note a miss here.
     """
-    transaction = session.get_transaction()
-    if transaction is None:
-        return  # nothing was read in a transaction
-    known = session.info.get(_NO_POLICIES)
-    if known is None or known[0] is not transaction:
-        known = session.info[_NO_POLICIES] = (transaction, set[str]())
-    known[1].add(hit_id)
-
-
-def _forget_no_policies(session: Session, hit_id: str) -> None:
-    known = session.info.get(_NO_POLICIES)
-    if known is not None:
-        known[1].discard(hit_id)
+    _NO_POLICIES.note(session, hit_id)
 
 
 def _policies(session: Session, hit_id: str) -> HITReviewPolicies | None:
-    known = session.info.get(_NO_POLICIES)
-    if known is not None and hit_id in known[1] and known[0] is session.get_transaction():
+    if _NO_POLICIES.known_missing(session, hit_id):
         return None
     found = session.get(HITReviewPolicies, hit_id)
     if found is None:
@@ -199,6 +188,23 @@ def _as_wire(record: ReviewRecord) -> dict[str, Any]:
 
 def _record(session: Session, hit_id: str, level: str, kind: str, data: dict[str, Any]) -> None:
     session.add(ReviewRecord(hit_id=hit_id, level=level, kind=kind, data=data))
+
+
+def _result(
+    session: Session,
+    hit: HIT,
+    level: str,
+    subject: HIT | Assignment,
+    key: str,
+    value: str,
+    question_id: str | None = None,
+) -> None:
+    """Record one ReviewResultDetail of the ``level`` policy: a finding about ``subject``."""
+    data: dict[str, Any] = {"SubjectId": subject.id, "SubjectType": "HIT" if subject is hit else "Assignment"}
+    if question_id is not None:
+        data["QuestionId"] = question_id
+    data.update(Key=key, Value=value)
+    _record(session, hit.id, level, "result", data)
 
 
 def _act(session: Session, hit: HIT, level: str, name: str, target: Assignment | None, run: Any) -> None:
@@ -253,32 +259,9 @@ def on_submitted(session: Session, assignment: Assignment) -> None:
     for qid, accepted in key.items():
         right = matches(given.get(qid, []), accepted)
         correct += int(right)
-        _record(
-            session,
-            hit.id,
-            "Assignment",
-            "result",
-            {
-                "SubjectId": assignment.id,
-                "SubjectType": "Assignment",
-                "QuestionId": qid,
-                "Key": "KnownAnswerCorrect",
-                "Value": str(right).lower(),
-            },
-        )
+        _result(session, hit, "Assignment", assignment, "KnownAnswerCorrect", str(right).lower(), qid)
     score = round(100 * correct / len(key))
-    _record(
-        session,
-        hit.id,
-        "Assignment",
-        "result",
-        {
-            "SubjectId": assignment.id,
-            "SubjectType": "Assignment",
-            "Key": "KnownAnswerScore",
-            "Value": str(score),
-        },
-    )
+    _result(session, hit, "Assignment", assignment, "KnownAnswerScore", str(score))
 
     def threshold(name: str) -> int | None:
         return int(params[name][0]) if name in params else None
@@ -361,23 +344,11 @@ def on_reviewable(session: Session, hit: HIT) -> None:
             ("PluralityAnswerPercent", str(percent)),
             ("AgreementReached", str(agreed).lower()),
         ):
-            _record(
-                session,
-                hit.id,
-                "HIT",
-                "result",
-                {"SubjectId": hit.id, "SubjectType": "HIT", "QuestionId": qid, "Key": key, "Value": value},
-            )
+            _result(session, hit, "HIT", hit, key, value, qid)
         for assignment_id, ballot in ballots.items():
             agreements[assignment_id] += int(agreed and ballot.get(qid) == plurality)
     hit_score = round(100 * agreed_questions / len(questions))
-    _record(
-        session,
-        hit.id,
-        "HIT",
-        "result",
-        {"SubjectId": hit.id, "SubjectType": "HIT", "Key": "HITAgreementScore", "Value": str(hit_score)},
-    )
+    _result(session, hit, "HIT", hit, "HITAgreementScore", str(hit_score))
     approve_at = (
         int(params["ApproveIfWorkerAgreementScoreIsAtLeast"][0])
         if "ApproveIfWorkerAgreementScoreIsAtLeast" in params
@@ -390,18 +361,7 @@ def on_reviewable(session: Session, hit: HIT) -> None:
     )
     for assignment in assignments:
         worker_score = round(100 * agreements[assignment.id] / len(questions))
-        _record(
-            session,
-            hit.id,
-            "HIT",
-            "result",
-            {
-                "SubjectId": assignment.id,
-                "SubjectType": "Assignment",
-                "Key": "WorkerAgreementScore",
-                "Value": str(worker_score),
-            },
-        )
+        _result(session, hit, "HIT", assignment, "WorkerAgreementScore", str(worker_score))
         if assignment.status != "Submitted":
             continue
         if approve_at is not None and worker_score >= approve_at:

@@ -8,6 +8,7 @@ import pytest
 
 from hits.market.questions import xml_to_answers
 from hits.market.xml_schemas import validate_answers
+from tests.helpers import sign_up_in_browser
 from tests.server.worker_helpers import (
     MTURK_HTML,
     create_hit,
@@ -21,10 +22,7 @@ pytestmark = pytest.mark.browser
 
 
 def sign_up(page, base: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(base + "/signup")
-    page.get_by_label("User name").fill(f"browser-{uuid.uuid4().hex[:8]}")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
+    sign_up_in_browser(page, base, f"browser-{uuid.uuid4().hex[:8]}")
 
 
 def test_htmlquestion_runs_sandboxed_with_the_local_external_hit_script(page, live_server, mturk) -> None:

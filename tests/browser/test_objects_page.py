@@ -6,16 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from playwright.sync_api import FrameLocator, Locator, Page
 from sqlalchemy import select
 
 from hits.campaigns.models import HITSlot, PublishedHIT, Submission
-from hits.campaigns.service import create_campaign, publish_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
 from hits.demo_tasks import save_png, write_jsonl
 from hits.demo_tasks.objects import draw_scene
+from tests.helpers import accept_in_browser, publish_campaign_file, sign_up_in_browser
 
 pytestmark = pytest.mark.browser
 
@@ -65,10 +63,7 @@ def _launch(folder: Path, market, requester_sessions, url: str, name: str) -> tu
         "media_dir": "media",
         "auto_approval_delay_seconds": 3600,
     }
-    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
-    with session_scope(requester_sessions) as session:
-        campaign_id = create_campaign(session, load_campaign_file(folder / "campaign.yaml")).id
-    publish_campaign(requester_sessions, market, campaign_id, url + "/tasks/hit")
+    campaign_id = publish_campaign_file(folder, spec, market, requester_sessions, url)
     with session_scope(requester_sessions) as session:
         hit_id = session.scalar(
             select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id)
@@ -89,12 +84,7 @@ def _drag(page: Page, start: tuple[float, float], end: tuple[float, float]) -> N
 
 
 def _open_hit(page: Page, url: str, hit_id: str, worker: str) -> FrameLocator:
-    page.goto(url + "/signup")
-    page.get_by_label("User name").fill(worker)
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
-    frame = page.frame_locator("#hit-frame")
+    frame: FrameLocator = accept_in_browser(page, url, worker, hit_id)
     frame.locator("fieldset.objects-item").first.wait_for()
     return frame
 
@@ -245,10 +235,7 @@ def test_preview_shows_the_seeds_without_letting_anyone_edit_them_and_focus_is_v
     tmp_path, page, live_server, market, requester_sessions
 ) -> None:
     _, hit_id = _launch(tmp_path, market, requester_sessions, live_server.url, "br-objects-preview")
-    page.goto(live_server.url + "/signup")
-    page.get_by_label("User name").fill("objects-previewer")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
+    sign_up_in_browser(page, live_server.url, "objects-previewer")
     page.goto(f"{live_server.url}/hits/{hit_id}")
     frame = page.frame_locator("#hit-frame")
     item = frame.locator("fieldset.objects-item").first

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.templates.arrangements import SlotArrangement
-from tests.helpers import launch_template_campaign
+from tests.helpers import accept_in_browser, launch_template_campaign
 
 pytestmark = pytest.mark.browser
 
@@ -20,12 +20,7 @@ def test_rank_page_by_keyboard_ties_two_candidates_keeps_ranks_on_error_and_stor
     campaign_id, _, hit_ids = launch_template_campaign(
         tmp_path, market, requester_sessions, live_server.url, "rank", name="br-rank"
     )
-    page.goto(live_server.url + "/signup")
-    page.get_by_label("User name").fill("rank-worker")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_ids[0]}"] button').click()
-    frame = page.frame_locator("#hit-frame")
+    frame = accept_in_browser(page, live_server.url, "rank-worker", hit_ids[0])
     items = frame.locator("fieldset.rank-item")
     items.first.wait_for()
     count = items.count()

@@ -10,7 +10,7 @@ from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
 from hits.workflows.publish import run_step
 from hits.workflows.setup import create_workflow
-from tests.browser.test_template_pages import _accept
+from tests.helpers import accept_in_browser
 from tests.workflows.helpers import write_refine_workflow
 from tests.workflows.test_refine_blinding import _round_hit
 
@@ -27,7 +27,7 @@ def test_a_worker_starts_over_puts_the_text_back_and_submits_an_improvement(
         workflow_id = workflow.id
     assert run_step(requester_sessions, market, workflow_id, live_server.url + "/tasks/hit").published == 1
     hit_id = _round_hit(requester_sessions, workflow_id, 1)
-    frame = _accept(page, live_server.url, "refine-browser-worker", hit_id)
+    frame = accept_in_browser(page, live_server.url, "refine-browser-worker", hit_id)
     box = frame.get_by_label("Description of picture 1")
     seed = "A drawing of two coloured shapes."
     assert box.input_value() == seed

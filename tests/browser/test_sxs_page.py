@@ -10,7 +10,7 @@ from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.sxs import METRICS, SCALE
-from tests.helpers import launch_template_campaign
+from tests.helpers import accept_in_browser, launch_template_campaign
 
 pytestmark = pytest.mark.browser
 
@@ -28,12 +28,7 @@ def test_sxs_page_by_keyboard_keeps_choices_on_error_and_stores_item_terms(
     campaign_id, _, hit_ids = launch_template_campaign(
         tmp_path, market, requester_sessions, live_server.url, "sxs", name="br-sxs"
     )
-    page.goto(live_server.url + "/signup")
-    page.get_by_label("User name").fill("sxs-worker")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_ids[0]}"] button').click()
-    frame = page.frame_locator("#hit-frame")
+    frame = accept_in_browser(page, live_server.url, "sxs-worker", hit_ids[0])
     items = frame.locator("fieldset.sxs-item")
     items.first.wait_for()
     count = items.count()

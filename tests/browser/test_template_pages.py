@@ -4,43 +4,71 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from playwright.sync_api import FrameLocator, Page
+from playwright.sync_api import FrameLocator, Locator, Page
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from tests.helpers import launch_template_campaign
+from tests.helpers import accept_in_browser, launch_template_campaign
 
 pytestmark = pytest.mark.browser
 
 
-def _accept(page: Page, base_url: str, worker: str, hit_id: str) -> FrameLocator:
-    page.goto(base_url + "/signup")
-    page.get_by_label("User name").fill(worker)
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
-    return page.frame_locator("#hit-frame")
+@dataclass
+class _OpenHIT:
+    """A template's HIT, accepted by a new worker in the browser: its page framed on the worker site."""
+
+    page: Page
+    frame: FrameLocator
+    campaign_id: int
+    requester_sessions: Any
+
+    @staticmethod
+    def count(found: Locator) -> int:
+        """How many elements ``found`` finds on the framed page, once it has loaded."""
+        found.first.wait_for()  # count() does not wait for the frame to load
+        return found.count()
+
+    def submit(self) -> None:
+        self.frame.get_by_role("button", name="Submit").click()
+
+    def submit_and_read_stored(self) -> list[Any]:
+        """Submit, wait until the worker site takes the work; the campaign's answers stored per assignment."""
+        self.submit()
+        self.page.wait_for_selector("#submitted")
+        return self.stored()
+
+    def stored(self) -> list[Any]:
+        """The answers stored for the campaign, one list per submitted assignment."""
+        with session_scope(self.requester_sessions) as session:
+            rows = session.scalars(
+                select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == self.campaign_id)
+            ).all()
+            return [s.answers["answers"] for s in rows]
 
 
-def _stored(requester_sessions, campaign_id: int) -> list[Any]:  # type: ignore[no-untyped-def]
-    with session_scope(requester_sessions) as session:
-        rows = session.scalars(
-            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
-        ).all()
-        return [s.answers["answers"] for s in rows]
+@pytest.fixture
+def open_hit(tmp_path, page, live_server, market, requester_sessions) -> Callable[[str], _OpenHIT]:  # type: ignore[no-untyped-def]
+    """``open_hit(template)``: a one-HIT campaign of ``template``, its HIT accepted in the browser."""
+
+    def open_(template: str) -> _OpenHIT:
+        campaign_id, _, hit_ids = launch_template_campaign(
+            tmp_path, market, requester_sessions, live_server.url, template, name=f"br-{template}"
+        )
+        frame = accept_in_browser(page, live_server.url, f"{template}-worker", hit_ids[0])
+        return _OpenHIT(page, frame, campaign_id, requester_sessions)
+
+    return open_
 
 
-def test_select_page_none_excludes_the_rest_and_keeps_ticks_on_error(
-    tmp_path, page, live_server, market, requester_sessions
-) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "select", name="br-select"
-    )
-    frame = _accept(page, live_server.url, "select-worker", hit_ids[0])
+def test_select_page_none_excludes_the_rest_and_keeps_ticks_on_error(page, open_hit) -> None:
+    hit = open_hit("select")
+    frame = hit.frame
     first = frame.locator("fieldset.pair").nth(0)
     first.get_by_role("checkbox").nth(1).check()
     first.get_by_role("checkbox").nth(2).check()
@@ -49,7 +77,7 @@ def test_select_page_none_excludes_the_rest_and_keeps_ticks_on_error(
     assert not first.get_by_role("checkbox").nth(1).is_checked()
     first.get_by_role("checkbox").nth(1).check()
     assert not first.get_by_label("No caption is correct").is_checked()
-    frame.get_by_role("button", name="Submit").click()
+    hit.submit()
     summary = frame.locator("#error-summary").inner_text()  # waits for the re-rendered page
     slots = frame.locator("fieldset.pair").count()
     assert f"Please fix {slots - 1} problem" in summary
@@ -59,24 +87,16 @@ def test_select_page_none_excludes_the_rest_and_keeps_ticks_on_error(
         box = frame.locator("fieldset.pair").nth(k).get_by_label("No caption is correct")
         box.focus()
         page.keyboard.press("Space")
-    frame.get_by_role("button", name="Submit").click()
-    page.wait_for_selector("#submitted")
-    assert _stored(requester_sessions, campaign_id) == [[[1]] + [[]] * (slots - 1)]
+    assert hit.submit_and_read_stored() == [[[1]] + [[]] * (slots - 1)]
 
 
-def test_write_page_refuses_blank_and_repeated_sentences_without_losing_text(
-    tmp_path, page, live_server, market, requester_sessions
-) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "write", name="br-write"
-    )
-    frame = _accept(page, live_server.url, "write-worker", hit_ids[0])
-    boxes = frame.get_by_role("textbox")
-    boxes.first.wait_for()  # count() does not wait for the frame to load
-    count = boxes.count()
+def test_write_page_refuses_blank_and_repeated_sentences_without_losing_text(page, open_hit) -> None:
+    hit = open_hit("write")
+    frame = hit.frame
+    count = hit.count(frame.get_by_role("textbox"))
     frame.get_by_label("Your sentence for picture 1").fill("A red circle beside a blue square.")
     frame.get_by_label("Your sentence for picture 2").fill("a red circle beside a blue square")
-    frame.get_by_role("button", name="Submit").click()
+    hit.submit()
     summary = frame.locator("#error-summary").inner_text()
     assert "same sentence as for picture 1" in summary
     kept = frame.get_by_label("Your sentence for picture 1").input_value()
@@ -85,24 +105,17 @@ def test_write_page_refuses_blank_and_repeated_sentences_without_losing_text(
     sentences = [f"Picture number {k + 1} shows two coloured shapes." for k in range(count)]
     for k, text in enumerate(sentences):
         frame.get_by_label(f"Your sentence for picture {k + 1}").fill(text)
-    frame.get_by_role("button", name="Submit").click()
-    page.wait_for_selector("#submitted")
-    assert _stored(requester_sessions, campaign_id) == [sentences]
+    assert hit.submit_and_read_stored() == [sentences]
 
 
-def test_target_page_by_letter_keys_and_mouse(
-    tmp_path, page, live_server, market, requester_sessions
-) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "target", name="br-target"
-    )
-    frame = _accept(page, live_server.url, "target-worker", hit_ids[0])
+def test_target_page_by_letter_keys_and_mouse(page, open_hit) -> None:
+    hit = open_hit("target")
+    frame = hit.frame
     items = frame.locator("fieldset.target-item")
-    items.first.wait_for()  # count() does not wait for the frame to load
-    count = items.count()
+    count = hit.count(items)
     assert frame.locator("fieldset.target-item svg rect").count() == 2 * count  # every item shows its frame
     items.nth(0).get_by_role("radio").first.click()  # A, by mouse
-    frame.get_by_role("button", name="Submit").click()
+    hit.submit()
     assert f"Please fix {count - 1} problem" in frame.locator("#error-summary").inner_text()
     assert frame.locator("fieldset.target-item").nth(0).locator('input[value="A"]').is_checked()
     letters = "omfa"
@@ -110,10 +123,8 @@ def test_target_page_by_letter_keys_and_mouse(
         # The letter keys pick a category for the item that has focus.
         frame.locator("fieldset.target-item").nth(k).get_by_role("radio").first.focus()
         page.keyboard.press(letters[k % 4])
-    frame.get_by_role("button", name="Submit").click()
-    page.wait_for_selector("#submitted")
     expected = ["A"] + [letters[k % 4].upper() for k in range(1, count)]
-    assert _stored(requester_sessions, campaign_id) == [expected]
+    assert hit.submit_and_read_stored() == [expected]
 
 
 def _drag_over(page: Page, element_id: str, start: int, end: int) -> None:
@@ -155,13 +166,8 @@ def _marks(page: Page, slot: int) -> dict[str, list[list[int]]]:
     return json.loads(page.locator(f"#spans-{slot}").input_value())
 
 
-def test_spans_page_marks_by_mouse_drags_switches_modes_by_keys_and_unmarks(
-    tmp_path, page, live_server, market, requester_sessions
-) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "spans", name="br-spans"
-    )
-    _accept(page, live_server.url, "spans-worker", hit_ids[0])
+def test_spans_page_marks_by_mouse_drags_switches_modes_by_keys_and_unmarks(page, open_hit) -> None:
+    hit = open_hit("spans")
     # The page works standalone too: open the framed page's own address.
     page.goto(page.locator("#hit-frame").get_attribute("src") or "")
     generated = page.locator("#generated-0").inner_text()
@@ -181,24 +187,19 @@ def test_spans_page_marks_by_mouse_drags_switches_modes_by_keys_and_unmarks(
     _drag_over(page, "generated-0", start, end)
     assert _marks(page, 0) == {"mistakes": [], "missing": [[at, last]]}
     _drag_over(page, "generated-0", start, end)
-    page.get_by_role("button", name="Submit").click()
+    page.get_by_role("button", name="Submit").click()  # on the page itself, not in a frame
     page.wait_for_selector("#submitted")
-    stored = _stored(requester_sessions, campaign_id)
+    stored = hit.stored()
     assert len(stored) == 1
     assert stored[0][0] == {"mistakes": [[start, end]], "missing": [[at, last]]}
     assert all(answer == {"mistakes": [], "missing": []} for answer in stored[0][1:])
 
 
-def test_compare_page_places_swap_keep_on_error_and_two_way_choice(
-    tmp_path, page, live_server, market, requester_sessions
-) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "compare", name="br-compare"
-    )
-    frame = _accept(page, live_server.url, "compare-worker", hit_ids[0])
+def test_compare_page_places_swap_keep_on_error_and_two_way_choice(page, open_hit) -> None:
+    hit = open_hit("compare")
+    frame = hit.frame
     items = frame.locator("fieldset.compare-item")
-    items.first.wait_for()  # count() does not wait for the frame to load
-    count = items.count()
+    count = hit.count(items)
     sizes = [items.nth(k).locator("section.candidate").count() for k in range(count)]
     ranked = next(k for k, n in enumerate(sizes) if n > 2)
     assert 2 in sizes, sizes  # the page has both kinds: places and a two-way choice
@@ -214,7 +215,7 @@ def test_compare_page_places_swap_keep_on_error_and_two_way_choice(
     page.keyboard.press("1")  # by keyboard: type the place on the focused list
     assert (places.nth(0).input_value(), places.nth(1).input_value()) == ("1", "2")
     assert status.inner_text() == "Description B moved to place 2."
-    frame.get_by_role("button", name="Submit").click()
+    hit.submit()
     assert f"Please fix {count} problem" in frame.locator("#error-summary").inner_text()
     items = frame.locator("fieldset.compare-item")
     places = items.nth(ranked).locator("select")
@@ -233,6 +234,4 @@ def test_compare_page_places_swap_keep_on_error_and_two_way_choice(
             expected.append(
                 (item.get_by_label("Description B is better").get_attribute("value") or "").split(",")
             )
-    frame.get_by_role("button", name="Submit").click()
-    page.wait_for_selector("#submitted")
-    assert _stored(requester_sessions, campaign_id) == [expected]
+    assert hit.submit_and_read_stored() == [expected]

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from tests.helpers import launch_demo_campaign
+from tests.helpers import accept_in_browser, launch_demo_campaign
 
 pytestmark = pytest.mark.browser
 
@@ -22,12 +22,7 @@ def test_worker_rates_pairs_in_the_framed_page_by_keyboard_and_mouse(
         hit_id = session.scalar(
             select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id)
         )
-    page.goto(live_server.url + "/signup")
-    page.get_by_label("User name").fill("browser-worker")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
-    frame = page.frame_locator("#hit-frame")
+    frame = accept_in_browser(page, live_server.url, "browser-worker", hit_id)
     frame.get_by_role("radiogroup", name="Rating for pair 1").get_by_label("4").check()
     # Submitting with pairs unrated keeps the first answer and explains the rest.
     frame.get_by_role("button", name="Submit").click()

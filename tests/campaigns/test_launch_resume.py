@@ -20,6 +20,7 @@ from server import create_app
 from server.cli import main
 from server.runner import RunningServer, serve_in_thread
 from tests.conftest import boto3_client, new_requester
+from tests.helpers import rating_campaign_spec
 
 HITS = 8
 
@@ -27,22 +28,8 @@ HITS = 8
 def write_campaign(folder: Path) -> tuple[Path, str]:
     name = f"resume-{uuid.uuid4().hex[:8]}"
     write_rating_demo(folder, items=HITS * 2, gold=HITS, seed=3)
-    spec = {
-        "name": name,
-        "template": "rating",
-        "title": f"Rate drawings {name}",
-        "description": "Rate each sentence.",
-        "reward": "0.10",
-        "budget": "10.00",
-        "assignments_per_hit": 2,
-        "items_per_hit": 2,
-        "gold_per_hit": 1,
-        "items": "items.jsonl",
-        "gold": "gold.jsonl",
-        "media_dir": "media",
-    }
     path = folder / "campaign.yaml"
-    path.write_text(yaml.safe_dump(spec))
+    path.write_text(yaml.safe_dump(rating_campaign_spec(name)))
     return path, name
 
 

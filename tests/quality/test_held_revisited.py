@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import json
 
-import yaml
 from bs4 import BeautifulSoup
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
-from hits.campaigns.service import create_campaign, publish_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Profile
 from hits.db import session_scope
 from hits.demo_data import write_rating_demo
-from tests.helpers import campaign_bot
+from tests.helpers import campaign_bot, publish_campaign_file, rating_campaign_spec
 from tests.quality.test_followups import review
 from tests.server.test_dashboard import staff_session
 
@@ -34,27 +31,8 @@ def _launch(folder, market, sessions, url: str, name: str):  # type: ignore[no-u
     kept = [row for row in rows if row["answer"]["rating"] != 3]
     assert len(kept) >= 8
     (folder / "gold.jsonl").write_text("".join(json.dumps(row) + "\n" for row in kept))
-    spec = {
-        "name": name,
-        "template": "rating",
-        "title": f"Rate drawings {name}",
-        "description": "Rate each sentence.",
-        "reward": "0.10",
-        "budget": "10.00",
-        "assignments_per_hit": 2,
-        "items_per_hit": 2,
-        "gold_per_hit": 2,
-        "items": "items.jsonl",
-        "gold": "gold.jsonl",
-        "media_dir": "media",
-        "quality": STRICT,
-        "auto_approval_delay_seconds": 3600,
-    }
-    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
-    with session_scope(sessions) as session:
-        campaign_id = create_campaign(session, load_campaign_file(folder / "campaign.yaml")).id
-    publish_campaign(sessions, market, campaign_id, url + "/tasks/hit")
-    return campaign_id, truth
+    spec = rating_campaign_spec(name, gold_per_hit=2, quality=STRICT, auto_approval_delay_seconds=3600)
+    return publish_campaign_file(folder, spec, market, sessions, url), truth
 
 
 def _work(sessions, campaign_id: int, worker: str) -> list[Submission]:  # type: ignore[no-untyped-def]

@@ -7,26 +7,23 @@ from sqlalchemy import select
 
 from hits.campaigns.gold import exposures_for
 from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
-from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from tests.helpers import launch_demo_campaign
+from tests.helpers import hidden_fields
 from tests.quality.test_followups import review
-from tests.server.test_worker_site import accept, hit_of
+from tests.server.test_worker_site import accept_rating_hit
 
 
 def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_once(
     tmp_path, live_server, market, mturk, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name="reconcile-answers"
+    hit = accept_rating_hit(
+        tmp_path, market, requester_sessions, live_server.url, "reconcile-answers", "reconcile-answers"
     )
-    bot = Bot(live_server.url, "reconcile-answers", PROFILES["diligent"], truth)
-    bot.sign_in()
-    hit_id = hit_of(requester_sessions, campaign_id)
-    assignment_id, src = accept(bot, live_server.url, hit_id)
+    bot, src, assignment_id = hit.bot, hit.src, hit.assignment_id
+    campaign_id, hit_id = hit.campaign_id, hit.hit_id
     form = BeautifulSoup(bot.http.get(src).text, "html.parser").find("form", id="task-form")
     assert isinstance(form, Tag)
-    hidden = {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
+    hidden = hidden_fields(form)
     with session_scope(requester_sessions) as session:
         published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
         assert published is not None
@@ -80,12 +77,10 @@ def test_answers_the_page_stored_are_replaced_by_the_marketplaces_and_graded_onc
 def test_the_marketplaces_worker_replaces_the_one_the_page_was_told(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name="reconcile-worker"
+    hit = accept_rating_hit(
+        tmp_path, market, requester_sessions, live_server.url, "reconcile-worker", "reconcile-worker"
     )
-    bot = Bot(live_server.url, "reconcile-worker", PROFILES["diligent"], truth)
-    bot.sign_in()
-    assignment_id, src = accept(bot, live_server.url, hit_of(requester_sessions, campaign_id))
+    bot, campaign_id, src, assignment_id = hit.bot, hit.campaign_id, hit.src, hit.assignment_id
     # The worker edits the framed page's URL: the page refuses to be told another worker's id.
     someone_else = "ASOMEONEELSE0000001"
     edited = src.replace(f"workerId={bot.result.worker_id}", f"workerId={someone_else}")

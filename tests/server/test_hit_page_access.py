@@ -26,8 +26,8 @@ from hits.db import session_scope
 from hits.mturk import Marketplace
 from server import create_app
 from server.runner import serve_in_thread
-from tests.helpers import launch_demo_campaign
-from tests.server.test_worker_site import accept, hit_of
+from tests.helpers import hidden_fields, launch_demo_campaign
+from tests.server.test_worker_site import accept, accept_rating_hit, hit_of
 from tests.server.worker_helpers import WorkerClient, accept_framed, soup
 
 
@@ -38,7 +38,7 @@ def _params(src: str) -> dict[str, str]:
 def _form(html: str) -> dict[str, str]:
     form = BeautifulSoup(html, "html.parser").find("form", id="task-form")
     assert isinstance(form, Tag), html[:300]
-    return {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input", type="hidden")}
+    return hidden_fields(form)
 
 
 def _items(html: str, base: str) -> list[str]:
@@ -184,12 +184,8 @@ def test_two_workers_comparing_their_pages_of_one_hit_learn_nothing_about_gold(
 def test_answers_are_relayed_only_to_the_marketplaces_own_turk_submit_to(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name="relay-1"
-    )
-    bot = Bot(live_server.url, "relay", PROFILES["diligent"], truth)
-    bot.sign_in()
-    assignment_id, src = accept(bot, live_server.url, hit_of(requester_sessions, campaign_id))
+    hit = accept_rating_hit(tmp_path, market, requester_sessions, live_server.url, "relay-1", "relay")
+    bot, campaign_id, src, assignment_id = hit.bot, hit.campaign_id, hit.src, hit.assignment_id
     form = _form(bot.http.get(src).text)
     capability = urlsplit(form["turkSubmitTo"]).path
     foreign = [
@@ -219,13 +215,8 @@ def test_answers_are_relayed_only_to_the_marketplaces_own_turk_submit_to(
 def test_media_urls_name_no_file_and_serve_only_what_a_page_shows(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name="media-1"
-    )
-    hit_id = hit_of(requester_sessions, campaign_id)
-    bot = Bot(live_server.url, "media", PROFILES["diligent"], truth)
-    bot.sign_in()
-    _, src = accept(bot, live_server.url, hit_id)
+    hit = accept_rating_hit(tmp_path, market, requester_sessions, live_server.url, "media-1", "media")
+    bot, campaign_id, hit_id, src = hit.bot, hit.campaign_id, hit.hit_id, hit.src
     page = BeautifulSoup(bot.http.get(src).text, "html.parser")
     with session_scope(requester_sessions) as session:
         published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))

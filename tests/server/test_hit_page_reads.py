@@ -14,10 +14,8 @@ from bs4 import BeautifulSoup
 from sqlalchemy import func, select, text
 
 from hits.campaigns.gold import GoldExposure
-from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from tests.helpers import launch_demo_campaign
-from tests.server.test_worker_site import accept, hit_of
+from tests.server.test_worker_site import accept_rating_hit
 
 
 def _exposures(requester_sessions, campaign_id: int) -> int:  # type: ignore[no-untyped-def]
@@ -31,13 +29,10 @@ def _exposures(requester_sessions, campaign_id: int) -> int:  # type: ignore[no-
 def test_a_hit_page_and_its_pictures_do_not_wait_for_a_writer(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name=f"reads-{uuid.uuid4().hex[:6]}"
+    hit = accept_rating_hit(
+        tmp_path, market, requester_sessions, live_server.url, f"reads-{uuid.uuid4().hex[:6]}", "page-reader"
     )
-    hit_id = hit_of(requester_sessions, campaign_id)
-    bot = Bot(live_server.url, "page-reader", PROFILES["diligent"], truth)
-    bot.sign_in()
-    _, src = accept(bot, live_server.url, hit_id)
+    bot, campaign_id, src = hit.bot, hit.campaign_id, hit.src
     first = bot.http.get(src, timeout=8)
     assert first.status_code == 200
     assert _exposures(requester_sessions, campaign_id) == 1  # the first opening recorded its gold
@@ -63,13 +58,10 @@ def test_a_hit_page_and_its_pictures_do_not_wait_for_a_writer(
 def test_the_first_opening_records_the_gold_once_even_opened_twice_at_once(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name=f"twice-{uuid.uuid4().hex[:6]}"
+    hit = accept_rating_hit(
+        tmp_path, market, requester_sessions, live_server.url, f"twice-{uuid.uuid4().hex[:6]}", "page-twice"
     )
-    hit_id = hit_of(requester_sessions, campaign_id)
-    bot = Bot(live_server.url, "page-twice", PROFILES["diligent"], truth)
-    bot.sign_in()
-    _, src = accept(bot, live_server.url, hit_id)
+    bot, campaign_id, src = hit.bot, hit.campaign_id, hit.src
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         pages = list(pool.map(lambda _: bot.http.get(src, timeout=20), range(4)))
     assert [p.status_code for p in pages] == [200] * 4

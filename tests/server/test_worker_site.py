@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
 import requests
@@ -12,7 +13,7 @@ from sqlalchemy import func, select
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from tests.helpers import hit_params, launch_demo_campaign
+from tests.helpers import hidden_fields, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient, soup
 
 
@@ -35,6 +36,28 @@ def accept(bot: Bot, base: str, hit_id: str) -> tuple[str, str]:
     src = str(frame["src"])  # type: ignore[index]
     assignment_id = re.search(r"assignmentId=(\w+)", src).group(1)  # type: ignore[union-attr]
     return assignment_id, src
+
+
+@dataclass
+class AcceptedHIT:
+    """A diligent bot, signed in, holding the only HIT of a rating campaign of its own."""
+
+    bot: Bot
+    campaign_id: int
+    hit_id: str
+    assignment_id: str
+    #: The framed HIT page's URL, as the worker site gives it.
+    src: str
+
+
+def accept_rating_hit(tmp_path, market, requester_sessions, base: str, name: str, worker: str) -> AcceptedHIT:  # type: ignore[no-untyped-def]
+    """Launch a one-HIT rating campaign called ``name``; the bot ``worker`` signs in and accepts its HIT."""
+    campaign_id, truth = launch_demo_campaign(tmp_path, market, requester_sessions, base, hits=1, name=name)
+    hit_id = hit_of(requester_sessions, campaign_id)
+    bot = Bot(base, worker, PROFILES["diligent"], truth)
+    bot.sign_in()
+    assignment_id, src = accept(bot, base, hit_id)
+    return AcceptedHIT(bot, campaign_id, hit_id, assignment_id, src)
 
 
 def test_forms_without_csrf_token_are_refused(live_server) -> None:
@@ -66,15 +89,11 @@ def test_a_worker_cannot_see_or_submit_another_workers_assignment(
 def test_invalid_answers_are_refused_and_the_input_is_kept(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name="keep-1"
-    )
-    bot = Bot(live_server.url, "keeper", PROFILES["diligent"], truth)
-    bot.sign_in()
-    _, src = accept(bot, live_server.url, hit_of(requester_sessions, campaign_id))
+    hit = accept_rating_hit(tmp_path, market, requester_sessions, live_server.url, "keep-1", "keeper")
+    bot, src = hit.bot, hit.src
     page = BeautifulSoup(bot.http.get(src).text, "html.parser")
     form = page.find("form", id="task-form")
-    data = {i["name"]: i.get("value", "") for i in form.find_all("input", type="hidden")}  # type: ignore[union-attr]
+    data = hidden_fields(form)
     data["rating-0"] = "3"  # the other ratings are missing
     data["rating-1"] = "7"
     response = bot.http.post(live_server.url + "/tasks/submit", data=data)
@@ -86,15 +105,12 @@ def test_invalid_answers_are_refused_and_the_input_is_kept(
 
 
 def test_submitting_twice_stores_the_answer_once(tmp_path, live_server, market, requester_sessions) -> None:
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=1, name="twice-1"
-    )
-    bot = Bot(live_server.url, "twice", PROFILES["diligent"], truth)
-    bot.sign_in()
-    assignment_id, src = accept(bot, live_server.url, hit_of(requester_sessions, campaign_id))
+    hit = accept_rating_hit(tmp_path, market, requester_sessions, live_server.url, "twice-1", "twice")
+    bot, src, assignment_id = hit.bot, hit.src, hit.assignment_id
+    campaign_id, hit_id = hit.campaign_id, hit.hit_id
     page = BeautifulSoup(bot.http.get(src).text, "html.parser")
     form = page.find("form", id="task-form")
-    data = {i["name"]: i.get("value", "") for i in form.find_all("input", type="hidden")}  # type: ignore[union-attr]
+    data = hidden_fields(form)
     data.update({f"rating-{i}": "2" for i in range(3)})
     first = bot.http.post(live_server.url + "/tasks/submit", data=data)
     data.update({f"rating-{i}": "4" for i in range(3)})

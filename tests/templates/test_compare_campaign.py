@@ -8,31 +8,18 @@ import json
 from collections import Counter
 from itertools import combinations
 
-from click.testing import CliRunner
-
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
+from hits.demo_tasks import truth_key
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.quality.ranking import campaign_systems
-from server.cli import main
-from tests.helpers import launch_template_campaign
+from tests.helpers import hitforge_results
 
 
 def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
-    tmp_path, settings, live_server, market, requester_sessions
+    tmp_path, settings, requester_sessions, careful_campaign
 ) -> None:
-    task = get_demo_task("compare")
     name = "cmp-campaign"
-    campaign_id, truth, _ = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "compare", hits=3, name=name
-    )
-    for n in range(2):  # assignments_per_hit is 2: both careful workers order every item
-        bot = Bot(
-            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
-        )
-        bot.title_filter = name
-        assert bot.run(max_hits=3).submitted == 3
+    campaign_id, truth, _ = careful_campaign("compare", hits=3, name=name)  # both order every item
 
     items = {}
     for line in (tmp_path / "items.jsonl").read_text().splitlines():
@@ -41,8 +28,7 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     true_order = {}
     for item_id, item in items.items():
         text_of = {c["text"]: c["id"] for c in item["candidates"]}
-        key = f"{item['image']}|" + "|".join(sorted(text_of))
-        true_order[item_id] = [text_of[t] for t in truth[key]]
+        true_order[item_id] = [text_of[t] for t in truth[truth_key(item["image"], list(text_of))]]
 
     with session_scope(requester_sessions) as session:
         aggregated = aggregate_campaign(session, campaign_id)
@@ -68,8 +54,7 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     assert report.winner == report.systems[0].system
     assert sum(s.wins for s in report.systems) == sum(expected.values())
 
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    result = CliRunner().invoke(main, ["results", "aggregate", name], env=env)
+    result = hitforge_results(settings, "aggregate", name)
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert {r["item_id"]: json.loads(r["label"]) for r in rows} == true_order
@@ -78,7 +63,7 @@ def test_careful_workers_orders_become_the_consensus_and_the_system_scores(
     }
     assert "krippendorff_alpha=1.0000" in result.stderr
 
-    result = CliRunner().invoke(main, ["results", "systems", name], env=env)
+    result = hitforge_results(settings, "systems", name)
     assert result.exit_code == 0, result.output
     systems_table, pairs_table = result.stdout.split("\n\n")
     systems = list(csv.DictReader(io.StringIO(systems_table)))

@@ -18,14 +18,12 @@ from hits.demo_tasks.heatmap import MODELS, PLACES, judge_heat, sentence_for
 from hits.heatmaps.arrays import checked, heat_of_overlay, overlay_png
 from hits.heatmaps.builtin import BlobProvider
 from hits.heatmaps.providers import ImageSource
-from hits.market.questions import xml_to_answers
-from hits.quality import pipeline
 from hits.quality.aggregation import aggregate_campaign, store_results
 from hits.quality.review import grade_submissions
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.heatmap import QUESTIONS
 from hits.templates.heatmap.report import campaign_study, round_tables
-from tests.helpers import launch_template_campaign
+from tests.helpers import launch_template_campaign, sync_marketplace_answers
 from tests.server.test_dashboard import staff_session
 
 
@@ -43,20 +41,10 @@ def _expected(folder, item: dict, sentence: int, model: str) -> dict[str, int]: 
 
 
 def test_careful_workers_ratings_are_stored_per_model_graded_synced_and_tabulated(
-    tmp_path, live_server, market, mturk, requester_sessions
+    tmp_path, market, mturk, requester_sessions, careful_campaign
 ) -> None:
-    task = get_demo_task("heatmap")
-    name = "heatmap-campaign"
-    campaign_id, truth, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "heatmap", hits=2, name=name
-    )
-    for n in range(2):  # assignments_per_hit is 2: both careful workers rate every image
-        bot = Bot(
-            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
-        )
-        bot.title_filter = name
-        result = bot.run(max_hits=2)
-        assert result.errors == [] and result.submitted == 2
+    # Both careful workers rate every image.
+    campaign_id, truth, hit_ids = careful_campaign("heatmap", hits=2, name="heatmap-campaign")
     items = {
         row["id"]: row["item"] for row in map(json.loads, (tmp_path / "items.jsonl").read_text().splitlines())
     }
@@ -102,15 +90,8 @@ def test_careful_workers_ratings_are_stored_per_model_graded_synced_and_tabulate
     assert {a.item_id for a in aggregated} == set(items) and all(a.votes == 2 for a in aggregated)
 
     # The marketplace holds tokens only; syncing its copy stores model names again, the same answers.
-    for hit_id in hit_ids:
-        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]:
-            fields = xml_to_answers(a["Answer"])
-            assert not any(m in json.dumps(fields) for m in MODELS)
-    with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
-    fetched = pipeline.fetch_hits(market, targets)
-    with session_scope(requester_sessions) as session:
-        pipeline.review_hits(session, fetched)
+    held = sync_marketplace_answers(mturk, market, requester_sessions, hit_ids)
+    assert held and not any(m in json.dumps(fields) for fields in held.values() for m in MODELS)
     with session_scope(requester_sessions) as session:
         after = {s.assignment_id: s for s in session.scalars(select(Submission))}
         assert all(

@@ -11,11 +11,9 @@ from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.crowd import Bot, Profile
 from hits.db import session_scope
 from hits.demo_tasks import get_demo_task
-from hits.market.questions import xml_to_answers
-from hits.quality import pipeline
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, store_results
 from hits.templates.objects.geometry import match_objects
-from tests.helpers import launch_template_campaign
+from tests.helpers import hidden_fields, launch_template_campaign, sync_marketplace_answers
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 
@@ -51,15 +49,7 @@ def test_careful_workers_fix_the_seeds_gold_passes_spam_fails_and_the_consensus_
     careful_id, lazy_id = ids["careful-0"], ids["lazy-0"]
 
     # The marketplace holds each answer as one JSON field per picture; syncing reads it back and grades gold.
-    relayed = {}
-    for hit_id in hit_ids:
-        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]:
-            relayed[a["AssignmentId"]] = xml_to_answers(a["Answer"])
-    with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
-    fetched = pipeline.fetch_hits(market, targets)
-    with session_scope(requester_sessions) as session:
-        pipeline.review_hits(session, fetched)
+    relayed = sync_marketplace_answers(mturk, market, requester_sessions, hit_ids)
 
     images = {row["id"]: row["item"]["image"] for row in _rows(tmp_path, "items.jsonl")}
     with session_scope(requester_sessions) as session:
@@ -122,11 +112,7 @@ def test_the_page_hides_gold_and_refuses_bad_lists_keeping_them(
     html = BeautifulSoup(page.text, "html.parser")
     form = html.find("form", id="task-form")
     assert isinstance(form, Tag)
-    data = {
-        str(i["name"]): str(i.get("value", ""))
-        for i in form.find_all("input", type="hidden")
-        if isinstance(i, Tag) and i.get("name")
-    }
+    data = hidden_fields(form)
     gold = _rows(tmp_path, "gold.jsonl")
     seeds = [json.loads(v) for k, v in data.items() if k.startswith("objects-")]
     assert len(seeds) == 3  # two items and a gold picture, all alike: seeds only

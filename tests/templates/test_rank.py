@@ -42,6 +42,8 @@ def test_items_need_two_to_eight_candidates_with_unique_ids_and_pictures_in_the_
     for bad in (one, nine, twice, remote, absolute, {**ITEM, "extra": 1}):
         with pytest.raises(ValidationError):
             RANK.validate_item(bad)
+    with pytest.raises(ValidationError, match="candidate ids must be unique; repeated: c1"):
+        RANK.validate_item(twice)
 
 
 def test_ties_are_allowed_and_any_numbering_of_one_order_is_stored_as_competition_ranks() -> None:

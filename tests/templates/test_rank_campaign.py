@@ -11,20 +11,21 @@ from collections import defaultdict
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Tag
-from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
-from hits.demo_tasks.rank import SYSTEMS, true_ranks, truth_key
-from hits.market.questions import xml_to_answers
-from hits.quality import pipeline
+from hits.demo_tasks import truth_key
+from hits.demo_tasks.rank import SYSTEMS, true_ranks
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.templates.arrangements import SlotArrangement
-from server.cli import main
-from tests.helpers import launch_template_campaign, names_in
+from tests.helpers import (
+    hidden_fields,
+    hitforge_results,
+    launch_template_campaign,
+    names_in,
+    sync_marketplace_answers,
+)
 from tests.server.worker_helpers import WorkerClient, accept_framed, csrf_of, soup
 
 
@@ -43,19 +44,10 @@ def _true_ranks(folder, truth) -> dict[str, dict[str, int]]:  # type: ignore[no-
 
 
 def test_careful_workers_rankings_survive_random_order_and_make_the_table(
-    tmp_path, settings, live_server, market, mturk, requester_sessions
+    tmp_path, settings, market, mturk, requester_sessions, careful_campaign
 ) -> None:
-    task = get_demo_task("rank")
     name = "rank-campaign"
-    campaign_id, truth, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "rank", hits=3, name=name
-    )
-    for n in range(2):  # assignments_per_hit is 2: both careful workers rank every item
-        bot = Bot(
-            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
-        )
-        bot.title_filter = name
-        assert bot.run(max_hits=3).submitted == 3
+    campaign_id, truth, hit_ids = careful_campaign("rank", hits=3, name=name)  # both rank every item
     expected = _true_ranks(tmp_path, truth)
     assert any(len(set(r.values())) < len(r) for r in expected.values())  # the truth holds ties
 
@@ -74,16 +66,8 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
     assert alpha == 1.0
 
     # The marketplace holds ranks by page place; syncing its copy stores item terms again.
-    page_terms = {}
-    for hit_id in hit_ids:
-        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]:
-            page_terms[a["AssignmentId"]] = xml_to_answers(a["Answer"])
+    page_terms = sync_marketplace_answers(mturk, market, requester_sessions, hit_ids)
     assert all(re.fullmatch(r"rank-\d+-\d+", f) for fields in page_terms.values() for f in fields)
-    with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
-    fetched = pipeline.fetch_hits(market, targets)
-    with session_scope(requester_sessions) as session:
-        pipeline.review_hits(session, fetched)
     with session_scope(requester_sessions) as session:
         # This campaign's submissions only: the database is shared with the session's other tests.
         stored = {
@@ -106,10 +90,7 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
     assert {a.item_id: a.label for a in aggregated_again} == expected
 
     # The study's table from the true rankings: mean rank and shared first places per system and condition.
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    result = CliRunner().invoke(
-        main, ["results", "rank", name, "--format", "csv"], env=env, catch_exceptions=False
-    )
+    result = hitforge_results(settings, "rank", name, "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     ranks_by: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -128,14 +109,14 @@ def test_careful_workers_rankings_survive_random_order_and_make_the_table(
         assert float(r["mean_rank"]) == round(sum(given) / len(given), 4)
         assert float(r["first_share"]) == round(firsts[(r["system"], r["condition"])] / len(given), 4)
         assert float(r["mean_rank_low"]) <= float(r["mean_rank"]) <= float(r["mean_rank_high"])
-    table = CliRunner().invoke(main, ["results", "rank", name], env=env, catch_exceptions=False).output
+    table = hitforge_results(settings, "rank", name).output
     assert "Mean rank" in table and "First places" in table and "Davidson" in table
     header = next(line for line in table.splitlines() if line.startswith("system"))
     assert header.split()[-1] == "all" and "sentence 1" in header
-    other = CliRunner().invoke(main, ["results", "rank", "no-such-campaign"], env=env)
+    other = hitforge_results(settings, "rank", "no-such-campaign")
     assert other.exit_code != 0 and "no campaign named" in other.output
     for table_of in ("sxs", "heatmap"):  # another study's table of this campaign is refused, by name
-        wrong = CliRunner().invoke(main, ["results", table_of, name], env=env)
+        wrong = hitforge_results(settings, table_of, name)
         assert wrong.exit_code != 0 and f"uses the rank template, not {table_of}" in wrong.output
 
 
@@ -188,11 +169,7 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
             gotten.append(("inline script", script.get_text()))
         form = html.find("form", id="task-form")
         assert isinstance(form, Tag)
-        data = {
-            str(i["name"]): str(i.get("value", ""))
-            for i in form.find_all("input", type="hidden")
-            if isinstance(i, Tag) and i.get("name")
-        }
+        data = hidden_fields(form)
         selects = [str(s["name"]) for s in html.select("fieldset.rank-item select")]
         # 1, 2, 1 in every task: the first and last candidates tied.
         answers = {field: "2" if field.endswith("-1") else "1" for field in selects}

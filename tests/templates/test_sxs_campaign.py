@@ -11,21 +11,23 @@ from collections import Counter
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Tag
-from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
-from hits.demo_tasks.sxs import SYSTEMS, preferences, truth_key
-from hits.market.questions import xml_to_answers
-from hits.quality import pipeline
+from hits.demo_tasks import get_demo_task, truth_key
+from hits.demo_tasks.sxs import SYSTEMS, preferences
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.sxs import METRICS
-from server.cli import main
-from tests.helpers import launch_template_campaign, names_in
+from tests.helpers import (
+    hidden_fields,
+    hitforge_results,
+    launch_template_campaign,
+    names_in,
+    publish_campaign_file,
+    sync_marketplace_answers,
+)
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 
@@ -45,19 +47,10 @@ def _true_preferences(folder, truth) -> dict[str, dict[str, int]]:  # type: igno
 
 
 def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
-    tmp_path, settings, live_server, market, mturk, requester_sessions
+    tmp_path, settings, market, mturk, requester_sessions, careful_campaign
 ) -> None:
-    task = get_demo_task("sxs")
     name = "sxs-campaign"
-    campaign_id, truth, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "sxs", hits=3, name=name
-    )
-    for n in range(2):  # assignments_per_hit is 2: both careful workers judge every item
-        bot = Bot(
-            live_server.url, f"careful-{n}", Profile("perfect", 1.0), truth, seed=n, fill_form=task.fill_form
-        )
-        bot.title_filter = name
-        assert bot.run(max_hits=3).submitted == 3
+    campaign_id, truth, hit_ids = careful_campaign("sxs", hits=3, name=name)  # both judge every item
     expected = _true_preferences(tmp_path, truth)
 
     with session_scope(requester_sessions) as session:
@@ -77,15 +70,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
     assert alpha == 1.0
 
     # The marketplace holds what the workers chose (left/right); syncing it stores item terms again.
-    page_terms = {}
-    for hit_id in hit_ids:
-        for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]:
-            page_terms[a["AssignmentId"]] = xml_to_answers(a["Answer"])
-    with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
-    fetched = pipeline.fetch_hits(market, targets)
-    with session_scope(requester_sessions) as session:
-        pipeline.review_hits(session, fetched)
+    page_terms = sync_marketplace_answers(mturk, market, requester_sessions, hit_ids)
     with session_scope(requester_sessions) as session:
         stored = {s.assignment_id: s for s in session.scalars(select(Submission))}
         left_of = {(s.assignment_id, s.position): s.arrangement["left"] for s in sides}
@@ -108,10 +93,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
     assert {a.item_id: a.label for a in aggregated_again} == expected
 
     # The study's table: each column's share per system pair and metric, from the true preferences.
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    result = CliRunner().invoke(
-        main, ["results", "sxs", name, "--format", "csv"], env=env, catch_exceptions=False
-    )
+    result = hitforge_results(settings, "sxs", name, "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
     system_of = {i: [c["system"] for c in item["candidates"]] for i, item in _items(tmp_path).items()}
@@ -132,7 +114,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
             assert float(r[f"{column}_low"]) <= float(r[column]) <= float(r[f"{column}_high"])
         net = (counts[1] + counts[2] - counts[-1] - counts[-2]) / n
         assert float(r["net_y"]) == round(net, 4)
-    table = CliRunner().invoke(main, ["results", "sxs", name], env=env, catch_exceptions=False).output
+    table = hitforge_results(settings, "sxs", name).output
     first_pair = sorted({tuple(sorted(s)) for s in system_of.values()})[0]
     assert f"{first_pair[0]} vs {first_pair[1]}:" in table
     header = next(line for line in table.splitlines() if line.startswith("metric"))
@@ -142,7 +124,7 @@ def test_careful_workers_preferences_survive_random_sides_and_make_the_table(
     )
     for label, _ in METRICS.values():
         assert label in table
-    other = CliRunner().invoke(main, ["results", "sxs", "no-such-campaign"], env=env)
+    other = hitforge_results(settings, "sxs", "no-such-campaign")
     assert other.exit_code != 0 and "no campaign named" in other.output
 
 
@@ -184,11 +166,7 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
         # A submit with one metric missing (error page), then a complete one (the hand-off page).
         form = html.find("form", id="task-form")
         assert isinstance(form, Tag)
-        data = {
-            str(i["name"]): str(i.get("value", ""))
-            for i in form.find_all("input", type="hidden")
-            if isinstance(i, Tag) and i.get("name")
-        }
+        data = hidden_fields(form)
         slots = len(html.select("fieldset.sxs-item"))
         answers = {f"sxs-{s}-{m}": str((s + k) % 5 - 2) for s in range(slots) for k, m in enumerate(METRICS)}
         partial = {k: v for k, v in answers.items() if k != "sxs-0-tldr"}
@@ -232,11 +210,6 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
 
 def _launch_without_gold(folder, market, requester_sessions, public_url: str, name: str) -> str:  # type: ignore[no-untyped-def]
     """An sxs campaign of one HIT and no gold (whose first opening would serialize the page); its HIT id."""
-    import yaml
-
-    from hits.campaigns.service import create_campaign, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
-
     task = get_demo_task("sxs")
     task.write_data(folder, task.items_per_hit, 0, 5)
     spec = {
@@ -252,10 +225,7 @@ def _launch_without_gold(folder, market, requester_sessions, public_url: str, na
         "items": "items.jsonl",
         "media_dir": "media",
     }
-    (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
-    with session_scope(requester_sessions) as session:
-        campaign_id = create_campaign(session, load_campaign_file(folder / "campaign.yaml")).id
-    publish_campaign(requester_sessions, market, campaign_id, public_url + "/tasks/hit")
+    campaign_id = publish_campaign_file(folder, spec, market, requester_sessions, public_url)
     with session_scope(requester_sessions) as session:
         return str(
             session.scalar(select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id))
@@ -289,8 +259,7 @@ def test_a_page_opened_many_times_at_once_records_one_arrangement_and_shows_it_e
         ).all()
     assert sorted(r.position for r in rows) == list(range(len(seen[0][1]) // 2))
     # Pages opened, nothing answered yet: the table says so instead of printing an empty one.
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
-    empty = CliRunner().invoke(main, ["results", "sxs", "sxs-race"], env=env)
+    empty = hitforge_results(settings, "sxs", "sxs-race")
     assert (
         empty.exit_code == 1 and "no judgements between candidates of different systems yet" in empty.output
     )

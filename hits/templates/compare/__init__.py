@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hits.templates.base import ParsedAnswers, TaskTemplate
 
@@ -19,6 +19,25 @@ LETTERS = "ABCDEF"
 GOLD_PASS_SCORE = 0.8
 _RANK = re.compile(rf"rank-(\d+)-({CANDIDATE_ID})\Z")
 _ID = re.compile(rf"{CANDIDATE_ID}\Z")
+
+
+class _Identified(Protocol):
+    id: str
+
+
+_Listed = TypeVar("_Listed", bound=_Identified)
+
+
+def unique_ids(candidates: list[_Listed]) -> list[_Listed]:
+    """``candidates`` as they are when no two share an id, else a ValueError naming the repeated ids.
+
+    Answers and gold keys name candidates by id, so two with one id could not be told apart.
+    """
+    ids = [c.id for c in candidates]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise ValueError(f"candidate ids must be unique; repeated: {', '.join(twice)}")
+    return candidates
 
 
 class Candidate(BaseModel):
@@ -51,16 +70,9 @@ class CompareItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
     image: str = Field(min_length=1, description="image URL or path relative to the campaign's media folder")
     alt: str = Field(default="", max_length=300, description="a short neutral text alternative for the image")
-    candidates: list[Candidate] = Field(min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES)
-
-    @field_validator("candidates")
-    @classmethod
-    def _unique_ids(cls, value: list[Candidate]) -> list[Candidate]:
-        ids = [c.id for c in value]
-        twice = sorted({i for i in ids if ids.count(i) > 1})
-        if twice:
-            raise ValueError(f"candidate ids must be unique; repeated: {', '.join(twice)}")
-        return value
+    candidates: Annotated[list[Candidate], AfterValidator(unique_ids)] = Field(
+        min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES
+    )
 
 
 class CompareKey(BaseModel):

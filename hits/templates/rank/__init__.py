@@ -20,12 +20,12 @@ import math
 import random
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hits.templates.base import ParsedAnswers, TaskTemplate
-from hits.templates.compare import CANDIDATE_ID
+from hits.templates.compare import CANDIDATE_ID, unique_ids
 
 MIN_CANDIDATES, MAX_CANDIDATES = 2, 8
 LETTERS = "ABCDEFGH"
@@ -67,21 +67,14 @@ class RankItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
     image: str = Field(min_length=1, description="the reference picture: URL or path in the media folder")
     alt: str = Field(default="", max_length=300, description="a short neutral text alternative for it")
-    candidates: list[RankCandidate] = Field(min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES)
+    candidates: Annotated[list[RankCandidate], AfterValidator(unique_ids)] = Field(
+        min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES
+    )
     condition: str = Field(
         default="",
         max_length=80,
         description="the study condition this item belongs to (a column of the results table); not shown",
     )
-
-    @field_validator("candidates")
-    @classmethod
-    def _unique_ids(cls, value: list[RankCandidate]) -> list[RankCandidate]:
-        ids = [c.id for c in value]
-        twice = sorted({i for i in ids if ids.count(i) > 1})
-        if twice:
-            raise ValueError(f"candidate ids must be unique; repeated: {', '.join(twice)}")
-        return value
 
 
 class RankKey(BaseModel):
