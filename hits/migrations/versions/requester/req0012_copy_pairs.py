@@ -1,0 +1,36 @@
+"""copying pairs: two workers found answering alike, with the evidence QA staff read
+
+Revision ID: req0012_copy_pairs
+Revises: req0011
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+import hits.db
+
+revision = "req0012_copy_pairs"
+down_revision = "req0011"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "rq_copying_pairs",
+        sa.Column("campaign_id", sa.Integer(), nullable=False),
+        sa.Column("first_worker", sa.String(length=20), nullable=False),
+        sa.Column("second_worker", sa.String(length=20), nullable=False),
+        sa.Column("suspicious", sa.Boolean(), nullable=False),
+        sa.Column("p_value", sa.Float(), nullable=False),
+        sa.Column("shared_items", sa.Integer(), nullable=False),
+        sa.Column("identical_answers", sa.Integer(), nullable=False),
+        sa.Column("evidence", sa.JSON(), nullable=False),
+        sa.Column("updated_at", hits.db.UTCDateTime(), nullable=False),
+        sa.ForeignKeyConstraint(["campaign_id"], ["rq_campaigns.id"]),
+        sa.PrimaryKeyConstraint("campaign_id", "first_worker", "second_worker"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("rq_copying_pairs")
