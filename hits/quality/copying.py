@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -171,6 +171,106 @@ def normalised_text(answer: Any) -> str | None:
     return " ".join(words) if len(words) >= MIN_TEXT_WORDS else None
 
 
+@dataclass(frozen=True)
+class PairCounts:
+    """What the test needs of a pair: counts only, so that they can be kept and added to."""
+
+    shared_hits: int = 0
+    #: Real items with a label (not free text) from both, and how many of those were identical.
+    shared_items: int = 0
+    identical_answers: int = 0
+    shared_texts: int = 0
+    identical_texts: int = 0
+    #: Gold items both got wrong with the same answer.
+    identical_wrong_gold: int = 0
+    #: Shared HITs the first (the second) of the pair submitted first.
+    first_ahead: int = 0
+    second_ahead: int = 0
+
+    def __add__(self, other: PairCounts) -> PairCounts:
+        return PairCounts(*(x + y for x, y in zip(astuple(self), astuple(other), strict=True)))
+
+
+def tally(items: Sequence[SharedItem], hits: Sequence[SharedHIT]) -> PairCounts:
+    """The counts of a pair's shared items and HITs."""
+    real = [i for i in items if not i.gold]
+    texts = [i for i in real if normalised_text(i.first) is not None]
+    labels = [i for i in real if normalised_text(i.first) is None and normalised_text(i.second) is None]
+    return PairCounts(
+        shared_hits=len(hits),
+        shared_items=len(labels),
+        identical_answers=sum(i.first == i.second for i in labels),
+        shared_texts=len(texts),
+        identical_texts=sum(normalised_text(i.first) == normalised_text(i.second) for i in texts),
+        identical_wrong_gold=sum(i.gold and i.wrong and i.first == i.second for i in items),
+        first_ahead=sum(1 for h in hits if h.first_at and h.second_at and h.first_at < h.second_at),
+        second_ahead=sum(1 for h in hits if h.first_at and h.second_at and h.second_at < h.first_at),
+    )
+
+
+def examples(items: Sequence[SharedItem]) -> list[dict[str, Any]]:
+    """Identical answers to show first: the same wrong gold answer, the same text, the same label."""
+    alike = [i for i in items if i.first == i.second or _same_text(i)]
+    wrong = [i for i in alike if i.gold and i.wrong]
+    texts = [i for i in alike if not i.gold and _same_text(i)]
+    labels = [i for i in alike if not i.gold and not _same_text(i)]
+    return [
+        {"item": i.item, "answer": i.first, "gold": i.gold, "wrong": i.wrong}
+        for i in (wrong + texts + labels)[:EXAMPLES]
+    ]
+
+
+def _same_text(item: SharedItem) -> bool:
+    text = normalised_text(item.first)
+    return text is not None and text == normalised_text(item.second)
+
+
+def shared_hit_times(hits: Sequence[SharedHIT], first: str, second: str) -> list[dict[str, Any]]:
+    """When each of the pair submitted each shared HIT (ISO times), for the evidence."""
+    return [{"hit": h.hit, first: _when(h.first_at), second: _when(h.second_at)} for h in hits]
+
+
+def judge_counts(
+    first: str,
+    second: str,
+    counts: PairCounts,
+    gold_first: GoldRecord,
+    gold_second: GoldRecord,
+    *,
+    false_alarm: float = DEFAULT_FALSE_ALARM,
+    min_shared: int = DEFAULT_MIN_SHARED,
+    min_identical_texts: int = DEFAULT_MIN_IDENTICAL_TEXTS,
+) -> PairVerdict:
+    """Judge a pair from its counts by the agreement test and the identical-text rule (module docstring)."""
+    shared, identical = counts.shared_items, counts.identical_answers
+    # Below the minimum the test does not speak: no quadrature for pairs that met once or twice.
+    p_value = agreement_p_value(identical, shared, gold_first, gold_second) if shared >= min_shared else 1.0
+    by_agreement = shared >= min_shared and p_value <= false_alarm
+    by_text = counts.identical_texts >= min_identical_texts
+    evidence: dict[str, Any] = {
+        "pair": [first, second],
+        "shared_hits": counts.shared_hits,
+        "shared_items": shared,
+        "identical_answers": identical,
+        "observed_agreement": round(identical / shared, 4) if shared else None,
+        # The bound at the posterior means, for reading; the test averages over the posteriors.
+        "expected_agreement_at_most": round(
+            agreement_bound(posterior_mean(gold_first), posterior_mean(gold_second)), 4
+        ),
+        "gold": {first: _gold(gold_first), second: _gold(gold_second)},
+        "p_value": float(f"{p_value:.3g}"),
+        "false_alarm": false_alarm,
+        "min_shared": min_shared,
+        "identical_wrong_gold": counts.identical_wrong_gold,
+        "shared_texts": counts.shared_texts,
+        "identical_texts": counts.identical_texts,
+        "min_identical_texts": min_identical_texts,
+        "answered_first": {first: counts.first_ahead, second: counts.second_ahead},
+        "suspicious_by": [name for name, hit in (("agreement", by_agreement), ("text", by_text)) if hit],
+    }
+    return PairVerdict(first, second, by_agreement or by_text, p_value, evidence)
+
+
 def judge_pair(
     pair: PairRecord,
     *,
@@ -178,47 +278,20 @@ def judge_pair(
     min_shared: int = DEFAULT_MIN_SHARED,
     min_identical_texts: int = DEFAULT_MIN_IDENTICAL_TEXTS,
 ) -> PairVerdict:
-    """Judge one pair by the agreement test and the identical-text rule (module docstring)."""
-    real = [i for i in pair.items if not i.gold]
-    texts = [i for i in real if normalised_text(i.first) is not None]
-    labels = [i for i in real if normalised_text(i.first) is None and normalised_text(i.second) is None]
-    identical = [i for i in labels if i.first == i.second]
-    same_texts = [i for i in texts if normalised_text(i.first) == normalised_text(i.second)]
-    wrong_alike = [i for i in pair.items if i.gold and i.wrong and i.first == i.second]
-    p_value = agreement_p_value(len(identical), len(labels), pair.gold_first, pair.gold_second)
-    by_agreement = len(labels) >= min_shared and p_value <= false_alarm
-    by_text = len(same_texts) >= min_identical_texts
-    mean_first, mean_second = posterior_mean(pair.gold_first), posterior_mean(pair.gold_second)
-    first_first = sum(1 for h in pair.hits if h.first_at and h.second_at and h.first_at < h.second_at)
-    second_first = sum(1 for h in pair.hits if h.first_at and h.second_at and h.second_at < h.first_at)
-    evidence: dict[str, Any] = {
-        "pair": [pair.first, pair.second],
-        "shared_hits": len(pair.hits),
-        "shared_items": len(labels),
-        "identical_answers": len(identical),
-        "observed_agreement": round(len(identical) / len(labels), 4) if labels else None,
-        # The bound at the posterior means, for reading; the test averages over the posteriors.
-        "expected_agreement_at_most": round(agreement_bound(mean_first, mean_second), 4),
-        "gold": {pair.first: _gold(pair.gold_first), pair.second: _gold(pair.gold_second)},
-        "p_value": float(f"{p_value:.3g}"),
-        "false_alarm": false_alarm,
-        "min_shared": min_shared,
-        "identical_wrong_gold": len(wrong_alike),
-        "shared_texts": len(texts),
-        "identical_texts": len(same_texts),
-        "min_identical_texts": min_identical_texts,
-        "answered_first": {pair.first: first_first, pair.second: second_first},
-        "examples": [
-            {"item": i.item, "answer": i.first, "gold": i.gold, "wrong": i.wrong}
-            for i in (wrong_alike + same_texts + identical)[:EXAMPLES]
-        ],
-        "hits": [
-            {"hit": h.hit, pair.first: _when(h.first_at), pair.second: _when(h.second_at)}
-            for h in list(pair.hits)[:EXAMPLES]
-        ],
-        "suspicious_by": [name for name, hit in (("agreement", by_agreement), ("text", by_text)) if hit],
-    }
-    return PairVerdict(pair.first, pair.second, by_agreement or by_text, p_value, evidence)
+    """:func:`judge_counts` on a pair's shared items and HITs, with examples and times in the evidence."""
+    verdict = judge_counts(
+        pair.first,
+        pair.second,
+        tally(pair.items, pair.hits),
+        pair.gold_first,
+        pair.gold_second,
+        false_alarm=false_alarm,
+        min_shared=min_shared,
+        min_identical_texts=min_identical_texts,
+    )
+    verdict.evidence["examples"] = examples(pair.items)
+    verdict.evidence["hits"] = shared_hit_times(list(pair.hits)[:EXAMPLES], pair.first, pair.second)
+    return verdict
 
 
 def _gold(record: GoldRecord) -> str:

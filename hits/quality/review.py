@@ -25,7 +25,7 @@ from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submissio
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
 from hits.quality.aggregation import HELD_ON_FLAG
-from hits.quality.live_copying import judge_copying, lock_partners, store_pairs, with_copying
+from hits.quality.live_copying import count_pairs, judge_copying, lock_partners, store_verdicts, with_copying
 from hits.quality.live_signals import collect_signals_many
 from hits.quality.policy import (
     GoldRecord,
@@ -123,6 +123,7 @@ def grade_submissions(session: Session, submission_ids: list[int]) -> list[Submi
             record.gold_correct += correct
             record.gold_total += total
             record.assignments += 1
+        count_pairs(session, campaign, todo)  # once per submission: it is graded once
     session.flush()
     return submissions
 
@@ -133,12 +134,11 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     assert campaign is not None
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
     has_gold = get_template(campaign.template).has_gold
-    worker_ids = list(worker_ids)
-    copying = judge_copying(session, campaign, worker_ids, policy)
     stats = lock_worker_stats(session, campaign_id, worker_ids)
+    copying = judge_copying(session, campaign, stats, policy)
     # A partner found copying with one of these workers is judged with them (see lock_partners).
     stats.update(lock_partners(session, campaign_id, copying.workers - set(stats)))
-    store_pairs(session, campaign_id, copying)
+    store_verdicts(session, campaign_id, copying)
     pending: dict[str, list[Submission]] = defaultdict(list)
     # Work held because the signals alone flagged its worker is looked at again: when gold
     # becomes confident, it is decided as the worker's other work is (see _enqueue_decisions).

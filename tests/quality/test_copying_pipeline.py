@@ -137,11 +137,19 @@ def test_a_copying_pair_is_flagged_both_held_and_the_reason_restated_as_evidence
         assert flagged and "20/20 identical answers" in reason, reason
         assert set(_decisions(requester_sessions, campaign_id, worker)) == {"held"}
     with session_scope(requester_sessions) as session:
-        kept = session.scalars(select(CopyingPair).where(CopyingPair.campaign_id == campaign_id)).all()
-        assert [(p.first_worker, p.second_worker, p.shared_items, p.identical_answers) for p in kept] == [
+        kept = session.scalars(
+            select(CopyingPair)
+            .where(CopyingPair.campaign_id == campaign_id)
+            .order_by(CopyingPair.flagged.desc(), CopyingPair.first_worker)
+        ).all()
+        # Every pair of the same HITs is counted; only the copying one was ever suspicious.
+        assert [(p.first_worker, p.second_worker, p.shared_items, p.identical_answers) for p in kept[:1]] == [
             (pair[0], pair[1], 20, 20)
         ]
+        assert len(kept) == 3 and [p.flagged for p in kept] == [True, False, False]
+        assert [p.shared_hits for p in kept] == [10, 10, 10]
         assert kept[0].suspicious and kept[0].evidence["answered_first"][source.result.worker_id] == 10
+        assert kept[0].first_ahead + kept[0].second_ahead == 10
     assert not _stats(requester_sessions, campaign_id, honest.result.worker_id)[0]
 
 
@@ -174,7 +182,11 @@ def test_celery_flags_a_copying_pair_and_the_dashboard_shows_the_evidence_and_co
         home = BeautifulSoup(http.get(f"{live_server.url}/dashboard/").text, "html.parser")
         rows = home.find("table", id="flagged")
         assert isinstance(rows, Tag)
-        listed = {r.find("a").get_text(): r.get_text(" ", strip=True) for r in rows.find_all("tr")[1:]}
+        listed = {  # this campaign's flagged workers (an admin sees every campaign's)
+            r.find("a").get_text(): r.get_text(" ", strip=True)
+            for r in rows.find_all("tr")[1:]
+            if f"/workers/{campaign_id}/" in r.find("a")["href"]
+        }
         assert set(listed) == workers, listed  # the honest worker is not flagged
         assert all("copying with" in text for text in listed.values())
         page_url = f"{live_server.url}/dashboard/workers/{campaign_id}/{copier.result.worker_id}"

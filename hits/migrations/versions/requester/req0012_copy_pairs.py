@@ -1,4 +1,4 @@
-"""copying pairs: two workers found answering alike, with the evidence QA staff read
+"""copying pairs: how alike two workers of the same HITs answered, and the latest verdict
 
 Revision ID: req0012_copy_pairs
 Revises: req0011
@@ -21,10 +21,22 @@ def upgrade() -> None:
         sa.Column("campaign_id", sa.Integer(), nullable=False),
         sa.Column("first_worker", sa.String(length=20), nullable=False),
         sa.Column("second_worker", sa.String(length=20), nullable=False),
+        *(
+            sa.Column(name, sa.Integer(), nullable=False)
+            for name in (
+                "shared_hits",
+                "shared_items",
+                "identical_answers",
+                "shared_texts",
+                "identical_texts",
+                "identical_wrong_gold",
+                "first_ahead",
+                "second_ahead",
+            )
+        ),
         sa.Column("suspicious", sa.Boolean(), nullable=False),
+        sa.Column("flagged", sa.Boolean(), nullable=False),
         sa.Column("p_value", sa.Float(), nullable=False),
-        sa.Column("shared_items", sa.Integer(), nullable=False),
-        sa.Column("identical_answers", sa.Integer(), nullable=False),
         sa.Column("evidence", sa.JSON(), nullable=False),
         sa.Column("updated_at", hits.db.UTCDateTime(), nullable=False),
         sa.ForeignKeyConstraint(["campaign_id"], ["rq_campaigns.id"]),
