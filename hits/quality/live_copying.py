@@ -309,7 +309,9 @@ def with_copying(
     """
     if not pairs:
         return verdict
-    evidence = {**verdict.evidence, COPYING: [p.evidence for p in pairs]}
+    # The counts go on the worker's submissions; the examples and times stay on the pair's row.
+    summaries = [{k: v for k, v in p.evidence.items() if k not in ("examples", "hits")} for p in pairs]
+    evidence = {**verdict.evidence, COPYING: summaries}
     signals = dict(evidence.get("signals") or {})
     signals["suspicious"] = sorted({*signals.get("suspicious", []), COPYING})
     evidence["signals"] = signals

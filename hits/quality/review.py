@@ -341,7 +341,8 @@ SIGNALS_REASON = "suspicious signals"
 def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerdict) -> str:
     copying = verdict.evidence.get("copying_reason")
     if copying and verdict.evidence.get("flagged_by") == "signals":
-        return f"{SIGNALS_REASON}: {copying}; gold accuracy {record.gold_correct}/{record.gold_total}"
+        gold = f"; gold accuracy {record.gold_correct}/{record.gold_total}" if record.gold_total else ""
+        return f"{SIGNALS_REASON}: {copying}{gold}"
     if "gold_total" not in verdict.evidence:
         return (
             f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "
