@@ -341,8 +341,14 @@ SIGNALS_REASON = "suspicious signals"
 def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerdict) -> str:
     copying = verdict.evidence.get("copying_reason")
     if copying and verdict.evidence.get("flagged_by") == "signals":
+        others = [
+            name
+            for name in verdict.evidence.get("signals", {}).get("suspicious", [])
+            if name in policy.signals and name != "copying"
+        ]
+        also = f"; also {', '.join(others)}" if others else ""
         gold = f"; gold accuracy {record.gold_correct}/{record.gold_total}" if record.gold_total else ""
-        return f"{SIGNALS_REASON}: {copying}{gold}"
+        return f"{SIGNALS_REASON}: {copying}{also}{gold}"
     if "gold_total" not in verdict.evidence:
         return (
             f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "
