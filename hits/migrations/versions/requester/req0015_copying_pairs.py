@@ -1,7 +1,7 @@
 """copying pairs: how alike two workers of the same HITs answered, and the latest verdict
 
-Revision ID: req0012_copy_pairs
-Revises: req0011
+Revision ID: req0015
+Revises: req0014
 """
 
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import hits.db
 
-revision = "req0012_copy_pairs"
-down_revision = "req0011"
+revision = "req0015"
+down_revision = "req0014"
 branch_labels = None
 depends_on = None
 
