@@ -21,6 +21,7 @@ TARGETS = {
     "careless_flagged": ("careless workers flagged", "-", None),
     "diligent_rejected_share": ("diligent assignments rejected", "< 0.01", lambda v: v < 0.01),
     "diligent_held_share": ("diligent assignments held for QA", "-", None),
+    "copying_false_flags": ("workers in no copying pair flagged on copying", "0", lambda v: v == 0),
     "majority_vote_accuracy": ("label accuracy, majority vote", "-", None),
     "dawid_skene_accuracy": ("label accuracy, Dawid-Skene", ">= MV", None),
 }
@@ -74,7 +75,7 @@ def quality() -> None:
     "--signal",
     "signal_names",
     multiple=True,
-    type=click.Choice(["speed", "straightline", "agreement"]),
+    type=click.Choice(["speed", "straightline", "agreement", "copying"]),
     help="A signal that may flag (repeat it); default: the campaign file's default, "
     + ", ".join(DEFAULT_SIGNALS)
     + ".",

@@ -40,8 +40,13 @@ def _money(value: Any) -> Decimal:
 
 #: An amount of dollars, exact: "1.25" or 1; a float is refused (it cannot carry cents exactly).
 Money = Annotated[Decimal, BeforeValidator(_money)]
-SignalName = Literal["speed", "straightline", "agreement"]
-DEFAULT_SIGNALS: tuple[SignalName, ...] = ("straightline", "agreement")
+SignalName = Literal["speed", "straightline", "agreement", "copying"]
+DEFAULT_SIGNALS: tuple[SignalName, ...] = ("straightline", "agreement", "copying")
+#: The copying-pair test's defaults (hits.quality.copying): the p-value at or below which a
+#: pair is suspicious, the real items it must share first, and identical texts that suffice.
+COPYING_FALSE_ALARM = 1e-6
+COPYING_MIN_SHARED = 20
+COPYING_MIN_IDENTICAL_TEXTS = 3
 
 
 class BonusRule(BaseModel):
@@ -70,6 +75,11 @@ class QualityPolicy(BaseModel):
     #: Signals that may flag a worker whom gold leaves undecided (all are always recorded as
     #: evidence). "speed" is opt-in: it assumes human pacing, which scripted crowds lack.
     signals: list[SignalName] = Field(default_factory=lambda: list(DEFAULT_SIGNALS))
+    #: The copying-pair signal (docs/quality.md): p-value bound per pair, shared real items
+    #: needed, identical free-text answers that suffice.
+    copying_false_alarm: float = Field(COPYING_FALSE_ALARM, gt=0, lt=0.5)
+    copying_min_shared: int = Field(COPYING_MIN_SHARED, ge=1)
+    copying_min_identical_texts: int = Field(COPYING_MIN_IDENTICAL_TEXTS, ge=1)
     max_spelling_error_rate: float = Field(0.25, gt=0, lt=1)
     min_words: int = Field(20, ge=1)
     #: What else happens to a flagged worker: nothing more, a soft block (a qualification

@@ -19,6 +19,7 @@ else:
     import hits.campaigns.gold  # noqa: F401
     import hits.campaigns.models  # noqa: F401
     import hits.heatmaps.log  # noqa: F401
+    import hits.quality.live_copying  # noqa: F401
     import hits.templates.arrangements  # noqa: F401
 
     # The schema tool sees every requester-side table, including those that the

@@ -25,6 +25,7 @@ from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submissio
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
 from hits.quality.aggregation import HELD_ON_FLAG
+from hits.quality.live_copying import count_pairs, judge_copying, lock_partners, store_verdicts, with_copying
 from hits.quality.live_signals import collect_signals_many
 from hits.quality.policy import (
     GoldRecord,
@@ -122,6 +123,7 @@ def grade_submissions(session: Session, submission_ids: list[int]) -> list[Submi
             record.gold_correct += correct
             record.gold_total += total
             record.assignments += 1
+        count_pairs(session, campaign, todo)  # once per submission: it is graded once
     session.flush()
     return submissions
 
@@ -133,6 +135,10 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
     has_gold = get_template(campaign.template).has_gold
     stats = lock_worker_stats(session, campaign_id, worker_ids)
+    copying = judge_copying(session, campaign, stats, policy)
+    # A partner found copying with one of these workers is judged with them (see lock_partners).
+    stats.update(lock_partners(session, campaign_id, copying.workers - set(stats)))
+    store_verdicts(session, campaign_id, copying)
     pending: dict[str, list[Submission]] = defaultdict(list)
     # Work held because the signals alone flagged its worker is looked at again: when gold
     # becomes confident, it is decided as the worker's other work is (see _enqueue_decisions).
@@ -157,6 +163,9 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
         verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
     else:
         verdicts = {w: _judge_text(session, campaign_id, w, policy) for w in sorted(stats)}
+    for worker_id, pairs in copying.by_worker.items():
+        if worker_id in verdicts:
+            verdicts[worker_id] = with_copying(verdicts[worker_id], pairs, stats[worker_id], policy)
     created: list[OutboxEntry | int] = []
     for worker_id in sorted(stats):
         verdict = verdicts[worker_id]
@@ -330,6 +339,16 @@ SIGNALS_REASON = "suspicious signals"
 
 
 def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerdict) -> str:
+    copying = verdict.evidence.get("copying_reason")
+    if copying and verdict.evidence.get("flagged_by") == "signals":
+        others = [
+            name
+            for name in verdict.evidence.get("signals", {}).get("suspicious", [])
+            if name in policy.signals and name != "copying"
+        ]
+        also = f"; also {', '.join(others)}" if others else ""
+        gold = f"; gold accuracy {record.gold_correct}/{record.gold_total}" if record.gold_total else ""
+        return f"{SIGNALS_REASON}: {copying}{also}{gold}"
     if "gold_total" not in verdict.evidence:
         return (
             f"misspelt words {verdict.evidence['faults']}/{verdict.evidence['observations']}; "

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from hits.campaigns.spec import DEFAULT_SIGNALS, SignalName
+from hits.campaigns.spec import COPYING_FALSE_ALARM, COPYING_MIN_SHARED, DEFAULT_SIGNALS, SignalName
 from hits.crowd.profiles import PROFILES
 from hits.demo_tasks.rating import rate
 from hits.quality.aggregation import aggregate_frame
@@ -68,6 +68,7 @@ from hits.quality.simulation_metrics import (
     flag_metrics,
     summarise,
 )
+from hits.quality.simulation_pairs import PairTally
 from hits.templates import get_template
 
 #: True ratings skew high, as in real description data: few sentences are entirely wrong.
@@ -121,6 +122,9 @@ class SimulationConfig:
     recent_gold: int = 20
     #: Assignments a late spammer does diligently before answering at random.
     turn_after: int = 10
+    #: The copying-pair test (:mod:`hits.quality.copying`): p-value bound and shared items needed.
+    copying_false_alarm: float = COPYING_FALSE_ALARM
+    copying_min_shared: int = COPYING_MIN_SHARED
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,8 @@ class _Worker:
     gold_by_assignment: list[tuple[int, int]] = field(default_factory=list)
     #: Answers by HIT (what a copier copies).
     answers_by_hit: dict[int, list[int]] = field(default_factory=dict)
+    #: Whether a pair of this worker's looks like copying, as of the current assignment (None: not yet).
+    copying_suspicious: bool | None = None
 
 
 @dataclass
@@ -212,6 +218,9 @@ class _Campaign:
         self.source_of = {c.outcome.worker_id: s for s, c in self.copier_of.items()}
         #: Assignments a late spammer did after its turn.
         self.after_turn: set[int] = set()
+        #: How often each pair of workers answered alike, and the assignments of each HIT.
+        self.pairs = PairTally()
+        self.hit_assignments: dict[int, list[int]] = {}
 
     def _layout(self, hit: int) -> list[str]:
         """Item keys of one HIT with gold at random positions (gold never repeats within a HIT)."""
@@ -300,6 +309,11 @@ class _Campaign:
         self._take(hit)
         worker.done.add(hit)
         index = len(self.assignments)
+        real = [i for i, key in enumerate(keys) if key not in self.gold]
+        for other in self.hit_assignments.setdefault(hit, []):
+            earlier = self.assignments[other]
+            self.pairs.add(outcome.worker_id, earlier.worker, answers, earlier.answers, real)
+        self.hit_assignments[hit].append(index)
         self.assignments.append(_Assignment(worker.outcome.worker_id, hit, answers))
         if outcome.turned_at_gold is not None:
             self.after_turn.add(index)
@@ -314,7 +328,7 @@ class _Campaign:
             if key not in self.gold:
                 worker.labelled.append((key, answer))
                 self.item_labels.setdefault(key, []).append((worker.outcome.worker_id, answer, index))
-        worker.majority_suspicious = None
+        worker.majority_suspicious = worker.copying_suspicious = None
         verdict: Verdict = "undecided"
         by_gold = False
         current = (0, 0)  # this assignment's gold so far: (correct, total)
@@ -371,6 +385,21 @@ class _Campaign:
             ).suspicious
         return worker.majority_suspicious
 
+    def _copying_suspicious(self, worker: _Worker) -> bool:
+        """Whether any pair of the worker's looks like copying (measured once per assignment)."""
+        if "copying" not in self.config.signals:
+            return False
+        if worker.copying_suspicious is None:
+            worker.copying_suspicious = self.pairs.suspicious(
+                worker.outcome.worker_id,
+                lambda w: GoldRecord(
+                    self.workers[w].outcome.gold_correct, self.workers[w].outcome.gold_total
+                ),
+                false_alarm=self.config.copying_false_alarm,
+                min_shared=self.config.copying_min_shared,
+            )
+        return worker.copying_suspicious
+
     def _judge(self, worker: _Worker, current: tuple[int, int]) -> tuple[Verdict, bool]:
         """The verdict after the latest gold answer, and whether gold alone made it a flag.
 
@@ -387,7 +416,10 @@ class _Campaign:
         gold = judge_recent(gold, recent, threshold=config.threshold, confidence=config.confidence)
         verdict = gold.verdict
         suspicious: list[str] = []
-        if config.use_signals and verdict == "undecided":
+        if config.use_signals and verdict != "flag" and self._copying_suspicious(worker):
+            # Copying is looked for whatever gold says: a pair copying a good worker passes gold.
+            verdict, suspicious = "flag", ["copying"]
+        elif config.use_signals and verdict == "undecided":
             suspicious = self._suspicious(worker)
             verdict = combined_verdict(
                 gold, suspicious, gold_total=outcome.gold_total, min_gold=config.min_gold

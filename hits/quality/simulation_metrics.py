@@ -21,6 +21,8 @@ BAD_PROFILES = ("spammer", "copycat")
 #: pair is a ``copy_source`` (answering as a careless worker) and a ``copier`` who takes each
 #: HIT right after it and gives the same answers, right or wrong.
 BEHAVIOURS = ("late_spammer", "biased", "copy_source", "copier")
+#: The profiles of a copying pair: every other worker flagged on copying is a false alarm.
+COPYING_PAIR = ("copy_source", "copier")
 
 
 @dataclass
@@ -68,6 +70,9 @@ def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str
     diligent_rejected = sum(w.rejected for w in workers if w.profile == "diligent")
     diligent_held = sum(w.held for w in workers if w.profile == "diligent")
     caught = sum(w.flagged_at_gold is not None and w.flagged_at_gold <= max_gold for w in bad)
+    # The copying test's false alarms: workers in no copying pair whose flag rests on it.
+    unpaired = [w for w in workers if w.profile not in COPYING_PAIR]
+    copying_false = sum("copying" in (w.flag_reason or "") for w in unpaired)
     return {
         "precision": flagged_bad / (flagged_bad + flagged_diligent)
         if flagged_bad + flagged_diligent
@@ -79,6 +84,7 @@ def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str
         "careless_flagged": flagged_careless / careless if careless else 0.0,
         "diligent_rejected_share": diligent_rejected / diligent_assignments if diligent_assignments else 0.0,
         "diligent_held_share": diligent_held / diligent_assignments if diligent_assignments else 0.0,
+        "copying_false_flags": copying_false / len(unpaired) if unpaired else 0.0,
     }
 
 
@@ -131,7 +137,9 @@ def behaviour_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dic
 
 
 #: Metrics where a higher figure is worse.
-COSTS = frozenset({"careless_flagged", "diligent_rejected_share", "diligent_held_share"})
+COSTS = frozenset(
+    {"careless_flagged", "diligent_rejected_share", "diligent_held_share", "copying_false_flags"}
+)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from hits.campaigns.models import (
 from hits.campaigns.staff import may_see_campaign, scoped_campaign_ids, visible_access_keys
 from hits.db import utcnow
 from hits.quality import qa_review
+from hits.quality.live_copying import pairs_of
 from qualification.analysis import item_analysis
 from qualification.delivery import waiting_tests
 from qualification.models import QualificationAttempt, QualificationTest
@@ -209,7 +210,13 @@ def worker(campaign_id: int, worker_id: str) -> Any:
         .where(ReviewAction.campaign_id == campaign_id, ReviewAction.worker_id == worker_id)
         .order_by(ReviewAction.created_at)
     ).all()
-    return render_template("dashboard/worker.html", stats=stats, submissions=submissions, actions=actions)
+    return render_template(
+        "dashboard/worker.html",
+        stats=stats,
+        submissions=submissions,
+        actions=actions,
+        copying=pairs_of(rs, campaign_id, worker_id),
+    )
 
 
 @bp.post("/workers/<int:campaign_id>/<worker_id>/review")

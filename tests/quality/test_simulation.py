@@ -6,7 +6,14 @@ from dataclasses import replace
 
 import pytest
 
-from hits.quality.simulation import SimulationConfig, WorkerOutcome, flag_metrics, run_simulation, summarise
+from hits.quality.simulation import (
+    COSTS,
+    SimulationConfig,
+    WorkerOutcome,
+    flag_metrics,
+    run_simulation,
+    summarise,
+)
 
 # Half the default crowd, so that in 100 HITs every worker meets enough gold to be judged
 # (with the full crowd some workers see only 4 or 6 gold answers before the HITs run out).
@@ -139,8 +146,7 @@ def test_summary_takes_the_worst_case_in_the_right_direction_and_pools_the_worke
         values = [small_run.metrics()[name], other.metrics()[name]]
         assert figures.values == tuple(values)
         assert figures.mean == pytest.approx(sum(values) / 2)
-        costs = ("careless_flagged", "diligent_rejected_share", "diligent_held_share")
-        assert figures.worst == (max(values) if name in costs else min(values))
+        assert figures.worst == (max(values) if name in COSTS else min(values))
     # Pooled: ratios over both runs' workers at once, not the mean of the two ratios.
     workers = small_run.workers + other.workers
     bad = [w for w in workers if w.profile in ("spammer", "copycat")]
