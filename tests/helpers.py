@@ -193,3 +193,19 @@ _LOADED_SIZE = """async img => {
 def loaded_size(picture: Any) -> list[int]:
     """The natural [width, height] of a Playwright ``<img>`` locator after it loads ([0, 0] if it failed)."""
     return list(picture.evaluate(_LOADED_SIZE))
+
+
+# Resolves once the element's document has fired its load event: its scripts have run and its
+# pictures (those in shadow trees too) have loaded or failed.
+_DOCUMENT_LOADED = """element => {
+    const doc = element.ownerDocument;
+    if (doc.readyState === "complete") {
+        return true;
+    }
+    return new Promise(done => doc.defaultView.addEventListener("load", () => done(true)));
+}"""
+
+
+def document_loaded(element: Any) -> None:
+    """Wait until the page or frame holding the Playwright locator ``element`` has loaded."""
+    element.evaluate(_DOCUMENT_LOADED)
