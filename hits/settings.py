@@ -11,8 +11,24 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+
+@dataclass(frozen=True)
+class SessionLimits:
+    """How long a sign-in lasts: ended after ``idle`` without a request, and ``lifetime`` after signing in."""
+
+    idle: timedelta
+    lifetime: timedelta
+
+
+#: Workers sign in for a working day and come back the next; a cookie left on a shared
+#: computer still ends overnight, and no sign-in outlives two weeks.
+WORKER_SESSION = SessionLimits(idle=timedelta(hours=12), lifetime=timedelta(days=14))
+#: Staff decide over money and workers' standing: a sign-in ends sooner.
+STAFF_SESSION = SessionLimits(idle=timedelta(hours=2), lifetime=timedelta(hours=12))
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,10 @@ class Settings:
     cdn_map_file: str = ""
     #: Where the CDN library copies are installed (empty: server/cdn/node_modules, where make puts them).
     cdn_libraries_dir: str = ""
+    #: When a worker's sign-in on the worker site ends (checked by the server on every request).
+    worker_session: SessionLimits = WORKER_SESSION
+    #: When a staff sign-in on the dashboard ends.
+    staff_session: SessionLimits = STAFF_SESSION
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -105,7 +125,26 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         trusted_proxies=_count(env, "HITFORGE_TRUSTED_PROXIES"),
         cdn_map_file=env.get("HITFORGE_CDN_MAP", ""),
         cdn_libraries_dir=env.get("HITFORGE_CDN_LIBRARIES", ""),
+        worker_session=_session_limits(env, "WORKER", WORKER_SESSION),
+        staff_session=_session_limits(env, "STAFF", STAFF_SESSION),
     )
+
+
+def _session_limits(env: Mapping[str, str], who: str, default: SessionLimits) -> SessionLimits:
+    """``HITFORGE_<who>_SESSION_IDLE_MINUTES`` and ``..._LIFETIME_HOURS``, each a positive whole number."""
+    minutes, hours = timedelta(minutes=1), timedelta(hours=1)
+    idle = _positive(env, f"HITFORGE_{who}_SESSION_IDLE_MINUTES", default.idle // minutes)
+    lifetime = _positive(env, f"HITFORGE_{who}_SESSION_LIFETIME_HOURS", default.lifetime // hours)
+    return SessionLimits(idle=idle * minutes, lifetime=lifetime * hours)
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    if not (raw.isascii() and raw.isdigit()) or int(raw) == 0:
+        raise ValueError(f"{name} must be a whole number above 0, not {raw!r}")
+    return int(raw)
 
 
 def _flag(value: str) -> bool:

@@ -140,16 +140,17 @@ def clear_account(session: Session, table: type[SignInFailureColumns], account: 
     session.execute(delete(table).where(table.key == account.name))
 
 
-def _minutes(wait: timedelta) -> str:
+def in_minutes(wait: timedelta) -> str:
+    """A wait as a person reads it, rounded up to a whole minute: ``1 minute``, ``15 minutes``."""
     minutes = max(1, math.ceil(wait.total_seconds() / 60))
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 def too_many_signups(wait: timedelta) -> str:
     """What a throttled sign-up is told: why, and when to try again (rounded up to a minute)."""
-    return f"Too many sign-ups from your network. Try again in {_minutes(wait)}."
+    return f"Too many sign-ups from your network. Try again in {in_minutes(wait)}."
 
 
 def too_many_attempts(wait: timedelta) -> str:
     """What a throttled sign-in is told: why, and when to try again (rounded up to a minute)."""
-    return f"Too many failed sign-ins for this account or from your network. Try again in {_minutes(wait)}."
+    return f"Too many failed sign-ins for this account or from your network. Try again in {in_minutes(wait)}."

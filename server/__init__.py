@@ -37,6 +37,9 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         SESSION_COOKIE_SAMESITE="Lax",
         # Served over https (as its public URL says), the cookie must never travel over plain http.
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
+        # The signature itself outlives no sign-in (each kind's limits are checked on top:
+        # ``server/signin_session.py``); Flask's default is 31 days.
+        PERMANENT_SESSION_LIFETIME=max(settings.worker_session.lifetime, settings.staff_session.lifetime),
         WTF_CSRF_TIME_LIMIT=None,
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )

@@ -68,7 +68,7 @@ def _work(bot: Bot, finished: threading.Event, deadline: float) -> None:
         try:
             bot.work_one()
         except CrowdError as exc:
-            # E.g. a round's HIT listed a moment before its page knows it: a person would reload.
+            # A bot that meets an error keeps working, as a person would; the summary lists errors.
             bot.result.errors.append(str(exc))
         if bot.result.submitted == before:
             time.sleep(0.4)
@@ -111,9 +111,7 @@ def run(
     finished = threading.Event()
     deadline = time.monotonic() + TIMEOUT
     bots: list[Bot] = [
-        iiw.ReloadingBot(
-            url, f"{name}-{i + 1}", PROFILES[name], truth, seed=i, fill_form=_filler(task1_truth)
-        )
+        Bot(url, f"{name}-{i + 1}", PROFILES[name], truth, seed=i, fill_form=_filler(task1_truth))
         for name, count in CROWD
         for i in range(count)
     ]

@@ -1,22 +1,24 @@
-"""The dashboard's sign-in guard: throttled guesses and cookies that end at sign-out.
+"""The dashboard's sign-in guard: throttled guesses, and cookies that end at sign-out and expire.
 
-The same two protections as the worker site (``server/worker_site/signin_state.py``
-and ``hits.signin_limits``), for staff accounts, kept in the requester side's
-own tables. The dashboard's views call these; its roles stay its own business.
+The same protections as the worker site (``hits.signin_limits`` and
+``server/signin_session.py``), for staff accounts, kept in the requester side's
+own tables, with the staff's own (shorter) session limits. The dashboard's
+views call these; its roles stay its own business.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import flash, render_template, request, session
-from sqlalchemy import select, update
+from flask import flash, render_template, request
+from sqlalchemy import select
 
 from hits import passwords, signin_limits
 from hits.campaigns.models import StaffSignInFailure, StaffUser
-from server.db import requester_session
+from server import signin_session
+from server.db import requester_session, runtime
 
-GENERATION_KEY = "staff_generation"
+KIND = "staff"
 
 
 def _keys(username: str) -> tuple[signin_limits.Key, signin_limits.Key]:
@@ -51,22 +53,16 @@ def count_failure(username: str) -> None:
 def begin(user: StaffUser) -> None:
     """Sign ``user`` in on this browser with a fresh session; their account's failures are forgotten."""
     signin_limits.clear_account(requester_session(), StaffSignInFailure, _keys(user.username)[0])
-    session.clear()
-    session["staff_id"] = user.id
-    session[GENERATION_KEY] = user.session_generation or 0
+    signin_session.begin(KIND, user.id, user.session_generation)
 
 
-def is_current(user: StaffUser) -> bool:
-    """Whether this request's cookie is from the user's current sign-in generation."""
-    return bool(session.get(GENERATION_KEY) == (user.session_generation or 0))
+def signed_in_user() -> StaffUser | None:
+    """The staff user this request's cookie signs in, if that sign-in is current and has not expired."""
+    staff_id = signin_session.signed_in_id(KIND, runtime().settings.staff_session)
+    user = requester_session().get(StaffUser, staff_id) if isinstance(staff_id, int) else None
+    return user if user is not None and signin_session.is_current(KIND, user.session_generation) else None
 
 
 def end_everywhere(user: StaffUser | None) -> None:
     """Sign out here and end every cookie of this user's issued before."""
-    if user is not None:
-        requester_session().execute(
-            update(StaffUser)
-            .where(StaffUser.id == user.id)
-            .values(session_generation=StaffUser.session_generation + 1)
-        )
-    session.clear()
+    signin_session.end_everywhere(requester_session(), user)

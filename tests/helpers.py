@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,28 @@ _DOCUMENT_LOADED = """element => {
 def document_loaded(element: Any) -> None:
     """Wait until the page or frame holding the Playwright locator ``element`` has loaded."""
     element.evaluate(_DOCUMENT_LOADED)
+
+
+def names_in(text: str, names: Iterable[str]) -> list[str]:
+    """The names that ``text`` holds as words of their own, ignoring case.
+
+    A name with a letter on either side is part of another word: random ids and tokens (base36,
+    base64) hold short names by chance ("...lkcakeenbkd..." holds "keen"), and a blinding test
+    must not fail on them, while a real leak ("keen.png", ``"system": "keen"``) stands alone.
+    """
+    return [n for n in names if re.search(rf"(?<![a-z]){re.escape(n)}(?![a-z])", text, re.IGNORECASE)]
+
+
+def install_package(folder: Path, monkeypatch: Any, module: str, source: str, entry_points: str) -> None:
+    """A real (tiny) installed distribution: ``module``.py with ``source`` and its ``entry_points.txt``.
+
+    ``folder`` is put on ``sys.path`` (undone with ``monkeypatch``), so
+    ``importlib.metadata`` finds the entry points as those of any package.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{module}.py").write_text(source)
+    info = folder / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    monkeypatch.syspath_prepend(str(folder))

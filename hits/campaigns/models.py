@@ -245,6 +245,8 @@ class CampaignResult(RequesterBase):
     method: Mapped[str] = mapped_column(String(32))
     #: Krippendorff's alpha at the template's level (None: too little data, or no level fits).
     agreement: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: Part name -> alpha, for a template that measures agreement per part (``TaskTemplate.own_agreement``).
+    agreement_parts: Mapped[dict[str, float | None] | None] = mapped_column(JSON, nullable=True)
     #: One ``{item_id, label, confidence, votes}`` per aggregated item.
     labels: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     #: How many assignments' answers were counted.

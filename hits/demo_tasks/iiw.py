@@ -1,18 +1,13 @@
 """The ImageInWords demo's data: drawings, model seeds for them, and the bots' truth.
 
 The pictures, seeds and truth are written by ``hits.demo_tasks.iiw_objects``;
-here are the campaign file and the bots' reloading. Task 1 (object annotation)
-comes first and Task 2 (sequential refinement) starts from its approved triples.
+here is the campaign file. Task 1 (object annotation) comes first and Task 2
+(sequential refinement) starts from its approved triples.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
-
-from bs4 import BeautifulSoup
-
-from hits.crowd import Bot, CrowdError
 
 
 def campaign(pictures: int) -> dict[str, Any]:
@@ -59,25 +54,3 @@ def campaign(pictures: int) -> dict[str, Any]:
     )
     spec["workflow"] = workflow
     return spec
-
-
-class ReloadingBot(Bot):
-    """A bot that reloads a HIT page that is not there yet, as a person would.
-
-    A round's HIT reaches the marketplace a moment before the requester side
-    has recorded its id (the publish records it as soon as CreateHIT
-    returns): a worker fast enough to open it in that moment sees "not
-    found" once, and reloads.
-    """
-
-    reloads = 10
-
-    def _get(self, path_or_url: str) -> BeautifulSoup:
-        for _ in range(self.reloads):
-            try:
-                return super()._get(path_or_url)
-            except CrowdError as exc:
-                if "/tasks/hit" not in path_or_url or "HTTP 404" not in str(exc):
-                    raise
-                time.sleep(0.3)
-        return super()._get(path_or_url)

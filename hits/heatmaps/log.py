@@ -5,7 +5,13 @@ report sentence or the worker's own prompt, the real model (never sent to
 the worker), whether its heatmap was shown (``ok``) or why not (``failed``,
 ``timeout``, ``unavailable``), the detail for the requester and how long it
 took. Rows are written ``pending`` before the providers are called, which is
-what the per-assignment limits count, and completed afterwards.
+what the per-assignment limits count, and completed afterwards. Each request
+of a slot takes the next ``number``, unique per slot and model, so two
+requests racing for the same turn cannot both have it (the loser looks
+again and finds the turn taken): the limits hold on any database.
+
+Each heatmap shown is kept (its overlay), so a reloaded page shows the
+worker the very heatmaps they were rating, without asking the models again.
 
 The log is also what results trust about what a worker saw: the first
 report sentence revealed is the one the worker chose (no other can be
@@ -17,8 +23,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, func, select
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column, undefer
 
 from hits.db import RequesterBase, UTCDateTime, utcnow
 
@@ -30,7 +36,14 @@ class HeatmapRequest(RequesterBase):
     """One model's heatmap for one request of one assignment's page."""
 
     __tablename__ = "rq_heatmap_requests"
-    __table_args__ = (Index("ix_rq_heatmap_requests_assignment", "campaign_id", "assignment_id", "position"),)
+    __table_args__ = (
+        Index("ix_rq_heatmap_requests_assignment", "campaign_id", "assignment_id", "position"),
+        Index(
+            "uq_rq_heatmap_requests_turn",
+            *("campaign_id", "assignment_id", "position", "number", "model"),
+            unique=True,
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
@@ -38,6 +51,8 @@ class HeatmapRequest(RequesterBase):
     position: Mapped[int] = mapped_column(Integer)
     #: The rows of one request share it (a random token).
     call_id: Mapped[str] = mapped_column(String(32))
+    #: The request's turn among its slot's requests (0, 1, ...); None on rows logged before turns.
+    number: Mapped[int | None] = mapped_column(Integer, nullable=True)
     round: Mapped[str] = mapped_column(String(8))
     sentence: Mapped[int | None] = mapped_column(Integer, nullable=True)
     prompt: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -45,6 +60,9 @@ class HeatmapRequest(RequesterBase):
     status: Mapped[str] = mapped_column(String(12), default="pending")
     detail: Mapped[str] = mapped_column(Text, default="")
     milliseconds: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: The overlay (PNG) the worker was shown, when ``ok``: what a reloaded page shows again.
+    #: Loaded only when asked for (``latest_shown``), never by the results' reading of the log.
+    overlay: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -84,6 +102,38 @@ def last_request_at(session: Session, campaign_id: int, assignment_id: str, posi
             HeatmapRequest.campaign_id == campaign_id,
             HeatmapRequest.assignment_id == assignment_id,
             HeatmapRequest.position == position,
+        )
+    )
+
+
+def latest_shown(
+    session: Session, campaign_id: int, assignment_id: str, position: int, round_: str
+) -> list[HeatmapRequest]:
+    """The rows, overlays loaded, of the slot's latest answered request of ``round_``; [] if none.
+
+    A request still pending (in flight in another tab, or cut short by a
+    crash) is passed over: its heatmaps were never shown.
+    """
+    slot = (
+        HeatmapRequest.campaign_id == campaign_id,
+        HeatmapRequest.assignment_id == assignment_id,
+        HeatmapRequest.position == position,
+    )
+    pending = select(HeatmapRequest.call_id).where(*slot, HeatmapRequest.status == "pending")
+    call_id = session.scalar(
+        select(HeatmapRequest.call_id)
+        .where(*slot, HeatmapRequest.round == round_, HeatmapRequest.call_id.not_in(pending))
+        .order_by(HeatmapRequest.id.desc())
+        .limit(1)
+    )
+    if call_id is None:
+        return []
+    return list(
+        session.scalars(
+            select(HeatmapRequest)
+            .where(HeatmapRequest.call_id == call_id)
+            .options(undefer(HeatmapRequest.overlay))
+            .order_by(HeatmapRequest.id)
         )
     )
 

@@ -14,19 +14,20 @@ none precomputed (every custom prompt):
 
 :func:`compute_all` runs several providers at once and waits at most the
 time limit for them: a provider that is slower is reported as timed out and
-the caller goes on (its thread finishes, or not, on its own; the pool is
-bounded, so hung providers cannot take every thread of the server).
+the caller goes on (its thread finishes, or not, on its own). Each provider
+has a lane of its own (:mod:`hits.heatmaps.lanes`) that bounds its calls in
+flight and stops calling it for a while after repeated timeouts, so a hung
+provider holds a few threads of its own and never those of the others.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -36,10 +37,18 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hits.heatmaps import HeatmapError
 from hits.heatmaps.arrays import checked
+from hits.heatmaps.lanes import BREAKER_TIMEOUTS, Lane, lane_named, start_call
 
 ENTRY_POINT_GROUP = "hitforge.heatmap_providers"
-#: Threads that run providers, shared by every request of a server process.
-POOL_SIZE = 16
+__all__ = [
+    "BREAKER_TIMEOUTS",
+    "ENTRY_POINT_GROUP",
+    "Job",
+    "ModelSpec",
+    "Outcome",
+    "compute_all",
+    "provider_for",
+]
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,14 @@ class ModelSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     #: http: where the model is served.
     url: str | None = Field(None, min_length=8, max_length=2000)
+
+    def lane(self) -> str:
+        """The name of the lane this model's calls run in: the same provider (and settings), the same lane."""
+        if self.provider == "http":
+            return f"http provider {self.url}"
+        if self.provider == "entry_point":
+            return f"entry point {self.entry_point} {json.dumps(self.options, sort_keys=True)}"
+        return f"{self.provider} provider"
 
     @model_validator(mode="after")
     def _complete(self) -> ModelSpec:
@@ -133,6 +150,14 @@ def _entry_point_provider(name: str, options: str) -> HeatmapProvider:
 
 
 @dataclass(frozen=True)
+class Job:
+    """A call of a live provider, run in the provider's lane (``ModelSpec.lane``)."""
+
+    lane: str
+    call: Callable[[], Any]
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What one provider call came to: ``ok`` with a checked heat array, or why not."""
 
@@ -140,18 +165,6 @@ class Outcome:
     heat: np.ndarray | None = None
     detail: str = ""
     seconds: float = 0.0
-
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:  # made on first use, never at import
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=POOL_SIZE, thread_name_prefix="heatmap-provider")
-        return _pool
 
 
 def _timed(job: Callable[[], Any]) -> Outcome:
@@ -165,26 +178,40 @@ def _timed(job: Callable[[], Any]) -> Outcome:
     return Outcome("ok", heat=heat, seconds=time.monotonic() - started)
 
 
-def compute_all(jobs: Mapping[str, Callable[[], Any] | None], limit: float) -> dict[str, Outcome]:
+def compute_all(jobs: Mapping[str, Job | Callable[[], Any] | None], limit: float) -> dict[str, Outcome]:
     """Run every job at once; each gives a heatmap, or fails, or is cut off after ``limit`` seconds.
 
-    A job that is None has no provider: ``unavailable``. The call returns
-    within ``limit`` seconds (plus a little bookkeeping) whatever the jobs do.
+    A job that is None has no provider: ``unavailable``; so is a :class:`Job`
+    whose provider is not called now (:mod:`hits.heatmaps.lanes`: too many of
+    its calls still running, or it timed out too often lately). The call
+    returns within ``limit`` seconds (plus a little bookkeeping) whatever the
+    jobs do.
     """
     out: dict[str, Outcome] = {
         k: Outcome("unavailable", detail="no live provider") for k, j in jobs.items() if j is None
     }
     started = time.monotonic()
-    futures: dict[str, Future[Outcome]] = {
-        key: _executor().submit(_timed, job) for key, job in jobs.items() if job is not None
-    }
-    wait(futures.values(), timeout=limit)
-    for key, future in futures.items():
+    running: dict[str, tuple[Lane | None, Future[Outcome]]] = {}
+    for key, job in jobs.items():
+        if job is None:
+            continue
+        lane = lane_named(job.lane) if isinstance(job, Job) else None
+        refusal = lane.admit() if lane is not None else None
+        if refusal is not None:
+            out[key] = Outcome("unavailable", detail=refusal)
+            continue
+        call = job.call if isinstance(job, Job) else job
+        running[key] = (lane, start_call(partial(_timed, call), lane))
+    wait([future for _, future in running.values()], timeout=limit)
+    for key, (lane, future) in running.items():
         if future.done():
             out[key] = future.result()
+            if lane is not None:
+                lane.answered(out[key].status == "ok")
         else:
-            future.cancel()  # still queued behind hung providers: never started
             out[key] = Outcome(
                 "timeout", detail=f"no heatmap within {limit:g} s", seconds=time.monotonic() - started
             )
+            if lane is not None:
+                lane.timed_out()
     return out

@@ -27,7 +27,17 @@ from hits.market.models.work import (
     SUBMITTED,
 )
 from hits.market.qualification_ops import check_requirements
-from hits.market.worker_relations import is_blocked
+from hits.market.worker_relations import blocked
+from hits.signin_limits import in_minutes
+
+#: HITs given back (returned, or left to expire) within RETURN_WINDOW after which a worker may
+#: accept nothing until the oldest of them is RETURN_WINDOW old. A worker returns a HIT now and
+#: then (a task they cannot do); a script accepting and returning to read page after page (and
+#: compare them, to find gold) returns hundreds a minute, and each cycle writes rows; left to
+#: expire instead, many HITs at once would do the same more slowly. Counted in the database, so
+#: every server process enforces the same limit.
+RETURN_LIMIT = 10
+RETURN_WINDOW = timedelta(minutes=30)
 
 
 def get_assignment(session: Session, assignment_id: object, requester_id: str | None = None) -> Assignment:
@@ -119,10 +129,12 @@ def _get_for_review(session: Session, assignment_id: object, requester_id: str |
 
 def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
     """Give ``worker`` an assignment of the HIT if it is open to them."""
+    _check_accepts_not_paused(worker)
     # Lock the HIT row (PostgreSQL) so two workers cannot take the last slot.
-    hit = session.scalar(select(HIT).where(HIT.id == hit_id).with_for_update(of=HIT))
-    if hit is None:
+    row = session.execute(_hit_and_block(), {"hit_id": hit_id, "worker_id": worker.id}).first()
+    if row is None:
         raise not_found("HIT", hit_id)
+    hit, is_blocked = row
     refresh_status(session, hit)
     mine = session.scalar(
         select(Assignment).where(
@@ -137,8 +149,25 @@ def accept(session: Session, worker: Worker, hit_id: str) -> Assignment:
         raise RequestError("You have already worked on this HIT.", "AWS.MechanicalTurk.AlreadyWorked")
     if hit.status != ASSIGNABLE:
         raise RequestError("This HIT is no longer available.", "AWS.MechanicalTurk.HITNotAvailable")
-    _check_may_work_for(session, worker, hit.hit_type)
+    _check_may_work_for(session, worker, hit.hit_type, is_blocked=is_blocked)
     return _take_slot(session, worker, hit)
+
+
+@cache
+def _hit_with_block() -> Select[HIT, bool]:
+    return select(HIT, blocked(HIT.requester_id, bindparam("worker_id"))).where(HIT.id == bindparam("hit_id"))
+
+
+@cache
+def _hit_and_block() -> Select[HIT, bool]:
+    # The requester's block on the worker is asked in the statement that locks the HIT.
+    return _hit_with_block().with_for_update(of=HIT)
+
+
+def hit_for_worker(session: Session, hit_id: str, worker_id: str) -> tuple[HIT, bool] | None:
+    """The HIT (unlocked) and whether its requester blocked the worker, in one query; None if no such HIT."""
+    row = session.execute(_hit_with_block(), {"hit_id": hit_id, "worker_id": worker_id}).first()
+    return None if row is None else (row[0], bool(row[1]))
 
 
 def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Assignment:
@@ -152,10 +181,12 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
     choice and the insert just as well. Only if every candidate was locked does
     it wait, for HITs whose other slots are being taken (several assignments).
     """
-    hit_type = _hit_type_with_setting(session, hit_type_id) if isinstance(hit_type_id, str) else None
-    if hit_type is None:
+    _check_accepts_not_paused(worker)
+    found = _hit_type_for(session, hit_type_id, worker) if isinstance(hit_type_id, str) else None
+    if found is None:
         raise not_found("HITType", str(hit_type_id))
-    _check_may_work_for(session, worker, hit_type)
+    hit_type, is_blocked = found
+    _check_may_work_for(session, worker, hit_type, is_blocked=is_blocked)
     candidates = _group_candidates(hit_type.id, worker.id, utcnow())
     hit = session.scalar(candidates.with_for_update(of=HIT, skip_locked=True))
     if hit is None and session.get_bind().dialect.name != "sqlite":
@@ -168,23 +199,28 @@ def accept_from_group(session: Session, worker: Worker, hit_type_id: str) -> Ass
 
 
 @cache
-def _type_and_setting() -> Select[HITType, NotificationSetting]:
+def _type_setting_and_block() -> Select[HITType, NotificationSetting, bool]:
     return (
-        select(HITType, NotificationSetting)
+        select(HITType, NotificationSetting, blocked(HITType.requester_id, bindparam("worker_id")))
         .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HITType.id)
         .where(HITType.id == bindparam("hit_type_id"))
     )
 
 
-def _hit_type_with_setting(session: Session, hit_type_id: str) -> HITType | None:
-    """The HIT type, with its notification setting read in the same query (the accept records an event)."""
-    row = session.execute(_type_and_setting(), {"hit_type_id": hit_type_id}).first()
+def _hit_type_for(session: Session, hit_type_id: str, worker: Worker) -> tuple[HITType, bool] | None:
+    """The HIT type and whether its requester blocked the worker, in one query.
+
+    The type's notification setting comes in the same query (the accept records an event).
+    """
+    row = session.execute(
+        _type_setting_and_block(), {"hit_type_id": hit_type_id, "worker_id": worker.id}
+    ).first()
     if row is None:
         return None
-    hit_type, setting = row
+    hit_type, setting, is_blocked = row
     if setting is None:
         events.note_no_setting(session, hit_type.id)
-    return hit_type  # type: ignore[no-any-return]
+    return hit_type, bool(is_blocked)
 
 
 def _group_candidates(hit_type_id: str, worker_id: str, now: datetime) -> Select[HIT]:
@@ -205,9 +241,20 @@ def _group_candidates(hit_type_id: str, worker_id: str, now: datetime) -> Select
     )
 
 
-def _check_may_work_for(session: Session, worker: Worker, hit_type: HITType) -> None:
+def _check_accepts_not_paused(worker: Worker) -> None:
+    """Refuse any accept while the worker is paused for returning too many HITs (no query: see Worker)."""
+    paused_until, now = worker.accepts_paused_until, utcnow()
+    if paused_until is not None and paused_until > now:
+        raise RequestError(
+            "You have returned or let expire too many HITs in a short time. "
+            f"You can accept HITs again in {in_minutes(paused_until - now)}.",
+            "AWS.MechanicalTurk.TooManyReturns",
+        )
+
+
+def _check_may_work_for(session: Session, worker: Worker, hit_type: HITType, *, is_blocked: bool) -> None:
     """Refuse a worker the requester blocked, or one short of the type's Accept requirements."""
-    if is_blocked(session, hit_type.requester_id, worker.id):
+    if is_blocked:
         raise RequestError(
             "The requester of this HIT has blocked you from working on their HITs.",
             "AWS.MechanicalTurk.WorkerBlocked",
@@ -281,10 +328,35 @@ def return_assignment(session: Session, worker: Worker, assignment_id: str) -> A
             "Only an assignment in progress can be returned.", "AWS.MechanicalTurk.AssignmentNotActive"
         )
     assignment.status = RETURNED
+    assignment.return_time = now = utcnow()
     session.flush()
     refresh_status(session, assignment.hit)
     events.record(session, assignment.hit, "AssignmentReturned", assignment)
+    _pause_after_many_returns(session, worker, now)
     return assignment
+
+
+def _pause_after_many_returns(session: Session, worker: Worker, now: datetime) -> None:
+    """Pause the worker's accepts while RETURN_LIMIT HITs they gave back are within RETURN_WINDOW.
+
+    A sliding window, as the sign-in throttle's: the pause lasts until the
+    RETURN_LIMIT-th most recent return (or abandonment) leaves the window. Worked
+    out here, on the rare return or abandonment, so that the frequent accept only
+    compares a time it already has.
+    """
+    oldest_counted = session.scalar(
+        select(Assignment.return_time)
+        .where(
+            Assignment.worker_id == worker.id,
+            Assignment.status.in_((RETURNED, ABANDONED)),
+            Assignment.return_time > now - RETURN_WINDOW,
+        )
+        .order_by(Assignment.return_time.desc())
+        .offset(RETURN_LIMIT - 1)
+        .limit(1)
+    )
+    if oldest_counted is not None:
+        worker.accepts_paused_until = oldest_counted + RETURN_WINDOW
 
 
 def _pay_reward(session: Session, assignment: Assignment) -> None:
@@ -356,7 +428,14 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
     ).all()
     for assignment in abandoned:
         assignment.status = ABANDONED
+        assignment.return_time = assignment.deadline  # back to its HIT when its time ran out
         events.record(session, assignment.hit, "AssignmentAbandoned", assignment)
+    if abandoned:
+        session.flush()
+        for worker_id in sorted({a.worker_id for a in abandoned}):
+            worker = session.get(Worker, worker_id)
+            if worker is not None:
+                _pause_after_many_returns(session, worker, now)
     # Locked up front, before any payment locks a balance, and skipping those a
     # requester is deciding right now: a decision holds its assignment and then
     # waits for the balance, so taking them one by one could deadlock with it.

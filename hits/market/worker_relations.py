@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnExpressionArgument, Exists, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -194,14 +194,16 @@ def blocks(session: Session, requester_id: str, offset: int, limit: int) -> list
     return list(session.scalars(stmt))
 
 
-def is_blocked(session: Session, requester_id: str, worker_id: str) -> bool:
+def blocked(requester_id: ColumnExpressionArgument[str], worker_id: ColumnExpressionArgument[str]) -> Exists:
+    """Whether the requester has blocked the worker, as an SQL ``EXISTS``.
+
+    Built from the enclosing query's columns so an accept asks it in the query that
+    reads the HIT or its type, instead of in a statement of its own.
+    """
     return (
-        session.scalar(
-            select(WorkerBlock.id).where(
-                WorkerBlock.requester_id == requester_id, WorkerBlock.worker_id == worker_id
-            )
-        )
-        is not None
+        select(WorkerBlock.id)
+        .where(WorkerBlock.requester_id == requester_id, WorkerBlock.worker_id == worker_id)
+        .exists()
     )
 
 

@@ -314,13 +314,18 @@ def campaign_agreement(session: Session, campaign_id: int, frame: pd.DataFrame |
 
     Multi-select answers count as one yes/no question per candidate; orderings
     as one ordinal question per candidate (its place); spans and free text have
-    no single label to agree on (None). ``frame``: the campaign's
+    no single label to agree on (None). A template that measures its own
+    (``TaskTemplate.own_agreement``) gives its overall figure. ``frame``: the campaign's
     :func:`answers_frame`, if the caller has it already.
     """
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         raise ValueError(f"campaign {campaign_id} does not exist")
-    level = get_template(campaign.template).agreement_level
+    template = get_template(campaign.template)
+    own = template.own_agreement(session, campaign_id)
+    if own is not None:
+        return own.overall
+    level = template.agreement_level
     if frame is None:
         frame = answers_frame(session, campaign_id)
     if level is None or frame.empty:
@@ -366,7 +371,9 @@ def store_results(session: Session, campaign_id: int) -> CampaignResult:
     items = aggregate_frame(frame, method) if not frame.empty else []
     row = session.get(CampaignResult, campaign_id) or CampaignResult(campaign_id=campaign_id)
     row.method = method
-    row.agreement = campaign_agreement(session, campaign_id, frame)
+    own = get_template(campaign.template).own_agreement(session, campaign_id)
+    row.agreement = own.overall if own is not None else campaign_agreement(session, campaign_id, frame)
+    row.agreement_parts = own.parts if own is not None else None
     row.labels = [
         {"item_id": a.item_id, "label": a.label, "confidence": round(a.confidence, 4), "votes": a.votes}
         for a in items

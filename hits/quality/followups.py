@@ -145,9 +145,18 @@ def on_rejected(
     except OverBudget as exc:
         submission.evidence = {**(submission.evidence or {}), "not_reposted": str(exc)}
         return None
+    return queue_repost(session, campaign.id, submission, cost)
+
+
+def queue_repost(session: Session, campaign_id: int, submission: Submission, cost: Decimal) -> int | None:
+    """Queue one more assignment of a rejected submission's HIT, once per assignment; the entry's id.
+
+    The caller has checked that ``cost`` fits the budget (a campaign's, or a
+    workflow's across its stages). ``None`` when it was queued already.
+    """
     return _enqueue(
         session,
-        campaign.id,
+        campaign_id,
         "repost",
         submission.assignment_id,
         {"hit_id": submission.published_hit.mturk_hit_id, "cost": format_amount(cost)},

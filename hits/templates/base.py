@@ -7,9 +7,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 
 class TemplateError(ValueError):
@@ -26,6 +29,14 @@ class ParsedAnswers:
     @property
     def ok(self) -> bool:
         return not self.errors
+
+
+@dataclass(frozen=True)
+class TemplateAgreement:
+    """Agreement a template measures itself: one figure, and one per part (None: too few data)."""
+
+    overall: float | None
+    parts: dict[str, float | None]
 
 
 class TaskTemplate(ABC):
@@ -52,6 +63,14 @@ class TaskTemplate(ABC):
     #: knows (e.g. which description is on the left): ``arrange`` draws it, ``hits.templates.
     #: arrangements`` keeps it, ``arranged_view`` shows it and ``unscramble`` maps answers back.
     arranged: ClassVar[bool] = False
+
+    def own_agreement(self, session: Session, campaign_id: int) -> TemplateAgreement | None:
+        """The campaign's agreement as the template measures it; None: the generic one of ``agreement_level``.
+
+        For answers nested past one label per item (per model and question,
+        say), where the template's own study decides what counts.
+        """
+        return None
 
     @property
     def directory(self) -> Path:

@@ -19,13 +19,14 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, HITSlot, Item, PublishedHIT, Submission
+from hits.campaigns.models import Campaign, HITSlot, Item, OutboxEntry, PublishedHIT, Submission
 from hits.db import utcnow
 from hits.money import format_amount
-from hits.quality.followups import committed_cost
+from hits.quality.followups import assignment_cost, campaign_spec, committed_cost, queue_repost
 from hits.quality.pipeline import VOID
 from hits.workflows.metrics import round_metrics
-from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+from hits.workflows.models import Chain, ChainRound, Exposure, Workflow, WorkflowStage
+from hits.workflows.pages import new_page_token
 from hits.workflows.setup import round_cost, rounds_policy
 from hits.workflows.spec import RoundsPolicy
 
@@ -42,6 +43,8 @@ class Advanced:
     new_rounds: list[int] = field(default_factory=list)
     need_seeds: list[int] = field(default_factory=list)
     finished: bool = False
+    #: Re-posts of rejected first-stage work queued, for the outbox to apply.
+    outbox: list[int] = field(default_factory=list)
 
 
 def stages_of(session: Session, workflow_id: int) -> list[WorkflowStage]:
@@ -62,6 +65,10 @@ def advance(session: Session, workflow_id: int) -> Advanced:
         return result
     stages = stages_of(session, workflow_id)
     by_name = {s.name: s for s in stages}
+    for stage in stages:
+        if stage.kind == "single":
+            # First, so a stage with a redo still to come is not taken for finished below.
+            _redo_rejected(session, workflow, stage, result)
     for stage in stages:
         if stage.kind != "rounds":
             continue
@@ -112,6 +119,53 @@ def _start_ready(
         if new is not None:
             chain.status, chain.updated_at = "running", utcnow()
             result.new_rounds.append(new)
+
+
+def _redo_rejected(session: Session, workflow: Workflow, stage: WorkflowStage, result: Advanced) -> None:
+    """A single stage's rejected assignments: each offered once more, to another worker, within budget.
+
+    One more assignment of the same HIT (the outbox's re-post, exactly once per
+    rejected assignment: its key is the assignment), which the rejected worker
+    cannot take, having worked on that HIT. Its cost is checked under the
+    workflow's lock against the budget minus what every stage has committed,
+    as a new round's is; one that does not fit is not queued, and says why.
+    """
+    reposted = select(OutboxEntry.target).where(
+        OutboxEntry.campaign_id == stage.campaign_id, OutboxEntry.action == "repost"
+    )
+    rejected = [
+        s
+        for s in session.scalars(
+            select(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(
+                PublishedHIT.campaign_id == stage.campaign_id,
+                Submission.decision == "reject",
+                Submission.synced.is_(True),
+                Submission.assignment_id.not_in(reposted),
+            )
+            .order_by(Submission.id)
+        )
+        if "not_reposted" not in (s.evidence or {})
+    ]
+    if not rejected:
+        return
+    campaign = session.get(Campaign, stage.campaign_id)
+    assert campaign is not None
+    cost = assignment_cost(campaign_spec(campaign))
+    committed = workflow_committed(session, workflow)
+    for submission in rejected:
+        if committed + cost > workflow.budget:
+            submission.evidence = {
+                **(submission.evidence or {}),
+                "not_reposted": f"budget: redoing it would cost {format_amount(cost)}, and "
+                f"{format_amount(committed)} of the workflow's {format_amount(workflow.budget)} is committed",
+            }
+            continue
+        entry = queue_repost(session, campaign.id, submission, cost)
+        if entry is not None:
+            committed += cost
+            result.outbox.append(entry)
 
 
 def _upstream_output(
@@ -193,7 +247,19 @@ def _stage_done(session: Session, stage: WorkflowStage) -> bool:
         )
         return active is None
     campaign = session.get(Campaign, stage.campaign_id)
-    return campaign is not None and campaign.status not in STAGE_AT_WORK
+    if campaign is None or campaign.status in STAGE_AT_WORK:
+        return False
+    # A rejected assignment's redo not applied yet: its HIT opens again when it is.
+    redo = session.scalar(
+        select(OutboxEntry.id)
+        .where(
+            OutboxEntry.campaign_id == stage.campaign_id,
+            OutboxEntry.action == "repost",
+            OutboxEntry.status == "pending",
+        )
+        .limit(1)
+    )
+    return redo is None
 
 
 def _follow(
@@ -338,6 +404,7 @@ def _add_round(
                 published_hit_id=published.id,
                 previous_text=previous,
                 status="open",
+                page_token=new_page_token(),
             )
             session.add(row)
             session.flush()
@@ -370,9 +437,19 @@ def stage_waits(session: Session, campaign_id: int) -> bool:
 
 
 def excluded_workers(session: Session, chain: Chain) -> list[str]:
-    """Everyone who has worked on this chain's picture, in this stage or in the stage feeding it."""
+    """Everyone who has been shown this chain's picture or worked on it, in any stage of the workflow."""
     workers = set(
         w for w in session.scalars(select(ChainRound.worker_id).where(ChainRound.chain_id == chain.id)) if w
+    )
+    stage = session.get(WorkflowStage, chain.stage_id)
+    assert stage is not None
+    # Shown the picture in any stage, work submitted or not (a returned HIT is listed nowhere else).
+    workers.update(
+        session.scalars(
+            select(Exposure.worker_id).where(
+                Exposure.workflow_id == stage.workflow_id, Exposure.key == chain.key
+            )
+        )
     )
     # Work submitted but not yet read by the advance (a round's HIT synced just now).
     workers.update(
@@ -382,8 +459,6 @@ def excluded_workers(session: Session, chain: Chain) -> list[str]:
             .where(ChainRound.chain_id == chain.id)
         )
     )
-    stage = session.get(WorkflowStage, chain.stage_id)
-    assert stage is not None
     if stage.source != "items":
         source = session.scalar(
             select(WorkflowStage).where(

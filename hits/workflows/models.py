@@ -90,6 +90,9 @@ class ChainRound(RequesterBase):
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     item_id: Mapped[int] = mapped_column(ForeignKey("rq_items.id"))
     published_hit_id: Mapped[int] = mapped_column(ForeignKey("rq_published_hits.id"), unique=True)
+    #: Random, in its HIT's ExternalQuestion URL: the page finds the round by it before the HIT's
+    #: id is recorded (``hits.workflows.pages``). It says nothing of the round, picture or text.
+    page_token: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
     #: open, approved, rejected, held, expired (closed with no work: offered again).
     status: Mapped[str] = mapped_column(String(16), default="open")
     previous_text: Mapped[str] = mapped_column(Text)
@@ -101,3 +104,21 @@ class ChainRound(RequesterBase):
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class Exposure(RequesterBase):
+    """A worker was shown one of the workflow's pictures (their assignment's page was served).
+
+    Recorded for returned and abandoned assignments too, which the API never
+    lists: every later HIT of the picture keeps the worker out (``exposures``).
+    """
+
+    __tablename__ = "rq_workflow_exposures"
+    __table_args__ = (UniqueConstraint("workflow_id", "key", "worker_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    workflow_id: Mapped[int] = mapped_column(ForeignKey("rq_workflows.id"))
+    #: The picture: its item id in the items file, as a chain's ``key``.
+    key: Mapped[str] = mapped_column(String(128))
+    worker_id: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

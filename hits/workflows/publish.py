@@ -6,7 +6,9 @@ slow models, and the marketplace is called with no transaction open.
 A round's HIT is created with a UniqueRequestToken derived from its HIT row
 (``hitforge-c<campaign>-h<row>``, as for every campaign): a retried or
 concurrent publish of the same row gets ``HITAlreadyExists`` and records
-the HIT the marketplace has. Before the HIT exists, everyone who has worked
+the HIT the marketplace has. Its ExternalQuestion URL carries the round's
+page token (``hits.workflows.pages``), so its page is served before its id is
+recorded here. Before the HIT exists, everyone who has worked
 on the picture is given the chain's exclusion qualification, and the HIT
 requires that qualification not to exist (guarding discovery, preview and
 accept): the marketplace itself keeps them out, however they accept.
@@ -33,6 +35,7 @@ from hits.quality import pipeline
 from hits.seeders import Picture, SeederError, SeederOptions, call_seeder, make_seeder, seed_text
 from hits.workflows.engine import advance, excluded_workers
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+from hits.workflows.pages import round_page_url
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ class StepReport:
     published: int = 0
     errors: list[str] = field(default_factory=list)
     finished: bool = False
-    #: Decisions made while syncing rounds' HITs, to apply through the outbox.
+    #: Decisions made while syncing rounds' HITs, and redos of rejected work, to apply through the outbox.
     outbox: list[int] = field(default_factory=list)
 
 
@@ -64,7 +67,9 @@ def run_step(
         with session_scope(sessions) as session:
             again = advance(session, workflow_id)
         first.new_rounds += again.new_rounds
+        first.outbox += again.outbox
         first.finished = again.finished
+    report.outbox += first.outbox
     report.created = len(first.new_rounds)
     report.finished = first.finished
     published, errors = publish_rounds(sessions, market, workflow_id, hit_page_url)
@@ -171,7 +176,9 @@ def seed_chains(
 
 
 @dataclass(frozen=True)
-class _Pending:
+class PendingRound:
+    """A round whose HIT is not recorded yet: what creating it needs."""
+
     round_id: int
     chain_id: int
     published_id: int
@@ -180,9 +187,11 @@ class _Pending:
     qualification_id: str | None
     workers: list[str]
     label: str
+    request_token: str
+    page_token: str | None
 
 
-def pending_rounds(session: Session, workflow_id: int) -> list[_Pending]:
+def pending_rounds(session: Session, workflow_id: int) -> list[PendingRound]:
     """Rounds whose HIT is not on the marketplace yet, with whom each must exclude."""
     rows = session.execute(
         select(ChainRound, Chain, WorkflowStage, PublishedHIT)
@@ -197,7 +206,7 @@ def pending_rounds(session: Session, workflow_id: int) -> list[_Pending]:
         campaign = session.get(Campaign, stage.campaign_id)
         assert campaign is not None
         out.append(
-            _Pending(
+            PendingRound(
                 rnd.id,
                 chain.id,
                 published.id,
@@ -206,6 +215,8 @@ def pending_rounds(session: Session, workflow_id: int) -> list[_Pending]:
                 chain.exclusion_qualification_id,
                 excluded_workers(session, chain),
                 f"{campaign.name} picture {chain.id}",
+                published.unique_request_token,
+                rnd.page_token,
             )
         )
     return out
@@ -218,31 +229,41 @@ def publish_rounds(
     with session_scope(sessions) as session:
         pending = pending_rounds(session, workflow_id)
     done, errors = 0, []
-    question = EXTERNAL_QUESTION.format(url=escape(hit_page_url), height=900)
     for p in pending:
         try:
-            hit = _publish_one(sessions, market, p, question)
+            hit = create_round_hit(sessions, market, p, hit_page_url)
         except MarketplaceError as exc:
             errors.append(f"round {p.round_id}: {exc}")
             log.warning("publishing round %s failed: %s", p.round_id, exc)
             continue
-        with session_scope(sessions) as session:
-            row = session.get(PublishedHIT, p.published_id)
-            campaign = session.get(Campaign, p.campaign_id)
-            assert row is not None and campaign is not None
-            row.mturk_hit_id, row.status = hit["HITId"], "open"
-            campaign.hit_type_id = hit["HITTypeId"]
-            campaign.access_key_id = market.access_key_id
-            if campaign.status != "running":
-                campaign.status = "running"  # new work: the stage campaign is reviewed again
+        record_round_hit(sessions, p, hit, market.access_key_id)
         done += 1
     return done, errors
 
 
-def _publish_one(
-    sessions: Callable[[], Session], market: Marketplace, p: _Pending, question: str
+def record_round_hit(
+    sessions: Callable[[], Session], p: PendingRound, hit: dict[str, Any], access_key_id: str
+) -> None:
+    """Record a created round HIT's id on its row (the page is served before this too: ``pages``)."""
+    with session_scope(sessions) as session:
+        row = session.get(PublishedHIT, p.published_id)
+        campaign = session.get(Campaign, p.campaign_id)
+        assert row is not None and campaign is not None
+        row.mturk_hit_id, row.status = hit["HITId"], "open"
+        campaign.hit_type_id = hit["HITTypeId"]
+        campaign.access_key_id = access_key_id
+        if campaign.status != "running":
+            campaign.status = "running"  # new work: the stage campaign is reviewed again
+
+
+def create_round_hit(
+    sessions: Callable[[], Session], market: Marketplace, p: PendingRound, hit_page_url: str
 ) -> dict[str, Any]:
-    """Exclude the picture's earlier workers, then create the round's HIT (once, by its token)."""
+    """Exclude the picture's earlier workers, then create the round's HIT (once, by its token).
+
+    Its ExternalQuestion URL carries the round's page token, so the page is
+    served from the moment the HIT exists, before :func:`record_round_hit`.
+    """
     qualification_id = p.qualification_id
     if qualification_id is None:
         # Named by the chain's row only: it says nothing of who wrote the text a worker will see.
@@ -257,7 +278,8 @@ def _publish_one(
     for worker_id in p.workers:
         market.associate_qualification(qualification_id, worker_id, 1)  # idempotent on the marketplace
     spec = CampaignSpec.model_validate({k: v for k, v in p.spec.items() if k != "media_path"})
-    token = f"hitforge-c{p.campaign_id}-h{p.published_id}"
+    token = p.request_token
+    question = EXTERNAL_QUESTION.format(url=escape(round_page_url(hit_page_url, p.page_token)), height=900)
     requirements = [
         *spec.qualification_requirements,
         {

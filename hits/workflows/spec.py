@@ -127,6 +127,7 @@ def check_first_stage(spec: Any) -> None:
     if quality.repost_rejected or quality.bonus is not None:
         # Money beyond the HITs is counted per campaign, and a workflow's budget spans its stages.
         raise ValueError(
-            "a workflow redoes rejected rounds itself and pays no bonuses yet: "
+            "a workflow redoes rejected work itself (rounds, and each rejected assignment of its first "
+            "stage once, within the workflow's budget) and pays no bonuses yet: "
             "remove quality.repost_rejected and quality.bonus"
         )

@@ -14,7 +14,7 @@ from flask import Flask, current_app, url_for
 
 from hits.settings import Settings
 from server.cdn.cdn_map import CdnMap, Resolution, map_for
-from server.cdn.page import rewrite_html
+from server.cdn.page import PageReport, page_report, rewrite_html
 
 EXTENSION = "hitforge.cdn"
 
@@ -58,3 +58,15 @@ def local_url(resolution: Resolution) -> str:
 def rewrite_page(html: str) -> str:
     """A HIT page's HTML with the CDN URLs this site serves pointing at its copies."""
     return rewrite_html(html, app_cdn_map(), local_url)
+
+
+def report_for(html: str, cdn_map: CdnMap) -> PageReport:
+    """The page's report; the crowd elements and externalHIT_v1.js count as served (the worker site does)."""
+    from server.worker_site.html_question import CROWD_SCRIPT, MTURK_SCRIPT
+
+    return page_report(html, cdn_map, [CROWD_SCRIPT, MTURK_SCRIPT])
+
+
+def unserved_urls(html: str) -> list[str]:
+    """The scripts and stylesheets ``html`` loads that the running site does not serve, in page order."""
+    return report_for(html, app_cdn_map()).unserved

@@ -9,8 +9,9 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from server.cdn import report_for
 from server.cdn.cdn_map import CdnMap, CdnMapError, map_for
-from server.cdn.page import PageReport, page_report
+from server.cdn.page import PageReport
 
 console = Console(stderr=True, soft_wrap=True, highlight=False)
 
@@ -34,13 +35,6 @@ def _cdn_map() -> CdnMap:
 def check_operator_map() -> None:
     """Stop with a one-line error (exit 2) when HITFORGE_CDN_MAP names a file that cannot be used."""
     _cdn_map()
-
-
-def report_for(html: str, cdn_map: CdnMap) -> PageReport:
-    """The page's report; the crowd elements and externalHIT_v1.js count as served (the worker site does)."""
-    from server.worker_site.html_question import CROWD_SCRIPT, MTURK_SCRIPT
-
-    return page_report(html, cdn_map, [CROWD_SCRIPT, MTURK_SCRIPT])
 
 
 def _page_html(path: Path) -> str:
@@ -84,16 +78,50 @@ def warn_unserved(layout: Path) -> None:
     print_unserved(str(layout), report_for(html, _cdn_map()))
 
 
-@click.command("check")
-@click.argument("page", type=click.Path(dir_okay=False, path_type=Path))
-def check(page: Path) -> None:
-    """List the CDN scripts and stylesheets PAGE loads and whether hitforge serves them.
+def _hit_question(hit_id: str) -> tuple[str, str | None]:
+    """HIT ``hit_id``'s question kind and HTML (None but for an HTMLQuestion), read through GetHIT."""
+    from hits.market.errors import RequestError
+    from hits.market.questions import parse_question
+    from hits.mturk import Marketplace, MarketplaceError
+    from hits.settings import load_settings
 
-    PAGE is a layout, an HTML page or an HTMLQuestion document. Exits with 1
-    when some URL is not served (the page still runs, without that file, where
-    workers cannot reach the CDN).
+    try:
+        hit = Marketplace.from_settings(load_settings()).get_hit(hit_id)
+    except (MarketplaceError, RuntimeError) as exc:
+        console.print(f"[red]error:[/red] HIT {escape(hit_id)}: {escape(str(exc))}")
+        sys.exit(2)
+    try:
+        question = parse_question(str(hit.get("Question") or ""))
+    except RequestError:
+        return "unreadable question", None
+    return question.kind, question.html if question.kind == "HTMLQuestion" else None
+
+
+@click.command("check")
+@click.argument("page", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.option(
+    "--hit", "hit_id", help="Check a HIT already created (by any script): its HTMLQuestion, by GetHIT."
+)
+def check(page: Path | None, hit_id: str | None) -> None:
+    """List the CDN scripts and stylesheets PAGE (or HIT --hit) loads and whether hitforge serves them.
+
+    PAGE is a layout, an HTML page or an HTMLQuestion document; --hit HITID
+    reads a created HIT's HTMLQuestion through the API with the
+    HITFORGE_MTURK_* keys (CreateHIT's reply has no room for warnings). Exits
+    with 1 when some URL is not served (the page still runs, without that
+    file, where workers cannot reach the CDN).
     """
-    report = report_for(_page_html(page), _cdn_map())
+    if (page is None) == (hit_id is None):
+        raise click.UsageError("give either PAGE or --hit HITID")
+    if hit_id is not None:
+        kind, html = _hit_question(hit_id)
+        if html is None:
+            click.echo(f"HIT {hit_id} has no HTMLQuestion ({kind}): no page of the requester's to check")
+            return
+    else:
+        assert page is not None
+        html = _page_html(page)
+    report = report_for(html, _cdn_map())
     for resolution in report.served:
         where = f"{resolution.library} {resolution.version or ''}".rstrip()
         line = f"served      {resolution.url} -> {where} {resolution.file}"

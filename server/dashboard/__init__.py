@@ -22,7 +22,6 @@ from flask import (
     redirect,
     render_template,
     request,
-    session,
     url_for,
 )
 from sqlalchemy import func, select
@@ -63,9 +62,7 @@ def as_json(value: Any) -> str:
 
 def current_staff() -> StaffUser | None:
     if "staff" not in g:
-        staff_id = session.get("staff_id")
-        user = requester_session().get(StaffUser, staff_id) if staff_id else None
-        g.staff = user if user is not None and staff_signin.is_current(user) else None
+        g.staff = staff_signin.signed_in_user()
     staff: StaffUser | None = g.staff
     return staff
 
@@ -154,7 +151,22 @@ def home() -> Any:
         held=held,
         # Tests whose values wait for a worker with their publisher's keys (qualification.delivery).
         waiting_tests=_visible_waiting_tests(rs),
+        unserved=_unserved_by_batch(rs, visible),
     )
+
+
+def _unserved_by_batch(rs: Any, visible: Any) -> dict[int, list[str]]:
+    """Per batch campaign, the CDN URLs its layout loads that this site does not serve.
+
+    The requester learns them here as well as from ``batch publish``'s warnings: a
+    worker who cannot reach those hosts gets the page without them.
+    """
+    from hits.batches.models import Batch
+    from server.cdn import unserved_urls
+
+    layouts = rs.execute(select(Batch.campaign_id, Batch.layout).where(Batch.campaign_id.in_(visible))).all()
+    found = {campaign_id: unserved_urls(layout) for campaign_id, layout in layouts}
+    return {campaign_id: urls for campaign_id, urls in found.items() if urls}
 
 
 def _visible_waiting_tests(rs: Any) -> list[Any]:

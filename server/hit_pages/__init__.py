@@ -28,9 +28,11 @@ from hits.db import session_scope
 from hits.templates import get_template
 from hits.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
 from hits.templates.base import TaskTemplate
+from hits.workflows.exposures import record_exposures, unrecorded_exposures
+from hits.workflows.pages import PAGE_PARAM, round_page
 from server.db import is_read_only_request, read_only_request, requester_session, runtime
 from server.hit_pages import heatmap_views
-from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, page_access
+from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, hit_created_as, page_access
 from server.hit_pages.media import is_local, media_url, serve_media
 
 bp = Blueprint("hit_pages", __name__, url_prefix="/tasks")
@@ -45,11 +47,23 @@ def _reads_only() -> None:
         read_only_request()
 
 
-def _published(hit_id: str) -> tuple[PublishedHIT, Campaign]:
+def _published(hit_id: str, page_token: str = "") -> tuple[PublishedHIT, Campaign]:
+    """The HIT row a page shows: by its recorded marketplace id, or (a workflow round) by its page token.
+
+    A round's HIT is on the marketplace a moment before its id is recorded; its
+    URL's token finds the row then, but only for the very HIT made for it.
+    """
     session = requester_session()
     published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
     if published is None:
-        abort(404)
+        found = round_page(session, page_token)
+        if (
+            found is None
+            or found.published.mturk_hit_id is not None  # recorded, and as another HIT
+            or not hit_created_as(hit_id, found.published.unique_request_token, found.access_key_id)
+        ):
+            abort(404)
+        published = found.published
     campaign = session.get(Campaign, published.campaign_id)
     assert campaign is not None
     return published, campaign
@@ -134,6 +148,7 @@ def _render(
     access: PageAccess,
     values: dict[str, str],
     errors: dict[str, str],
+    page_token: str,
     status: int = 200,
 ) -> Any:
     assignment_id = access.assignment_id or NOT_AVAILABLE
@@ -149,6 +164,7 @@ def _render(
         "hit_id": access.hit_id,
         "worker_id": access.worker_id,
         "turk_submit_to": access.turk_submit_to,
+        "page_token": page_token,
         **get_template(campaign.template).page_context(),
         "page_title": campaign.spec.get("title", "Task"),
     }
@@ -166,8 +182,24 @@ def _checked(params: dict[str, str]) -> PageAccess:
 def show() -> Any:
     """The HIT's page: a preview for anyone, an assignment's only for the worker it was framed for."""
     access = _checked(request.args.to_dict())
-    published, campaign = _published(access.hit_id)
-    return _render(published, campaign, access, {}, {})
+    page_token = request.args.get(PAGE_PARAM, "")
+    published, campaign = _published(access.hit_id, page_token)
+    if access.assignment_id is not None:
+        _record_exposure(published, access.worker_id)
+    return _render(published, campaign, access, {}, {}, page_token)
+
+
+def _record_exposure(published: PublishedHIT, worker_id: str) -> None:
+    """A workflow's picture shown to a worker is recorded before the page goes out (``exposures``).
+
+    Read first, so an assignment's page opened again writes nothing; the first
+    opening writes in a short unit of work of its own, committed before the
+    page is sent, as its gold record is.
+    """
+    unrecorded = unrecorded_exposures(requester_session(), published, worker_id)
+    if unrecorded is not None:
+        with session_scope(runtime().requester_sessions) as writer:
+            record_exposures(writer, unrecorded, worker_id)
 
 
 @bp.post("/submit")
@@ -177,13 +209,14 @@ def submit() -> Any:
     access = _checked({k: form.get(k, "") for k in ("assignmentId", "hitId", "workerId", "turkSubmitTo")})
     if access.assignment_id is None:
         abort(400, "Accept the HIT before submitting.")
-    published, campaign = _published(access.hit_id)
+    page_token = form.get(PAGE_PARAM, "")
+    published, campaign = _published(access.hit_id, page_token)
     template = get_template(campaign.template)
     parsed = template.parse_answers(form, len(published.slots))
     parsed = template.check_against_items(parsed, _payloads(published, access))
     if not parsed.ok:
         # Re-render with everything the worker entered: nothing is lost.
-        return _render(published, campaign, access, form.to_dict(), parsed.errors, status=422)
+        return _render(published, campaign, access, form.to_dict(), parsed.errors, page_token, status=422)
     session = requester_session()
     # Stored in the items' own terms; the marketplace gets them as the worker gave them (page terms).
     stored = unscrambled_answers(session, template, published, access.assignment_id, parsed.answers)

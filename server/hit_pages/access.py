@@ -27,8 +27,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from sqlalchemy import select
+
+from hits.market.models import HIT, AccessKey
 from hits.mturk import Marketplace, MarketplaceError
-from server.db import runtime
+from server.db import market_session, runtime
 from server.worker_site.work import submit_capability
 
 NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -107,3 +110,33 @@ def _checked_through_api(hit_id: str, assignment_id: str, worker_id: str, turk_s
     if (assignment.get("WorkerId"), assignment.get("HITId")) != (worker_id, hit_id):
         raise AccessRefused(REFUSED)
     return PageAccess(hit_id, assignment_id, worker_id, turk_submit_to.rstrip("/"))
+
+
+def hit_created_as(hit_id: str, unique_request_token: str, access_key_id: str | None) -> bool:
+    """Whether HIT ``hit_id`` is the one ``access_key_id``'s requester created with this request token.
+
+    Asked for a workflow round's page opened before the requester side has
+    recorded the HIT's id (``hits.workflows.pages``): the page token names the
+    row, and only the HIT made for that row may show it or store answers for it.
+    """
+    if not access_key_id:
+        return False
+    if _marketplace_elsewhere():
+        settings = runtime().settings
+        if settings.mturk_access_key_id != access_key_id:
+            return False  # another requester's credentials could not see the HIT anyway
+        try:
+            listed = Marketplace.from_settings(settings).get_hit(hit_id)
+        except MarketplaceError:
+            return False
+        # GetHIT answers only the requester's own HITs; the publisher sets the annotation to the token.
+        return listed.get("RequesterAnnotation") == unique_request_token
+    session = market_session()
+    owner = session.scalar(select(AccessKey.requester_id).where(AccessKey.access_key_id == access_key_id))
+    hit = session.get(HIT, hit_id)
+    return (
+        owner is not None
+        and hit is not None
+        and hit.requester_id == owner
+        and hit.unique_request_token == unique_request_token
+    )

@@ -28,18 +28,27 @@ from typing import Any
 
 from flask import Blueprint, Flask, jsonify, request
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, make_transient
 
 from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope, utcnow
 from hits.heatmaps.arrays import load_precomputed, overlay_png
-from hits.heatmaps.log import HeatmapRequest, last_request_at, requests_made, revealed_sentence
-from hits.heatmaps.providers import ImageSource, Outcome, compute_all, provider_for
+from hits.heatmaps.log import (
+    ROUNDS,
+    HeatmapRequest,
+    last_request_at,
+    latest_shown,
+    requests_made,
+    revealed_sentence,
+)
+from hits.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
 from hits.templates import get_template
-from hits.templates.arrangements import arrangements_for
+from hits.templates.arrangements import SlotArrangement, arrangements_for
 from hits.templates.heatmap.options import HeatmapOptions, parse_options
-from server.db import runtime
-from server.hit_pages.access import AccessRefused, page_access
+from server.db import read_only_request, requester_session, runtime
+from server.hit_pages.access import AccessRefused, PageAccess, page_access
 from server.hit_pages.media import is_local
 
 bp = Blueprint("heatmap_pages", __name__, url_prefix="/tasks/heatmaps")
@@ -49,6 +58,10 @@ NO_HEATMAP = (
     "No heatmap came from this model for this text. This has been recorded. "
     "Mark it as missing and rate the others."
 )
+
+
+#: The answer to a request that comes too soon after another of its slot (or races one).
+WAIT = "Heatmaps were just asked for; wait a moment and try again."
 
 
 class Refused(Exception):
@@ -79,7 +92,7 @@ def _clean_prompt(raw: str, options: HeatmapOptions) -> str:
 
 def _job(
     model: str, options: HeatmapOptions, image: ImageSource, text: str, precomputed: Path | None
-) -> Callable[[], Any] | None:
+) -> Job | Callable[[], Any] | None:
     """What makes one model's heatmap: its precomputed file, else its live provider (None: neither)."""
     if precomputed is not None:
         return lambda: load_precomputed(precomputed)
@@ -96,11 +109,49 @@ def _job(
         assert provider is not None
         return provider.heatmap(image, text)
 
-    return live
+    return Job(spec.lane(), live)
 
 
-def _plan(form: Any) -> dict[str, Any]:
-    """Check the request and log it as pending (one short transaction); what to compute."""
+#: How often a request looks again after another request of its slot took the same turn.
+TURN_ATTEMPTS = 3
+
+
+def _take_turn(session: Session, options: HeatmapOptions, rows: list[HeatmapRequest]) -> str:
+    """Log ``rows`` (one request's, pending) under the slot's next turn, within its limits; the call id.
+
+    The limits are read, then the turn is claimed by inserting it: the unique
+    turn per slot and model makes the claim atomic on every database, so of
+    requests racing for one turn exactly one gets it and the others look
+    again (finding the limits reached, or the next turn free).
+    """
+    first = rows[0]
+    slot = (first.campaign_id, first.assignment_id, first.position)
+    for _ in range(TURN_ATTEMPTS):
+        made = requests_made(session, *slot)
+        if made >= options.live_requests:
+            raise Refused(
+                429,
+                f"This image has had its {options.live_requests} requests for heatmaps; rate what you have.",
+            )
+        last = last_request_at(session, *slot)
+        if last is not None and utcnow() - last < timedelta(seconds=options.min_interval):
+            raise Refused(429, WAIT)
+        call_id = secrets.token_hex(8)
+        try:
+            with session.begin_nested():
+                for row in rows:
+                    row.call_id, row.number = call_id, made
+                    session.add(row)
+        except IntegrityError:
+            for row in rows:
+                make_transient(row)  # rolled back with the savepoint: added again on the next turn
+            continue
+        return call_id
+    raise Refused(429, WAIT)
+
+
+def _access(form: Any) -> PageAccess:
+    """The assignment the request's page parameters are the capability of (never a preview's)."""
     try:
         access = page_access(
             {k: form.get(k, "") for k in ("assignmentId", "hitId", "workerId", "turkSubmitTo")}
@@ -109,20 +160,46 @@ def _plan(form: Any) -> dict[str, Any]:
         raise Refused(403, str(refused)) from refused
     if access.assignment_id is None:
         raise Refused(400, "Accept the HIT to see heatmaps.")
-    kind = form.get("round", "")
-    if kind not in ("report", "custom"):
-        raise Refused(400, "Say which round the heatmaps are for: report or custom.")
+    return access
+
+
+def _slot_of(session: Session, form: Any, access: PageAccess) -> tuple[int, PublishedHIT, Campaign]:
+    """The slot the request names (its position), the HIT and its heatmap campaign."""
     raw_position = form.get("position", "")
     if not raw_position.isascii() or not raw_position.isdigit() or len(raw_position) > 3:
         raise Refused(400, "Say which image the heatmaps are for.")
     position = int(raw_position)
+    published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == access.hit_id))
+    campaign = session.get(Campaign, published.campaign_id) if published else None
+    if published is None or campaign is None or campaign.template != "heatmap":
+        raise Refused(404, "This HIT has no heatmaps.")
+    if position >= len(published.slots):
+        raise Refused(400, "Say which image the heatmaps are for.")
+    return position, published, campaign
+
+
+def _entry(token: str, png: bytes | None) -> dict[str, Any]:
+    """One model's heatmap as the page gets it: its token and overlay, or the one message for none."""
+    if png is None:
+        return {"token": token, "ok": False, "message": NO_HEATMAP}
+    return {"token": token, "ok": True, "src": "data:image/png;base64," + base64.b64encode(png).decode()}
+
+
+def _sentence_extras(payload: dict[str, Any], sentence: int) -> dict[str, Any]:
+    """What the page needs besides the heatmaps of a report sentence: its boxes on the image."""
+    boxes = payload["sentences"][sentence].get("boxes", [])
+    return {"sentence": sentence, "boxes": boxes, "size": [payload.get("width"), payload.get("height")]}
+
+
+def _plan(form: Any) -> dict[str, Any]:
+    """Check the request and log it as pending (one short transaction); what to compute."""
+    access = _access(form)
+    assert access.assignment_id is not None  # noqa: S101 - _access refuses previews
+    kind = form.get("round", "")
+    if kind not in ("report", "custom"):
+        raise Refused(400, "Say which round the heatmaps are for: report or custom.")
     with session_scope(runtime().requester_sessions) as session:
-        published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == access.hit_id))
-        campaign = session.get(Campaign, published.campaign_id) if published else None
-        if published is None or campaign is None or campaign.template != "heatmap":
-            raise Refused(404, "This HIT has no heatmaps.")
-        if position >= len(published.slots):
-            raise Refused(400, "Say which image the heatmaps are for.")
+        position, published, campaign = _slot_of(session, form, access)
         options = parse_options(campaign.spec.get("template_options", {}))
         choose_gold(session, published, access.assignment_id, access.worker_id)
         payloads = [slot.payload for slot in page_slots(session, published, access.assignment_id)]
@@ -147,22 +224,14 @@ def _plan(form: Any) -> dict[str, Any]:
             text = payload["sentences"][sentence]["text"]
         else:
             text = _clean_prompt(form.get("prompt", ""), options)
-        if requests_made(session, campaign.id, access.assignment_id, position) >= options.live_requests:
-            raise Refused(
-                429,
-                f"This image has had its {options.live_requests} requests for heatmaps; rate what you have.",
-            )
-        last = last_request_at(session, campaign.id, access.assignment_id, position)
-        if last is not None and utcnow() - last < timedelta(seconds=options.min_interval):
-            raise Refused(429, "Heatmaps were just asked for; wait a moment and try again.")
-        call_id = secrets.token_hex(8)
-        for alias in arrangement["aliases"]:
-            session.add(
+        call_id = _take_turn(
+            session,
+            options,
+            [
                 HeatmapRequest(
                     campaign_id=campaign.id,
                     assignment_id=access.assignment_id,
                     position=position,
-                    call_id=call_id,
                     round=kind,
                     sentence=sentence,
                     prompt=text if kind == "custom" else None,
@@ -170,12 +239,14 @@ def _plan(form: Any) -> dict[str, Any]:
                     status="pending",
                     detail="",
                 )
-            )
+                for alias in arrangement["aliases"]
+            ],
+        )
         image = str(payload.get("image", ""))
         media = Path(campaign.spec["media_path"]) if campaign.spec.get("media_path") else None
         local = media is not None and is_local(image)
         source = ImageSource(path=media / image if media and local else None, url=None if local else image)
-        jobs: dict[str, Callable[[], Any] | None] = {}
+        jobs: dict[str, Job | Callable[[], Any] | None] = {}
         for alias in arrangement["aliases"]:
             stored = (
                 payload["sentences"][sentence].get("heatmaps", {}).get(alias["model"])
@@ -184,22 +255,17 @@ def _plan(form: Any) -> dict[str, Any]:
             )
             precomputed = media / stored if stored and media else None
             jobs[alias["token"]] = _job(alias["model"], options, source, text, precomputed)
-        boxes = payload["sentences"][sentence].get("boxes", []) if kind == "report" else []
         return {
             "call_id": call_id,
-            "campaign_id": campaign.id,
-            "assignment_id": access.assignment_id,
             "aliases": arrangement["aliases"],
             "jobs": jobs,
             "limit": options.time_limit,
             "kind": kind,
-            "sentence": sentence,
-            "boxes": boxes,
-            "size": [payload.get("width"), payload.get("height")],
+            "extras": _sentence_extras(payload, sentence) if sentence is not None else {},
         }
 
 
-def _record(plan: dict[str, Any], outcomes: dict[str, Outcome]) -> None:
+def _record(plan: dict[str, Any], outcomes: dict[str, Outcome], overlays: dict[str, bytes]) -> None:
     with session_scope(runtime().requester_sessions) as session:
         for alias in plan["aliases"]:
             outcome = outcomes[alias["token"]]
@@ -210,6 +276,7 @@ def _record(plan: dict[str, Any], outcomes: dict[str, Outcome]) -> None:
                     status=outcome.status,
                     detail=outcome.detail[:2000],
                     milliseconds=round(outcome.seconds * 1000),
+                    overlay=overlays.get(alias["token"]),
                 )
             )
 
@@ -222,20 +289,58 @@ def make() -> Any:
     except Refused as refused:
         return _refusal(refused)
     outcomes = compute_all(plan["jobs"], plan["limit"])
-    heatmaps = []
-    for alias in plan["aliases"]:
-        outcome = outcomes[alias["token"]]
-        if outcome.status == "ok" and outcome.heat is not None:
-            png = overlay_png(outcome.heat)
-            src = "data:image/png;base64," + base64.b64encode(png).decode()
-            heatmaps.append({"token": alias["token"], "ok": True, "src": src})
-        else:
-            heatmaps.append({"token": alias["token"], "ok": False, "message": NO_HEATMAP})
+    overlays = {
+        token: overlay_png(outcome.heat)
+        for token, outcome in outcomes.items()
+        if outcome.status == "ok" and outcome.heat is not None
+    }
     # Pending rows are completed only now: a crash in between leaves them pending, still counted.
-    _record(plan, outcomes)
-    body: dict[str, Any] = {"round": plan["kind"], "heatmaps": heatmaps}
-    if plan["kind"] == "report":
-        body.update(sentence=plan["sentence"], boxes=plan["boxes"], size=plan["size"])
+    _record(plan, outcomes, overlays)
+    heatmaps = [_entry(alias["token"], overlays.get(alias["token"])) for alias in plan["aliases"]]
+    return jsonify({"round": plan["kind"], "heatmaps": heatmaps, **plan["extras"]})
+
+
+@bp.post("/shown")
+def shown() -> Any:
+    """What a reloaded page shows again: per round, the heatmaps its latest answered request showed.
+
+    Read from the log (the overlays kept there), not made again: the models
+    are not asked, no request is spent, and the worker rates the very heatmaps
+    they saw, under the same tokens. A round with nothing to show is left out.
+    """
+    read_only_request()
+    session = requester_session()
+    try:
+        access = _access(request.form)
+        position, published, campaign = _slot_of(session, request.form, access)
+    except Refused as refused:
+        return _refusal(refused)
+    assert access.assignment_id is not None  # noqa: S101 - _access refuses previews
+    arrangement = session.scalar(
+        select(SlotArrangement.arrangement).where(
+            SlotArrangement.campaign_id == campaign.id,
+            SlotArrangement.assignment_id == access.assignment_id,
+            SlotArrangement.position == position,
+        )
+    )
+    body: dict[str, Any] = {}
+    if arrangement is None:
+        return jsonify(body)  # the page was never opened as this assignment: nothing was shown
+    for kind in ROUNDS:
+        rows = {r.model: r for r in latest_shown(session, campaign.id, access.assignment_id, position, kind)}
+        if not rows or any(r.status == "ok" and r.overlay is None for r in rows.values()):
+            continue  # nothing shown yet (or logged before overlays were kept): the page asks anew
+        first = next(iter(rows.values()))
+        heatmaps = [
+            _entry(a["token"], rows[a["model"]].overlay if a["model"] in rows else None)
+            for a in arrangement["aliases"]
+        ]
+        body[kind] = {"round": kind, "heatmaps": heatmaps}
+        if kind == "report" and first.sentence is not None:
+            payload = page_slots(session, published, access.assignment_id)[position].payload
+            body[kind].update(_sentence_extras(payload, first.sentence))
+        else:
+            body[kind]["prompt"] = first.prompt
     return jsonify(body)
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from flask import current_app
+
 from hits.market import hit_ops, layouts
 from hits.market.errors import invalid
 from hits.market.models import HIT, HITType
 from hits.market.models.work import REVIEWABLE, REVIEWING
+from hits.market.questions import parse_question
 from server.mturk_api.registry import CallContext, operation
 from server.mturk_api.wire import hit_shape, hit_shapes, keyset_request, keyset_token, list_scope, page_reply
 
@@ -21,12 +24,33 @@ def _checked_hit(ctx: CallContext, params: dict[str, Any]) -> hit_ops.HITSpec:
     return replace(hit_ops.hit_spec({**params, "Question": question}), hit_layout_id=layout_id)
 
 
+def _log_unserved(hit: HIT, question: str) -> None:
+    """Log the CDN URLs an HTMLQuestion loads that this site does not serve.
+
+    CreateHIT's reply has no field for a warning, so a script's requester learns
+    them from this line, ``hitforge batch check --hit`` or the dashboard.
+    """
+    if "HTMLQuestion" not in question:
+        return  # ExternalQuestion and QuestionForm pages load nothing of the requester's from here
+    from server.cdn import unserved_urls
+
+    unserved = unserved_urls(parse_question(question).html or "")
+    if unserved:
+        current_app.logger.warning(
+            "HIT %s (requester %s) loads URLs hitforge does not serve: %s",
+            hit.id,
+            hit.requester_id,
+            " ".join(unserved),
+        )
+
+
 @operation("CreateHIT")
 def create_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     spec = hit_ops.hit_type_spec(params)
     checked = _checked_hit(ctx, params)  # a layout is read first; a plain Question needs no query
     hit_type = hit_ops.find_or_create_hit_type(ctx.session, ctx.requester_id, spec)
     hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, checked)
+    _log_unserved(hit, checked.question)
     return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
 
 
@@ -44,6 +68,7 @@ def create_hit_with_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[s
     if hit_type is None or hit_type.requester_id != ctx.requester_id:
         raise invalid(f"HITTypeId {params.get('HITTypeId')} does not exist.")
     hit = hit_ops.create_hit(ctx.session, ctx.requester_id, hit_type, checked)
+    _log_unserved(hit, checked.question)
     return {"HIT": hit_shape(ctx.session, hit, counts={})}  # a new HIT has no assignments
 
 

@@ -6,13 +6,15 @@ from collections.abc import Callable
 from functools import cache, wraps
 from typing import Any
 
-from flask import Blueprint, g, redirect, request, session, url_for
+from flask import Blueprint, abort, g, redirect, request, url_for
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
-from hits.market.models import Worker
+from hits.market import assignment_ops
+from hits.market.models import HIT, Worker
+from hits.market.qualification_ops import unmet_requirements
 from server.db import market_session, read_only_request
-from server.worker_site.signin_state import is_current
+from server.worker_site.signin_state import is_current, signed_in_id
 
 bp = Blueprint("worker_site", __name__)
 NOT_AVAILABLE = "ASSIGNMENT_ID_NOT_AVAILABLE"
@@ -52,8 +54,8 @@ def load_worker(db: Session, worker_id: str) -> Worker | None:
 def current_worker() -> Worker | None:
     """The worker signed in on this request (from the session cookie), or None."""
     if "worker" not in g:
-        worker_id = session.get("worker_id")
-        found = load_worker(market_session(), worker_id) if isinstance(worker_id, str) else None
+        worker_id = signed_in_id()  # None once the sign-in idled or aged out
+        found = load_worker(market_session(), worker_id) if worker_id is not None else None
         # A cookie from before the worker last signed out is no sign-in (see signin_state.py).
         g.worker = found if found is not None and is_current(found) else None
     worker: Worker | None = g.worker
@@ -65,6 +67,23 @@ def signed_in_worker() -> Worker:
     worker = current_worker()
     assert worker is not None  # noqa: S101 - worker_required guarantees it
     return worker
+
+
+def previewable_hit(worker: Worker, hit_id: str) -> HIT:
+    """The HIT if ``worker`` may preview it, else abort: 404 if there is none, 403 if they may not.
+
+    Not if its requester blocked them (the listing hides such HITs), nor if they lack a
+    qualification guarding its preview.
+    """
+    found = assignment_ops.hit_for_worker(market_session(), hit_id, worker.id)
+    if found is None:
+        abort(404)
+    hit, is_blocked = found
+    if is_blocked or unmet_requirements(
+        market_session(), worker, hit.hit_type.qualification_requirements, "Preview"
+    ):
+        abort(403)
+    return hit
 
 
 def worker_required(view: Callable[..., Any]) -> Callable[..., Any]:

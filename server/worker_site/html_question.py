@@ -23,7 +23,7 @@ from hits.market.models import HIT, Worker
 from hits.market.questions import parse_question
 from server.cdn import rewrite_page
 from server.db import market_session, runtime
-from server.worker_site.base import NOT_AVAILABLE, bp
+from server.worker_site.base import NOT_AVAILABLE, bp, load_worker, previewable_hit
 
 SALT = "hitforge.worker-site.html-question"
 # Longer than any assignment may last; the assignment's own deadline is checked on submit.
@@ -110,7 +110,9 @@ def html_question(hit_id: str) -> Any:
             abort(404)
         hit = assignment.hit
     else:
-        hit = market_session().get(HIT, hit_id)
+        # A preview's token lives long: whether its worker may still preview is asked anew.
+        worker = load_worker(market_session(), data[0])
+        hit = previewable_hit(worker, hit_id) if worker is not None else None
     if hit is None:
         abort(404)
     question = parse_question(hit.question)

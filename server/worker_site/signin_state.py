@@ -1,41 +1,38 @@
-"""A worker's signed-in state: the session cookie names the worker and the sign-in generation.
+"""A worker's signed-in state on the worker site (``server/signin_session.py`` does the work).
 
-Flask's session is a signed cookie, which the server cannot take back: a copy
-of it would stay a valid sign-in after the worker signs out. So each sign-in
-stamps the worker's ``session_generation`` into the cookie, the cookie counts
-only while it matches, and signing out counts the generation up, ending every
-sign-in of that worker issued before (on any device).
+The session cookie names the worker, the sign-in generation (signing out ends
+every earlier cookie) and when the sign-in began and was last used (the
+server ends it after ``HITFORGE_WORKER_SESSION_IDLE_MINUTES`` without a
+request, and ``HITFORGE_WORKER_SESSION_LIFETIME_HOURS`` after signing in).
 """
 
 from __future__ import annotations
 
-from flask import session
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from hits.market.models import Worker
+from server import signin_session
+from server.db import runtime
 
-GENERATION_KEY = "worker_generation"
+KIND = "worker"
 
 
 def begin(worker: Worker) -> None:
     """Sign ``worker`` in on this browser (a fresh session: nothing from before carries over)."""
-    session.clear()
-    session["worker_id"] = worker.id
-    session[GENERATION_KEY] = worker.session_generation or 0
+    signin_session.begin(KIND, worker.id, worker.session_generation)
+
+
+def signed_in_id() -> str | None:
+    """The id of the worker this request's cookie signs in, while the sign-in has not expired."""
+    worker_id = signin_session.signed_in_id(KIND, runtime().settings.worker_session)
+    return worker_id if isinstance(worker_id, str) else None
 
 
 def is_current(worker: Worker) -> bool:
     """Whether this request's cookie is from the worker's current sign-in generation."""
-    return bool(session.get(GENERATION_KEY) == (worker.session_generation or 0))
+    return signin_session.is_current(KIND, worker.session_generation)
 
 
 def end_everywhere(db: Session, worker: Worker | None) -> None:
     """Sign the worker out here and end every earlier sign-in's cookie."""
-    if worker is not None:
-        db.execute(
-            update(Worker)
-            .where(Worker.id == worker.id)
-            .values(session_generation=Worker.session_generation + 1)
-        )
-    session.clear()
+    signin_session.end_everywhere(db, worker)

@@ -22,7 +22,6 @@ from hits.market import assignment_ops
 from hits.market.errors import RequestError
 from hits.market.models import HIT, Assignment, Worker
 from hits.market.models.work import ACCEPTED
-from hits.market.qualification_ops import unmet_requirements
 from hits.market.question_forms import (
     QuestionFormDoc,
     Upload,
@@ -39,6 +38,7 @@ from server.worker_site.base import (
     bp,
     current_worker,
     load_worker,
+    previewable_hit,
     signed_in_worker,
     worker_required,
 )
@@ -122,13 +122,8 @@ def _show(hit: HIT, assignment: Assignment | None, worker: Worker, **form: Any) 
 @worker_required
 def preview(hit_id: str) -> Any:
     """A HIT as it looks before accepting (``assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE``)."""
-    hit = market_session().get(HIT, hit_id)
-    if hit is None:
-        abort(404)
     worker = signed_in_worker()
-    if unmet_requirements(market_session(), worker, hit.hit_type.qualification_requirements, "Preview"):
-        abort(403)
-    return _show(hit, None, worker)
+    return _show(previewable_hit(worker, hit_id), None, worker)
 
 
 @bp.post("/hits/<hit_id>/accept")

@@ -13,8 +13,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -56,9 +55,8 @@ def body(answer_format: str = "", initial: str = "") -> str:
 
 
 def test_boxes_by_keyboard_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(body()), height=700))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, body(), height=700)
+    frame = hit.frame
     stage = frame.get_by_role("application", name="Image to annotate")
     stage.focus()
     # "2" picks cat, N draws a quarter-size box in the middle; arrows move, Alt+arrows resize.
@@ -72,9 +70,7 @@ def test_boxes_by_keyboard_default_format(offline, live_server, mturk) -> None: 
     expect(frame.get_by_role("list", name="Boxes").get_by_role("listitem")).to_have_text(
         ["cat: left 153, top 130, 102 × 70"]
     )
-    frame.get_by_role("button", name="Submit").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.submit(by_keyboard=True))
     assert name == "taskAnswers"
     assert json.loads(text) == [
         {
@@ -84,16 +80,15 @@ def test_boxes_by_keyboard_default_format(offline, live_server, mturk) -> None: 
             }
         }
     ]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_boxes_by_mouse_with_initial_value_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
     initial = " initial-value=\"[{'label': 'dog', 'left': 10, 'top': 10, 'width': 50, 'height': 40}]\""
-    hit_id = create_hit(
-        mturk, html_question(crowd_page(body(' answer-format="flatten-objects"', initial)), height=700)
+    hit = open_crowd_hit(
+        offline, live_server, mturk, body(' answer-format="flatten-objects"', initial), height=700
     )
-    frame = accept(page, live_server.url, hit_id)
+    frame = hit.frame
     image = frame.locator("crowd-bounding-box svg")
     image.scroll_into_view_if_needed()
     box = image.bounding_box()
@@ -101,26 +96,24 @@ def test_boxes_by_mouse_with_initial_value_flatten_objects(offline, live_server,
     # Shown at its own size, so a page pixel is an image pixel.
     assert (round(box["width"]), round(box["height"])) == (WIDTH, HEIGHT)
 
-    at = pointer_at(page, image)
+    at = pointer_at(hit.page, image)
 
     def drag(x0: int, y0: int, x1: int, y1: int) -> None:
-        page.mouse.move(*at(x0, y0))
-        page.mouse.down()
-        page.mouse.move(*at(x1, y1), steps=5)
-        page.mouse.up()
+        hit.page.mouse.move(*at(x0, y0))
+        hit.page.mouse.down()
+        hit.page.mouse.move(*at(x1, y1), steps=5)
+        hit.page.mouse.up()
 
     frame.get_by_role("radio", name="cat").click()
     drag(200, 100, 300, 180)  # draw a cat box
     drag(30, 30, 40, 35)  # move the initial dog box
     frame.get_by_role("button", name="cat: left 200").click()  # select the cat box again
     drag(300, 180, 320, 200)  # its corner handle: resize
-    page.mouse.click(*at(350, 300))  # a click is not a box
+    hit.page.mouse.click(*at(350, 300))  # a click is not a box
     expect(frame.get_by_role("list", name="Boxes").get_by_role("listitem")).to_have_text(
         ["dog: left 20, top 15, 50 × 40", "cat: left 200, top 100, 120 × 100"]
     )
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    assert sorted(answer_fields(stored_answer(mturk, hit_id))) == sorted(
+    assert sorted(answer_fields(hit.submit())) == sorted(
         [
             (
                 "annotatedResult.boundingBoxes",
@@ -132,4 +125,4 @@ def test_boxes_by_mouse_with_initial_value_flatten_objects(offline, live_server,
             ("annotatedResult.initialValueModified", "true"),
         ]
     )
-    assert blocked == []
+    assert hit.blocked == []

@@ -17,7 +17,12 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.browser.test_crowd_form import (
+    answer_fields,
+    crowd_page,
+    offline,
+    open_crowd_hit,
+)
 from tests.browser.test_htmlquestion_flow import sign_up
 from tests.server.worker_helpers import create_hit, html_question
 
@@ -44,9 +49,8 @@ BARE_LINE = f"""
 def test_a_bare_line_by_keyboard_with_label_colors_and_an_object_initial_value(
     offline, live_server, mturk
 ) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(BARE_LINE), height=700))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, BARE_LINE, height=700)
+    frame = hit.frame
     stage = frame.get_by_role("application", name="Image to annotate")
     expect(frame.locator("crowd-line svg .shape")).to_have_count(2)
     strokes = frame.locator("crowd-line svg .shape").evaluate_all(
@@ -56,9 +60,7 @@ def test_a_bare_line_by_keyboard_with_label_colors_and_an_object_initial_value(
     # Select the sideline and move it 2 px right; the second line stays.
     for key in ["]", "ArrowRight", "ArrowRight"]:
         stage.press(key)
-    frame.get_by_role("button", name="Submit").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.submit(by_keyboard=True))
     assert name == "taskAnswers"
     assert json.loads(text) == [
         {
@@ -72,7 +74,7 @@ def test_a_bare_line_by_keyboard_with_label_colors_and_an_object_initial_value(
             }
         }
     ]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 UNCHANGED = f"""
@@ -90,15 +92,12 @@ UNCHANGED = f"""
 
 
 def test_initial_values_kept_as_documented_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(UNCHANGED), height=900))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, UNCHANGED, height=900)
+    frame = hit.frame
     expect(frame.get_by_role("list", name="Points").get_by_role("listitem")).to_have_text(
         ["Left Eye: x 102, y 42", "Beak: x 94, y 40"]
     )
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    fields = dict(answer_fields(stored_answer(mturk, hit_id)))
+    fields = dict(answer_fields(hit.submit()))
     assert fields == {
         "bird.keypoints": '[{"label":"Left Eye","x":102,"y":42},{"label":"Beak","x":94,"y":40}]',
         "bird.inputImageProperties.height": str(HEIGHT),
@@ -110,7 +109,7 @@ def test_initial_values_kept_as_documented_flatten_objects(offline, live_server,
         "crowdPolyline.inputImageProperties.width": str(WIDTH),
         "crowdPolyline.initialValueModified": "false",
     }
-    assert blocked == []
+    assert hit.blocked == []
 
 
 VALIDATED = """
@@ -123,31 +122,28 @@ VALIDATED = """
 
 
 def test_crowd_input_auto_focus_min_length_and_error_message(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(VALIDATED)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, VALIDATED)
+    frame = hit.frame
     # auto-focus: the worker types straight away.
     expect(frame.get_by_label("A word")).to_be_focused()
-    page.keyboard.type("owl")
-    page.keyboard.press("Tab")
+    hit.page.keyboard.type("owl")
+    hit.page.keyboard.press("Tab")
     code = frame.get_by_label("Code")
     expect(code).to_be_focused()
-    page.keyboard.type("a1b")  # allowed-pattern drops the small letters
-    page.keyboard.press("Tab")
+    hit.page.keyboard.type("a1b")  # allowed-pattern drops the small letters
+    hit.page.keyboard.press("Tab")
     # auto-validate: the error message shows under the field as soon as it is left.
     expect(code).to_have_attribute("aria-invalid", "true")
     expect(frame.get_by_text("Three capitals or digits at least")).to_be_visible()
     frame.get_by_role("button", name="Submit").click()
     expect(frame.get_by_role("alert")).to_contain_text("Three capitals or digits at least")
-    assert mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"] == []
+    assert mturk.list_assignments_for_hit(HITId=hit.hit_id)["Assignments"] == []
     code.press("End")
-    page.keyboard.type("C9")
+    hit.page.keyboard.type("C9")
     expect(code).to_have_attribute("aria-invalid", "false")
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((_, text),) = answer_fields(hit.submit())
     assert json.loads(text) == [{"word": "owl", "code": "1C9"}]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 BUTTONS = """
@@ -163,9 +159,8 @@ BUTTONS = """
 
 
 def test_crowd_button_link_icons_loading_and_iron_icon(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(BUTTONS)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, BUTTONS)
+    frame = hit.frame
     # href: a link styled as a button, with the target given.
     link = frame.get_by_role("link", name="Style guide")
     expect(link).to_have_attribute("href", "/static/hitforge.css")
@@ -183,10 +178,9 @@ def test_crowd_button_link_icons_loading_and_iron_icon(offline, live_server, mtu
     assert frame.locator("iron-icon").evaluate("e => e.shadowRoot.lastChild.textContent") == "?"
     frame.get_by_label("A word").fill("ok")
     frame.get_by_role("button", name="Send").click()
-    page.locator("#submitted-notice").wait_for()
-    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((_, text),) = answer_fields(hit.stored())
     assert json.loads(text) == [{"word": "ok"}]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_a_bare_element_cannot_be_submitted_in_preview(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
@@ -213,9 +207,8 @@ BADGES = f"""
 
 
 def test_crowd_badge_icon_over_label_custom_icon_and_for(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(BADGES)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, BADGES)
+    frame = hit.frame
     star = frame.locator("#star")
     # icon overrides label, as AWS documents; an icon that is a URL is shown as an image.
     assert star.evaluate("e => e.shadowRoot.lastChild.textContent") == "★"
@@ -227,11 +220,9 @@ def test_crowd_badge_icon_over_label_custom_icon_and_for(offline, live_server, m
     assert abs((badge["x"] + badge["width"] / 2) - (box["x"] + box["width"])) <= 12
     assert abs((badge["y"] + badge["height"] / 2) - box["y"]) <= 12
     frame.get_by_label("A word").fill("ok")
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((_, text),) = answer_fields(hit.submit())
     assert json.loads(text) == [{"word": "ok"}]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 SWITCHES = """
@@ -243,9 +234,8 @@ SWITCHES = """
 
 
 def test_toggle_button_invalid_and_modal_default_link_text(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(SWITCHES)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, SWITCHES)
+    frame = hit.frame
     switch = frame.get_by_role("switch", name="I agree")
     # invalid: shown in the alert colour (and announced as invalid) while off, like any other switch when on.
     expect(switch).to_have_attribute("aria-invalid", "true")
@@ -258,7 +248,43 @@ def test_toggle_button_invalid_and_modal_default_link_text(offline, live_server,
     frame.get_by_role("button", name="Click to open modal").click()
     expect(frame.get_by_text("Example text")).to_be_visible()
     frame.locator("body").press("Escape")
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    assert answer_fields(stored_answer(mturk, hit_id)) == [("consent.on", "true")]
-    assert blocked == []
+    assert answer_fields(hit.submit()) == [("consent.on", "true")]
+    assert hit.blocked == []
+
+
+MTURK_SCRIPT_TAG = '<script src="https://s3.amazonaws.com/mturk-public/externalHIT_v1.js"></script>'
+IN_A_PLAIN_FORM = f"""
+<form name="mturk_form" method="post" id="mturk_form" action="https://www.mturk.com/mturk/externalSubmit">
+  <input type="hidden" value="" name="assignmentId" id="assignmentId">
+  <crowd-bounding-box name="boxes" src="{IMAGE}" labels="['dog']" header="Box the dog"></crowd-bounding-box>
+  <input type="hidden" name="boxesCopy" id="boxesCopy">
+  <p><label for="note">Anything else</label> <input id="note" name="note"></p>
+  <p><input type="submit" id="submitButton" value="Submit"></p>
+</form>
+<script>
+  turkSetAssignmentID();
+  // What a page must do to keep an element's answer in a plain form: copy it into a field.
+  document.getElementById("mturk_form").addEventListener("submit", function () {{
+    var boxes = document.querySelector("crowd-bounding-box");
+    document.getElementById("boxesCopy").value = JSON.stringify(boxes.value);
+  }});
+</script>
+"""
+
+
+def test_an_element_inside_a_plain_form_answers_nothing_as_on_mturk(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    """AWS's script serialized crowd elements only inside <crowd-form>; a plain form posts its own fields."""
+    hit = open_crowd_hit(offline, live_server, mturk, IN_A_PLAIN_FORM, height=700, head=MTURK_SCRIPT_TAG)
+    hit.frame.get_by_role("application", name="Image to annotate").press("n")
+    expect(hit.frame.get_by_role("list", name="Boxes").get_by_role("listitem")).to_have_count(1)
+    # The element brings no form or Submit button of its own inside the page's form.
+    expect(hit.frame.get_by_role("button", name="Submit")).to_have_count(1)
+    hit.frame.get_by_label("Anything else").fill("a dog")
+    hit.frame.locator("#submitButton").click()
+    fields = dict(answer_fields(hit.stored()))
+    assert sorted(fields) == ["boxesCopy", "note"]  # no "boxes": the element itself posted nothing
+    assert fields["note"] == "a dog"
+    assert json.loads(fields["boxesCopy"])["boundingBoxes"] == [
+        {"height": 80, "label": "dog", "left": 150, "top": 120, "width": 100}
+    ]
+    assert hit.blocked == []

@@ -14,8 +14,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -60,9 +59,8 @@ FORM_BODY = f"""
 
 
 def test_entities_by_keyboard_alone_without_a_crowd_form(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(BARE_BODY), height=800))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, BARE_BODY, height=800)
+    frame = hit.frame
     text = frame.get_by_role("application", name="Text to annotate")
     status = frame.get_by_role("status")
     text.focus()
@@ -97,9 +95,7 @@ def test_entities_by_keyboard_alone_without_a_crowd_form(offline, live_server, m
     )
     frame.get_by_role("radio", name="Technology").press("Space")
     # The element's own Submit button.
-    frame.get_by_role("button", name="Submit").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    ((name, answer),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, answer),) = answer_fields(hit.submit(by_keyboard=True))
     assert name == "taskAnswers"
     stored = json.loads(answer)
     entities = stored[0]["crowd-entity-annotation"]["entities"]
@@ -118,13 +114,12 @@ def test_entities_by_keyboard_alone_without_a_crowd_form(offline, live_server, m
     ]
     spans = [NEWS[e["startOffset"] : e["endOffset"]] for e in entities]
     assert spans == ["Jeff Bezos", "Amazon", "July 1994"]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_entities_by_mouse_with_initial_value_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(FORM_BODY), height=800))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, FORM_BODY, height=800)
+    frame = hit.frame
     element = frame.locator("crowd-entity-annotation")
     # Inside a crowd-form the element brings no form of its own: one Submit button.
     expect(frame.get_by_role("button", name="Submit")).to_have_count(1)
@@ -136,10 +131,10 @@ def test_entities_by_mouse_with_initial_value_flatten_objects(offline, live_serv
         return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
     def drag(first: int, last: int) -> None:
-        page.mouse.move(*centre(first))
-        page.mouse.down()
-        page.mouse.move(*centre(last), steps=6)
-        page.mouse.up()
+        hit.page.mouse.move(*centre(first))
+        hit.page.mouse.down()
+        hit.page.mouse.move(*centre(last), steps=6)
+        hit.page.mouse.up()
 
     # Drag across "1903" (and the blank after it: blanks at the ends are left out) as a year.
     frame.get_by_role("radio", name="year").click()
@@ -147,7 +142,7 @@ def test_entities_by_mouse_with_initial_value_flatten_objects(offline, live_serv
     # Backwards across "1911".
     drag(65, 62)
     # Click the wrongly labelled "Paris" and make it a place; remove the "Nobel Prize" year.
-    page.mouse.click(*centre(37))
+    hit.page.mouse.click(*centre(37))
     frame.get_by_role("radio", name="place").click()
     frame.get_by_role("button", name="Remove year: “Nobel Prize”").click()
     expect(frame.get_by_role("list", name="Entities").get_by_role("listitem")).to_have_text(
@@ -158,9 +153,7 @@ def test_entities_by_mouse_with_initial_value_flatten_objects(offline, live_serv
             "year: “1911” (62–66) ×",
         ]
     )
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    assert answer_fields(stored_answer(mturk, hit_id)) == [
+    assert answer_fields(hit.submit()) == [
         (
             "tagged.entities",
             '[{"endOffset":11,"label":"person","startOffset":0},'
@@ -169,7 +162,7 @@ def test_entities_by_mouse_with_initial_value_flatten_objects(offline, live_serv
             '{"endOffset":66,"label":"year","startOffset":62}]',
         )
     ]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 REQUIRED_INSIDE = """
@@ -180,15 +173,12 @@ REQUIRED_INSIDE = """
 
 
 def test_a_bare_element_checks_required_fields_put_inside_it(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(REQUIRED_INSIDE), height=600))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, REQUIRED_INSIDE, height=600)
+    frame = hit.frame
     frame.get_by_role("button", name="Submit").click()
     expect(frame.get_by_role("alert")).to_contain_text("is required")
-    assert mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"] == []
+    assert mturk.list_assignments_for_hit(HITId=hit.hit_id)["Assignments"] == []
     frame.get_by_label("Where is the text from?").fill("a letter")
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((_, text),) = answer_fields(hit.submit())
     assert json.loads(text) == [{"ner": {"entities": []}, "source": "a letter"}]
-    assert blocked == []
+    assert hit.blocked == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -77,6 +78,44 @@ def stored_answer(mturk, hit_id: str) -> str:  # type: ignore[no-untyped-def]
     return answer
 
 
+@dataclass
+class CrowdHit:
+    """A crowd-element HIT accepted by a new worker in the offline browser."""
+
+    page: Any
+    frame: Any
+    hit_id: str
+    blocked: list[str]
+    mturk: Any
+
+    def submit(self, *, by_keyboard: bool = False) -> str:
+        """Press the form's Submit button (Enter on it, or a click) and return the stored Answer XML."""
+        button = self.frame.get_by_role("button", name="Submit")
+        if by_keyboard:
+            button.press("Enter")
+        else:
+            button.click()
+        return self.stored()
+
+    def stored(self) -> str:
+        """Wait for the worker site's notice that the work was handed in; the Answer XML through boto3."""
+        self.page.locator("#submitted-notice").wait_for()
+        return stored_answer(self.mturk, self.hit_id)
+
+
+def open_crowd_hit(  # type: ignore[no-untyped-def]
+    offline, live_server, mturk, body: str, height: int = 500, loaded: bool = True, **page: str
+) -> CrowdHit:
+    """Create an HTMLQuestion HIT of ``body`` (``page``: ``crowd_page``'s options) by boto3; accept it.
+
+    ``loaded``: return once the HIT's frame has loaded (see ``accept``).
+    """
+    browser_page, blocked = offline
+    hit_id = create_hit(mturk, html_question(crowd_page(body, **page), height=height))
+    frame = accept(browser_page, live_server.url, hit_id, loaded=loaded)
+    return CrowdHit(browser_page, frame, hit_id, blocked, mturk)
+
+
 def answer_fields(xml: str) -> list[tuple[str, str]]:
     """Every (QuestionIdentifier, FreeText) pair, in order, repeats kept."""
     root = etree.fromstring(xml.encode())
@@ -128,12 +167,10 @@ def fill_form_by_keyboard(frame) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("script", [AWS_SCRIPT, AWS_SCRIPT_NO_POLYFILL])
 def test_crowd_form_default_format_is_one_task_answers_field(offline, live_server, mturk, script) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(FORM_BODY.format(format=""), script)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, FORM_BODY.format(format=""), script=script)
+    frame = hit.frame
     fill_form_by_keyboard(frame)
-    page.locator("#submitted-notice").wait_for()
-    fields = answer_fields(stored_answer(mturk, hit_id))
+    fields = answer_fields(hit.stored())
     assert [name for name, _ in fields] == ["taskAnswers"]
     # Empty fields are left out; checkboxes of one name merge; native radios answer per option.
     assert json.loads(fields[0][1]) == [
@@ -146,7 +183,7 @@ def test_crowd_form_default_format_is_one_task_answers_field(offline, live_serve
             "added": "late value",
         }
     ]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 # Pages load the script in every way: plainly, deferred, async, or at the end of the body.
@@ -154,13 +191,11 @@ def test_crowd_form_default_format_is_one_task_answers_field(offline, live_serve
 def test_crowd_form_flatten_objects_is_one_field_per_dotted_path(  # type: ignore[no-untyped-def]
     offline, live_server, mturk, script_attrs
 ) -> None:
-    page, blocked = offline
     body = FORM_BODY.format(format=' answer-format="flatten-objects"')
-    hit_id = create_hit(mturk, html_question(crowd_page(body, script_attrs=script_attrs)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, body, script_attrs=script_attrs)
+    frame = hit.frame
     fill_form_by_keyboard(frame)
-    page.locator("#submitted-notice").wait_for()
-    fields = answer_fields(stored_answer(mturk, hit_id))
+    fields = answer_fields(hit.stored())
     assert sorted(fields) == sorted(
         [
             ("caption", 'Two <cats> & a "dog"'),
@@ -173,7 +208,7 @@ def test_crowd_form_flatten_objects_is_one_field_per_dotted_path(  # type: ignor
             ("added", "late value"),
         ]
     )
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_preview_cannot_submit_and_shows_the_page(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
@@ -208,9 +243,8 @@ CHECKED_BODY = """
 
 
 def test_required_fields_and_the_pages_onsubmit_can_stop_submitting(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(CHECKED_BODY)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, CHECKED_BODY)
+    frame = hit.frame
     # The page has its own submit button: no second one is added.
     expect(frame.get_by_role("button")).to_have_count(1)
     frame.get_by_role("button", name="Send").click()
@@ -218,31 +252,30 @@ def test_required_fields_and_the_pages_onsubmit_can_stop_submitting(offline, liv
     frame.get_by_label("A word").fill("bad")
     frame.get_by_role("button", name="Send").click()
     assert frame.locator("#note").inner_text() == "not that word"
-    assert mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"] == []
+    assert mturk.list_assignments_for_hit(HITId=hit.hit_id)["Assignments"] == []
     frame.get_by_label("A word").fill("good")
     frame.get_by_label("A word").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    assert xml_to_answers(stored_answer(mturk, hit_id)) == {"taskAnswers": '[{"word":"good"}]'}
-    assert blocked == []
+    assert xml_to_answers(hit.stored()) == {"taskAnswers": '[{"word":"good"}]'}
+    assert hit.blocked == []
 
 
 def test_async_script_that_runs_while_the_page_is_still_being_parsed(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
     held = []
     # A parser-blocking script that answers only when the test says so: the async crowd
     # script then runs while the rest of the page is not parsed yet.
+    page, _ = offline
     page.route("**/hitforge-test-slow.js", lambda route, request: held.append(route))
     slow = f'<script src="{live_server.url}/static/hitforge-test-slow.js"></script>'
     body = slow + FORM_BODY.format(format="")
-    hit_id = create_hit(mturk, html_question(crowd_page(body, script_attrs=" async")))
-    frame = accept(page, live_server.url, hit_id, loaded=False)  # it cannot load while the script is held
+    # The frame cannot load while the script is held.
+    hit = open_crowd_hit(offline, live_server, mturk, body, loaded=False, script_attrs=" async")
+    frame = hit.frame
     deadline = time.monotonic() + 30  # the frame asks for the held script (later on a loaded machine)
     while not held and time.monotonic() < deadline:
-        page.wait_for_timeout(100)  # lets Playwright run the route handler
+        hit.page.wait_for_timeout(100)  # lets Playwright run the route handler
     assert len(held) == 1
     held[0].fulfill(body="/* parsed on */", content_type="text/javascript")
     fill_form_by_keyboard(frame)
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.stored())
     assert name == "taskAnswers" and json.loads(text)[0]["added"] == "late value"
-    assert blocked == []
+    assert hit.blocked == []

@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
 from tests.helpers import loaded_size
-from tests.server.worker_helpers import create_hit, html_question
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -50,10 +49,9 @@ ANIMALS_BODY = """
 
 
 def test_image_classifier_by_keyboard_with_overlay_and_comment(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
     body = VERIFY_BODY.format(format="", src=IMAGE)
-    hit_id = create_hit(mturk, html_question(crowd_page(body), height=700))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, body, height=700)
+    frame = hit.frame
     classifier = frame.locator("crowd-image-classifier")
     # The image is shown with the earlier task's two boxes drawn over it, in the image's pixels.
     assert loaded_size(classifier.locator("img")) == [WIDTH, HEIGHT]
@@ -79,19 +77,16 @@ def test_image_classifier_by_keyboard_with_overlay_and_comment(offline, live_ser
     box.type("The cat box is too big")
     box.press("Escape")
     expect(dialog).to_be_hidden()
-    frame.get_by_role("button", name="Submit").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.submit(by_keyboard=True))
     assert name == "taskAnswers"
     assert json.loads(text) == [{"category": {"label": "Bad", "workerComment": "The cat box is too big"}}]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_image_classifiers_by_mouse_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
     body = ANIMALS_BODY.format(format=' answer-format="flatten-objects"', src=IMAGE)
-    hit_id = create_hit(mturk, html_question(crowd_page(body), height=900))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, body, height=900)
+    frame = hit.frame
     animals = frame.get_by_role("group", name="Which animals are in the picture?")
     animals.get_by_role("checkbox", name="Horse").click()
     animals.get_by_role("checkbox", name="Dog").click()
@@ -105,10 +100,8 @@ def test_image_classifiers_by_mouse_flatten_objects(offline, live_server, mturk)
     frame.get_by_role("radio", name="Night").click()
     # No worker-comment region: no comment link.
     expect(frame.get_by_role("button", name="Add a comment")).to_have_count(0)
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    assert sorted(answer_fields(stored_answer(mturk, hit_id))) == [
+    assert sorted(answer_fields(hit.submit())) == [
         ("animals.labels", '["Cat","Horse"]'),
         ("light.label", "Night"),
     ]
-    assert blocked == []
+    assert hit.blocked == []

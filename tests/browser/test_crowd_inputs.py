@@ -12,8 +12,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -61,10 +60,10 @@ def answer_by_keyboard(frame) -> None:  # type: ignore[no-untyped-def]
     frame.get_by_role("button", name="Read the instructions").press("Enter")
     dialog = frame.get_by_role("dialog", name="Instructions")
     expect(dialog).to_be_visible()
-    expect(frame.get_by_text("A blurry photo.")).to_be_visible()
+    expect(frame.get_by_text("Rate the photo.")).to_be_visible()
     frame.locator("body").press("Escape")
     expect(dialog).to_be_hidden()
-    expect(frame.get_by_text("A blurry photo.")).to_be_hidden()
+    expect(frame.get_by_text("Rate the photo.")).to_be_hidden()
     # Tabs follow the arrow keys.
     frame.get_by_role("tab", name="First").press("ArrowRight")
     expect(frame.get_by_role("tab", name="Second")).to_have_attribute("aria-selected", "true")
@@ -101,11 +100,9 @@ def answer_by_keyboard(frame) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_inputs_by_keyboard_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(INPUTS_BODY.format(format=""))))
-    answer_by_keyboard(accept(page, live_server.url, hit_id))
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    hit = open_crowd_hit(offline, live_server, mturk, INPUTS_BODY.format(format=""))
+    answer_by_keyboard(hit.frame)
+    ((name, text),) = answer_fields(hit.stored())
     assert name == "taskAnswers"
     assert json.loads(text) == [
         {
@@ -117,16 +114,15 @@ def test_inputs_by_keyboard_default_format(offline, live_server, mturk) -> None:
             "animals": {"labels": ["Dog", "Bird"]},
         }
     ]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_inputs_by_keyboard_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    body = INPUTS_BODY.format(format=' answer-format="flatten-objects"')
-    hit_id = create_hit(mturk, html_question(crowd_page(body)))
-    answer_by_keyboard(accept(page, live_server.url, hit_id))
-    page.locator("#submitted-notice").wait_for()
-    assert sorted(answer_fields(stored_answer(mturk, hit_id))) == sorted(
+    hit = open_crowd_hit(
+        offline, live_server, mturk, INPUTS_BODY.format(format=' answer-format="flatten-objects"')
+    )
+    answer_by_keyboard(hit.frame)
+    assert sorted(answer_fields(hit.stored())) == sorted(
         [
             ("sharp.yes", "false"),
             ("blurry.no", "true"),
@@ -136,13 +132,12 @@ def test_inputs_by_keyboard_flatten_objects(offline, live_server, mturk) -> None
             ("animals.labels", '["Dog","Bird"]'),
         ]
     )
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_inputs_by_mouse(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(INPUTS_BODY.format(format=""))))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, INPUTS_BODY.format(format=""))
+    frame = hit.frame
     frame.get_by_role("button", name="Read the instructions").click()
     frame.get_by_role("dialog", name="Instructions").get_by_role("button", name="Close").click()
     expect(frame.get_by_role("dialog", name="Instructions")).to_be_hidden()
@@ -161,9 +156,7 @@ def test_inputs_by_mouse(offline, live_server, mturk) -> None:  # type: ignore[n
     frame.get_by_role("radio", name="Positive").click()
     for name in ["Cat", "Dog", "Cat"]:
         frame.get_by_role("checkbox", name=name).click()
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    ((_, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((_, text),) = answer_fields(hit.submit())
     assert json.loads(text) == [
         {
             "sharp": {"yes": False},
@@ -174,4 +167,4 @@ def test_inputs_by_mouse(offline, live_server, mturk) -> None:  # type: ignore[n
             "animals": {"labels": ["Dog"]},
         }
     ]
-    assert blocked == []
+    assert hit.blocked == []

@@ -8,8 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH, pointer_at
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -29,9 +28,8 @@ def body(answer_format: str = "", initial: str = "") -> str:
 
 
 def test_points_by_keyboard_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(body()), height=700))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, body(), height=700)
+    frame = hit.frame
     stage = frame.get_by_role("application", name="Image to annotate")
     # "3" picks nose, N places it in the middle, arrows move it; a second point is deleted again.
     for key in ["3", "n", "ArrowLeft", "Shift+ArrowUp", "Escape", "1", "n", "Delete"]:
@@ -42,9 +40,7 @@ def test_points_by_keyboard_default_format(offline, live_server, mturk) -> None:
     expect(frame.get_by_role("list", name="Points").get_by_role("listitem")).to_have_text(
         ["right eye: x 199, y 150"]
     )
-    frame.get_by_role("button", name="Submit").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.submit(by_keyboard=True))
     assert name == "taskAnswers"
     assert json.loads(text) == [
         {
@@ -54,15 +50,16 @@ def test_points_by_keyboard_default_format(offline, live_server, mturk) -> None:
             }
         }
     ]
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def test_points_by_mouse_with_initial_value_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
     initial = ' initial-value=\'[{"label": "nose", "x": 200, "y": 160}]\''
-    page_html = crowd_page(body(' answer-format="flatten-objects"', initial))
-    hit_id = create_hit(mturk, html_question(page_html, height=700))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(
+        offline, live_server, mturk, body(' answer-format="flatten-objects"', initial), height=700
+    )
+    frame = hit.frame
+    page = hit.page
     image = frame.locator("crowd-keypoint svg")
     image.scroll_into_view_if_needed()
     at = pointer_at(page, image)
@@ -75,9 +72,7 @@ def test_points_by_mouse_with_initial_value_flatten_objects(offline, live_server
     expect(frame.get_by_role("list", name="Points").get_by_role("listitem")).to_have_text(
         ["nose: x 205, y 180", "left eye: x 150, y 100"]
     )
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    assert sorted(answer_fields(stored_answer(mturk, hit_id))) == sorted(
+    assert sorted(answer_fields(hit.submit())) == sorted(
         [
             ("face.keypoints", '[{"label":"nose","x":205,"y":180},{"label":"left eye","x":150,"y":100}]'),
             ("face.inputImageProperties.height", str(HEIGHT)),
@@ -85,4 +80,4 @@ def test_points_by_mouse_with_initial_value_flatten_objects(offline, live_server
             ("face.initialValueModified", "true"),
         ]
     )
-    assert blocked == []
+    assert hit.blocked == []

@@ -14,7 +14,7 @@ import json
 import pytest
 
 from hits.market.questions import xml_to_answers
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
+from tests.browser.test_crowd_form import accept, answer_fields, offline, open_crowd_hit, stored_answer
 from tests.server.worker_helpers import MTURK_HTML, create_hit, html_question
 
 pytestmark = pytest.mark.browser
@@ -56,12 +56,9 @@ CROWD_BODY = '<crowd-form><crowd-input name="word" label="A word"></crowd-input>
     ],
 )
 def test_crowd_elements_script_by_any_spelling(offline, live_server, mturk, script) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(CROWD_BODY, script)))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, CROWD_BODY, script=script)
+    frame = hit.frame
     frame.get_by_label("A word").fill("owl")
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.submit())
     assert (name, json.loads(text)) == ("taskAnswers", [{"word": "owl"}])
-    assert blocked == []
+    assert hit.blocked == []

@@ -18,8 +18,7 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH, pointer_at
-from tests.browser.test_crowd_form import accept, answer_fields, crowd_page, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -49,9 +48,8 @@ def pixels(png_base64: str) -> Image.Image:
 
 
 def test_semantic_segmentation_by_keyboard_alone(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(BARE_BODY), height=800))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, BARE_BODY, height=800)
+    frame = hit.frame
     stage = frame.get_by_role("application", name="Image to segment")
     status = frame.get_by_role("status")
     stage.focus()
@@ -71,9 +69,7 @@ def test_semantic_segmentation_by_keyboard_alone(offline, live_server, mturk) ->
     expect(frame.get_by_role("list", name="Painted").get_by_role("listitem")).to_have_text(
         [f"Cat: {total - 9} px", "Dog: 5 px"]
     )
-    frame.get_by_role("button", name="Submit").press("Enter")
-    page.locator("#submitted-notice").wait_for()
-    ((name, text),) = answer_fields(stored_answer(mturk, hit_id))
+    ((name, text),) = answer_fields(hit.submit(by_keyboard=True))
     assert name == "taskAnswers"
     (answers,) = json.loads(text)
     result = answers["annotatedResult"]
@@ -86,7 +82,7 @@ def test_semantic_segmentation_by_keyboard_alone(offline, live_server, mturk) ->
     assert colours(image) == {CAT: total - 9, DOG: 5, NONE: 4}
     assert [image.getpixel((x, 160)) for x in range(199, 206)] == [CAT] + [DOG] * 5 + [CAT]
     assert {image.getpixel(p) for p in [(0, 0), (1, 0), (0, 1), (1, 1)]} == {NONE}
-    assert blocked == []
+    assert hit.blocked == []
 
 
 def initial_mask() -> str:
@@ -111,9 +107,8 @@ FORM_BODY = f"""
 
 
 def test_instances_by_mouse_and_an_initial_mask_flatten_objects(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
-    page, blocked = offline
-    hit_id = create_hit(mturk, html_question(crowd_page(FORM_BODY), height=1500))
-    frame = accept(page, live_server.url, hit_id)
+    hit = open_crowd_hit(offline, live_server, mturk, FORM_BODY, height=1500)
+    frame = hit.frame
     # The earlier mask is read into the semantic element: 1500 Bird pixels.
     expect(frame.locator("crowd-semantic-segmentation").get_by_role("listitem")).to_have_text(
         ["Bird: 1500 px"]
@@ -124,13 +119,13 @@ def test_instances_by_mouse_and_an_initial_mask_flatten_objects(offline, live_se
     def at(x: int, y: int) -> tuple[float, float]:
         # Measured afresh: clicking the buttons above the image may scroll the page.
         svg.scroll_into_view_if_needed()
-        return pointer_at(page, svg)(x, y)
+        return pointer_at(hit.page, svg)(x, y)
 
     def stroke(y: int) -> None:
-        page.mouse.move(*at(50, y))
-        page.mouse.down()
-        page.mouse.move(*at(150, y), steps=8)
-        page.mouse.up()
+        hit.page.mouse.move(*at(50, y))
+        hit.page.mouse.down()
+        hit.page.mouse.move(*at(150, y), steps=8)
+        hit.page.mouse.up()
 
     instance.get_by_role("button", name="Add car instance").click()
     stroke(50)
@@ -138,14 +133,12 @@ def test_instances_by_mouse_and_an_initial_mask_flatten_objects(offline, live_se
     stroke(200)
     instance.get_by_role("button", name="Add person instance").click()
     instance.get_by_role("radio", name="Fill").click()
-    page.mouse.click(*at(390, 310))
+    hit.page.mouse.click(*at(390, 310))
     # Choosing car #1 again and filling inside its stroke changes nothing.
     instance.get_by_role("radio", name="car #1").click()
-    page.mouse.click(*at(100, 50))
+    hit.page.mouse.click(*at(100, 50))
     expect(instance.get_by_role("listitem")).to_have_count(3)
-    frame.get_by_role("button", name="Submit").click()
-    page.locator("#submitted-notice").wait_for()
-    fields = dict(answer_fields(stored_answer(mturk, hit_id)))
+    fields = dict(answer_fields(hit.submit()))
     traffic = pixels(fields.pop("traffic.labeledImage.pngImageData"))
     checked = pixels(fields.pop("checked.labeledImage.pngImageData"))
     assert fields == {
@@ -165,4 +158,34 @@ def test_instances_by_mouse_and_an_initial_mask_flatten_objects(offline, live_se
     assert traffic.getpixel((100, 120)) == person and traffic.getpixel((399, 319)) == person
     # Untouched, the adjusted mask is the earlier one in the earlier colours.
     assert colours(checked) == {(0xFF, 0x00, 0x80, 255): 1500, NONE: WIDTH * HEIGHT - 1500}
-    assert blocked == []
+    assert hit.blocked == []
+
+
+def test_segmentation_undo_and_redo_by_buttons_and_keys(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, BARE_BODY, height=800)
+    frame = hit.frame
+    stage = frame.get_by_role("application", name="Image to segment")
+    painted = frame.get_by_role("list", name="Painted").get_by_role("listitem")
+    undo, redo = frame.get_by_role("button", name="Undo"), frame.get_by_role("button", name="Redo")
+    expect(undo).to_be_disabled()
+    stage.focus()
+    # A one-pixel brush: Cat at the middle (200, 160) and at (201, 160); the second dab undone, then redone.
+    for key in ["["] * 7 + ["Enter", "ArrowRight", "Enter", "Control+z"]:
+        stage.press(key)
+    expect(painted).to_have_text(["Cat: 1 px"])
+    redo.click()
+    expect(painted).to_have_text(["Cat: 2 px"])
+    expect(redo).to_be_disabled()
+    # Dog over (201, 160): a new change, so nothing is left to redo; undo and redo it by keys.
+    for key in ["2", "Enter", "Control+y"]:
+        stage.press(key)
+    expect(painted).to_have_text(["Cat: 1 px", "Dog: 1 px"])
+    stage.press("Control+z")
+    expect(painted).to_have_text(["Cat: 2 px"])
+    stage.press("Control+Shift+Z")
+    expect(painted).to_have_text(["Cat: 1 px", "Dog: 1 px"])
+    ((_, text),) = answer_fields(hit.submit(by_keyboard=True))
+    image = pixels(json.loads(text)[0]["annotatedResult"]["labeledImage"]["pngImageData"])
+    assert colours(image) == {CAT: 1, DOG: 1, NONE: WIDTH * HEIGHT - 2}
+    assert (image.getpixel((200, 160)), image.getpixel((201, 160))) == (CAT, DOG)
+    assert hit.blocked == []

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.demo_tasks.heatmap import MODELS
+from hits.heatmaps.log import HeatmapRequest
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.heatmap import QUESTIONS
 from server.hit_pages.heatmap_views import NO_HEATMAP
@@ -36,20 +37,47 @@ def _rate(frame: FrameLocator, slot: int, part: str, value: int, skip_last: bool
             panels.nth(k).locator(f'input[type="radio"][name$="-{q}"][value="{value}"]').check()
 
 
+def _open_hit(page: Page, base: str, hit_id: str, username: str) -> FrameLocator:
+    """A new worker signs up and accepts the HIT: its framed page, once its items are there."""
+    page.goto(base + "/signup")
+    page.get_by_label("User name").fill(username)
+    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
+    page.get_by_role("button", name="Sign up").click()
+    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    frame = page.frame_locator("#hit-frame")
+    frame.locator("fieldset.heatmap-item").first.wait_for()
+    return frame
+
+
+def _rate_shown(frame: FrameLocator, slot: int, value: int) -> None:
+    """Give ``value`` to every question of every heatmap shown in both rounds (missing ones cannot be)."""
+    for part in ("report", "custom"):
+        for radio in frame.locator(
+            f'#slot-{slot} section.round-{part} input[type="radio"][value="{value}"]'
+        ).all():
+            if radio.is_enabled():
+                radio.check()
+
+
+def _submitted(page: Page, frame: FrameLocator, requester_sessions, hit_id: str) -> Submission:  # type: ignore[no-untyped-def]
+    """Submit the page; the HIT's one stored submission."""
+    frame.get_by_role("button", name="Submit").click()
+    page.wait_for_selector("#submitted")
+    with session_scope(requester_sessions) as session:
+        (stored,) = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)
+        ).all()
+        return stored
+
+
 def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_prompt(
     tmp_path, page: Page, live_server, market, requester_sessions
 ) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
+    _, _, hit_ids = launch_template_campaign(
         tmp_path, market, requester_sessions, live_server.url, "heatmap", name="br-heatmap"
     )
-    page.goto(live_server.url + "/signup")
-    page.get_by_label("User name").fill("heatmap-worker")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_ids[0]}"] button').click()
-    frame = page.frame_locator("#hit-frame")
+    frame = _open_hit(page, live_server.url, hit_ids[0], "heatmap-worker")
     items = frame.locator("fieldset.heatmap-item")
-    items.first.wait_for()
     count = items.count()
     # Before a sentence is chosen no heatmap is on the page and nothing can be rated.
     assert frame.locator("img.heat-overlay").count() == 0
@@ -69,13 +97,13 @@ def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_pro
         # The choice is fixed: the other sentences cannot be picked any more.
         assert report.locator(".sentence-choices input:enabled").count() == 1
         if slot == 0:
-            # Reloaded, the page forgets the choice; the server does not, and the page takes it back.
-            report.evaluate("() => location.reload()")
-            report.get_by_role("radio").nth(1).check()
-            report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+            # Reloaded, the page brings back the choice and its heatmaps from the server, still fixed.
+            report.evaluate("() => { document.body.dataset.before = '1'; location.reload(); }")
+            frame.locator("body:not([data-before])").wait_for()  # the reloaded document, not the old one
             report.locator("img.heat-overlay").nth(len(MODELS) - 1).wait_for()
             assert report.get_by_role("radio").first.is_checked()
             assert report.locator(".sentence-choices input:enabled").count() == 1
+            assert report.get_by_role("button", name="Show the heatmaps for this sentence").is_hidden()
 
         # The strength slider, by keyboard: each step changes every overlay's opacity.
         assert set(_opacity(frame, slot, "report")) == {"0.6"}
@@ -126,17 +154,12 @@ def test_heatmap_page_by_a_worker_slider_boxes_sentence_lock_ratings_and_own_pro
         == f"a bright spot, upper left {count - 1}"
     )
     _rate(frame, count - 1, "custom", 2)
-    frame.get_by_role("button", name="Submit").click()
-    page.wait_for_selector("#submitted")
-
+    submission = _submitted(page, frame, requester_sessions, hit_ids[0])
     with session_scope(requester_sessions) as session:
-        (submission,) = session.scalars(
-            select(Submission).join(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
-        ).all()
         arranged = session.scalars(
             select(SlotArrangement).where(SlotArrangement.assignment_id == submission.assignment_id)
         ).all()
-        stored = submission.answers["answers"]
+    stored = submission.answers["answers"]
     assert len(arranged) == count
     for slot, answer in enumerate(stored):
         assert answer["sentence"] == 0 and answer["prompt"] == f"a bright spot, upper left {slot}"
@@ -149,13 +172,7 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
 ) -> None:
     """The page is served (and asks for heatmaps) where the operator lets models on its network be called."""
     hit_id, _ = launch(tmp_path, market, requester_sessions, private_server.url, model_server, "br-hm-fail")
-    page.goto(live_server.url + "/signup")
-    page.get_by_label("User name").fill("heatmap-worker-2")
-    page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
-    page.get_by_role("button", name="Sign up").click()
-    page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
-    frame = page.frame_locator("#hit-frame")
-    frame.locator("fieldset.heatmap-item").first.wait_for()
+    frame = _open_hit(page, live_server.url, hit_id, "heatmap-worker-2")
     for slot in range(2):
         custom = frame.locator(f"#slot-{slot} section.round-custom")
         custom.get_by_label("Your sentence about the image").fill("a shadow at the top left")
@@ -178,20 +195,8 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
         report.get_by_role("radio").nth(slot).check()
         report.get_by_role("button", name="Show the heatmaps for this sentence").click()
         report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
-        for part in ("report", "custom"):
-            for radio in frame.locator(
-                f'#slot-{slot} section.round-{part} input[type="radio"][value="3"]'
-            ).all():
-                if radio.is_enabled():
-                    radio.check()
-    frame.get_by_role("button", name="Submit").click()
-    page.wait_for_selector("#submitted")
-    with session_scope(requester_sessions) as session:
-        (stored,) = session.scalars(
-            select(Submission).join(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)
-        ).all()
-        answers = stored.answers["answers"]
-    for slot, answer in enumerate(answers):
+        _rate_shown(frame, slot, 3)
+    for slot, answer in enumerate(_submitted(page, frame, requester_sessions, hit_id).answers["answers"]):
         assert answer["sentence"] == slot and answer["prompt"] == "a shadow at the top left"
         assert {m for m, r in answer["custom"].items() if r is None} == {
             "sloth-remote",
@@ -199,3 +204,72 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
             "garble-remote",
         }
         assert answer["custom"]["quokkaformer"] == dict.fromkeys(QUESTIONS, 3)
+
+
+def _overlays(frame: FrameLocator, slot: int, part: str) -> dict[str, str | None]:
+    """Each model panel's token -> the overlay it shows (None: marked missing)."""
+    panels = frame.locator(f"#slot-{slot} section.round-{part} section.model-panel")
+    shown: dict[str, str | None] = {}
+    for panel in panels.all():
+        overlay = panel.locator("img.heat-overlay")
+        visible = overlay.count() == 1 and overlay.is_visible()
+        shown[str(panel.get_attribute("data-token"))] = overlay.get_attribute("src") if visible else None
+    return shown
+
+
+def _calls(requester_sessions, assignment_id: str) -> int:  # type: ignore[no-untyped-def]
+    with session_scope(requester_sessions) as session:
+        rows = session.scalars(
+            select(HeatmapRequest.call_id).where(HeatmapRequest.assignment_id == assignment_id)
+        )
+        return len(set(rows))
+
+
+def test_a_reload_brings_back_the_heatmaps_of_both_rounds_to_rate_and_submit(
+    tmp_path, page: Page, live_server, private_server, model_server, market, requester_sessions
+) -> None:
+    """Live heatmaps (some models failing) survive a reload: the same ones, no model asked again."""
+    hit_id, _ = launch(tmp_path, market, requester_sessions, private_server.url, model_server, "br-hm-reload")
+    frame = _open_hit(page, live_server.url, hit_id, "heatmap-worker-3")
+    prompts = ["a shadow at the top left", "something bright lower right"]
+    before = {}
+    for slot in range(2):
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        report.get_by_role("radio").nth(1).check()
+        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        custom.get_by_label("Your sentence about the image").fill(prompts[slot])
+        custom.get_by_role("button", name="Make heatmaps for my sentence").click()
+        custom.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
+        before[slot] = (_overlays(frame, slot, "report"), _overlays(frame, slot, "custom"))
+        assert sum(src is not None for src in before[slot][1].values()) == 2  # the built-in, the good remote
+    assignment_id = str(frame.locator('input[name="assignmentId"]').input_value())
+    calls = _calls(requester_sessions, assignment_id)
+    assert calls == 4
+
+    page.reload()
+    frame = page.frame_locator("#hit-frame")
+    for slot in range(2):
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        custom.locator(".heatmap-status").filter(has_text="Heatmaps shown: 2 of 5").wait_for()
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
+        # The very heatmaps shown before, under the same tokens, the same ones marked missing.
+        assert (_overlays(frame, slot, "report"), _overlays(frame, slot, "custom")) == before[slot]
+        assert custom.get_by_label("Your sentence about the image").input_value() == prompts[slot]
+        assert report.get_by_role("radio").nth(1).is_checked()
+        assert report.locator(".sentence-choices input:enabled").count() == 1
+        assert custom.locator(".model-message:visible").count() == 3
+        _rate_shown(frame, slot, 2)
+    assert _calls(requester_sessions, assignment_id) == calls  # nothing was asked of the models again
+    answers = _submitted(page, frame, requester_sessions, hit_id).answers["answers"]
+    for slot, answer in enumerate(answers):
+        assert answer["sentence"] == 1 and answer["prompt"] == prompts[slot]
+        assert answer["custom"]["zebranet-seven"] == dict.fromkeys(QUESTIONS, 2)
+        assert answer["custom"]["quokkaformer"] == dict.fromkeys(QUESTIONS, 2)
+        assert {m for m, r in answer["custom"].items() if r is None} == {
+            "sloth-remote",
+            "crashy-remote",
+            "garble-remote",
+        }

@@ -20,9 +20,11 @@ from hits.campaigns.spec import load_campaign_file
 from hits.heatmaps import HeatmapError
 from hits.heatmaps.arrays import checked, heat_of_overlay, load_precomputed, overlay_png
 from hits.heatmaps.builtin import BlobProvider, aimed_place
+from hits.heatmaps.lanes import Lane
 from hits.heatmaps.providers import ENTRY_POINT_GROUP, ImageSource, ModelSpec, compute_all, provider_for
 from hits.templates import get_template
 from hits.templates.heatmap import ALIAS_WORDS, QUESTIONS
+from tests.helpers import install_package
 
 T = get_template("heatmap")
 ITEM = {
@@ -257,8 +259,7 @@ def test_compute_all_returns_within_the_limit_whatever_the_providers_do() -> Non
 
 def test_an_installed_entry_point_provides_heatmaps(tmp_path, monkeypatch) -> None:
     """A package registers a provider under hitforge.heatmap_providers; the campaign names it."""
-    package = tmp_path / "corner_model.py"
-    package.write_text(
+    source = (
         "import numpy as np\n"
         "class Corner:\n"
         "    def __init__(self, size=4):\n"
@@ -268,11 +269,13 @@ def test_an_installed_entry_point_provides_heatmaps(tmp_path, monkeypatch) -> No
         "        heat[0, 0] = len(text)\n"
         "        return heat\n"
     )
-    dist = tmp_path / "corner_model-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: corner-model\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\ncorner = corner_model:Corner\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
+    install_package(
+        tmp_path,
+        monkeypatch,
+        "corner_model",
+        source,
+        f"[{ENTRY_POINT_GROUP}]\ncorner = corner_model:Corner\n",
+    )
     spec = ModelSpec.model_validate(
         {"provider": "entry_point", "entry_point": "corner", "options": {"size": 6}}
     )
@@ -295,3 +298,25 @@ def test_overlay_png_is_a_real_png() -> None:
     png = overlay_png(checked(np.eye(4)))
     with Image.open(io.BytesIO(png)) as picture:
         assert picture.format == "PNG" and picture.mode == "RGBA"
+
+
+def test_a_lane_bounds_calls_in_flight_and_its_breaker_opens_then_tries_again() -> None:
+    """The lane of one provider: places for calls, timeouts in a row, the pause, one more try."""
+    lane = Lane("a model", max_in_flight=2, breaker_timeouts=2, cooldown=0.3)
+    assert lane.admit() is None and lane.admit() is None
+    assert "2 earlier calls to it are still running" in (lane.admit() or "")
+    lane.release()
+    lane.timed_out()
+    lane.answered(ok=True)  # a heatmap in time: the timeouts are no longer in a row
+    lane.timed_out()
+    assert lane.admit() is None  # one timeout in a row: still called
+    lane.release()
+    lane.release()
+    lane.timed_out()
+    refused = lane.admit()
+    assert refused is not None and "timed out 2 times in a row" in refused
+    time.sleep(0.35)
+    assert lane.admit() is None  # tried again after the pause
+    lane.release()
+    lane.timed_out()  # and one more timeout leaves it alone again at once
+    assert "timed out 3 times in a row" in (lane.admit() or "")

@@ -6,6 +6,7 @@ import io
 import json
 
 import numpy as np
+from bs4 import BeautifulSoup
 from sqlalchemy import select
 
 from hits.campaigns.export import write_batch_csv
@@ -19,11 +20,13 @@ from hits.heatmaps.builtin import BlobProvider
 from hits.heatmaps.providers import ImageSource
 from hits.market.questions import xml_to_answers
 from hits.quality import pipeline
-from hits.quality.aggregation import aggregate_campaign
+from hits.quality.aggregation import aggregate_campaign, store_results
 from hits.quality.review import grade_submissions
 from hits.templates.arrangements import SlotArrangement
+from hits.templates.heatmap import QUESTIONS
 from hits.templates.heatmap.report import campaign_study, round_tables
 from tests.helpers import launch_template_campaign
+from tests.server.test_dashboard import staff_session
 
 
 def _expected(folder, item: dict, sentence: int, model: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
@@ -121,3 +124,37 @@ def test_careful_workers_ratings_are_stored_per_model_graded_synced_and_tabulate
     focused = {r.model: r for r in tables[0].rows["intuitive"]}
     assert focused["focused"].mean is not None and focused["lost"].mean is not None
     assert focused["focused"].mean > focused["lost"].mean
+
+
+def test_the_dashboard_shows_the_heatmap_studys_agreement(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    """Not n/a: the pooled alpha of every question's units, and the study's alpha per round and question."""
+    task = get_demo_task("heatmap")
+    name = "heatmap-agreement"
+    campaign_id, truth, _ = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "heatmap", hits=2, name=name
+    )
+    for n, profile in enumerate([Profile("perfect", 1.0), Profile("sloppy", 0.5)]):
+        bot = Bot(live_server.url, f"agree-{n}", profile, truth, seed=n, fill_form=task.fill_form)
+        bot.title_filter = name
+        assert bot.run(max_hits=2).submitted == 2
+    with session_scope(requester_sessions) as session:
+        stored = store_results(session, campaign_id)
+        tables = round_tables(campaign_study(session, campaign_id).judgements)
+        overall, parts = stored.agreement, stored.agreement_parts
+    assert overall is not None and parts is not None
+    labels = [QUESTIONS[q][0] for q in QUESTIONS]
+    assert list(parts) == [f"round {r}, {label}" for r in (1, 2) for label in labels]
+    assert [parts[f"round {r}, {QUESTIONS[q][0]}"] for r in (1, 2) for q in QUESTIONS] == [
+        t.alpha[q] for t in tables for q in QUESTIONS
+    ]  # the same figures as `hitforge results heatmap`
+    assert all(alpha is not None for alpha in parts.values())
+
+    home = staff_session(live_server.url, requester_sessions).get(live_server.url + "/dashboard/")
+    row = next(
+        tr for tr in BeautifulSoup(home.text, "html.parser").select("#campaigns tbody tr") if name in tr.text
+    )
+    text = " ".join(row.get_text().split())
+    assert f"Krippendorff's alpha {overall:.3f}" in text and "n/a" not in text
+    assert f"round 1, Coverage {parts['round 1, Coverage']:.3f}" in text

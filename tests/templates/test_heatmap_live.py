@@ -114,18 +114,35 @@ def _scan() -> bytes:
     return buffer.getvalue()
 
 
-def launch(tmp_path: Path, market, requester_sessions, public_url: str, model_url: str, name: str, **options):  # type: ignore[no-untyped-def]
-    """A one-HIT campaign of two images comparing MODELS; (HIT id, image file name)."""
+def launch(
+    tmp_path: Path,
+    market,
+    requester_sessions,
+    public_url: str,
+    model_url: str,
+    name: str,
+    models=None,
+    **options,
+):  # type: ignore[no-untyped-def]
+    """A one-HIT campaign of two images comparing MODELS (or ``models``: name -> spec); (HIT id, image)."""
+    specs = models or {
+        "zebranet-seven": {"provider": "builtin", "spread": 0.1},
+        "quokkaformer": {"provider": "http", "url": model_url + "/good"},
+        "sloth-remote": {"provider": "http", "url": model_url + "/slow"},
+        "crashy-remote": {"provider": "http", "url": model_url + "/error"},
+        "garble-remote": {"provider": "http", "url": model_url + "/garbage"},
+    }
     media = tmp_path / "media"
     image = save_png(media, _scan())
     (media / "precomputed").mkdir()
     np.save(media / "precomputed" / "zebranet-seven-map.npy", np.eye(6))
+    stored = {"zebranet-seven": "precomputed/zebranet-seven-map.npy"} if "zebranet-seven" in specs else {}
     item = {
-        "image": image, "width": 64, "height": 48, "models": list(MODELS),
+        "image": image, "width": 64, "height": 48, "models": list(specs),
         "sentences": [
             {"text": "A faint shadow in the upper left.",
              "boxes": [{"x": 2, "y": 2, "width": 20, "height": 16}],
-             "heatmaps": {"zebranet-seven": "precomputed/zebranet-seven-map.npy"}},
+             "heatmaps": stored},
             {"text": "The right side is clear."},
         ],
     }  # fmt: skip
@@ -136,14 +153,7 @@ def launch(tmp_path: Path, market, requester_sessions, public_url: str, model_ur
         "reward": "0.10", "budget": "5.00", "assignments_per_hit": 3, "items_per_hit": 2, "gold_per_hit": 0,
         "items": "items.jsonl", "media_dir": "media", "auto_approval_delay_seconds": 3600,
         "template_options": {
-            "models": {
-                "zebranet-seven": {"provider": "builtin", "spread": 0.1},
-                "quokkaformer": {"provider": "http", "url": model_url + "/good"},
-                "sloth-remote": {"provider": "http", "url": model_url + "/slow"},
-                "crashy-remote": {"provider": "http", "url": model_url + "/error"},
-                "garble-remote": {"provider": "http", "url": model_url + "/garbage"},
-            },
-            "time_limit": TIME_LIMIT, "min_interval": 0, **options,
+            "models": specs, "time_limit": TIME_LIMIT, "min_interval": 0, **options,
         },
     }  # fmt: skip
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(spec))
@@ -243,7 +253,17 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     custom_rows = {r.model: r for r in round_tables(study.judgements)[1].rows["coverage"]}
     assert custom_rows["sloth-remote"].no_heatmap == 2 and custom_rows["sloth-remote"].rated == 0
     assert custom_rows["quokkaformer"].rated == 2 and custom_rows["quokkaformer"].mean == 3.0
-    assert study.requests[("custom", "sloth-remote")]["timeout"] == 2
+    # The slow model timed out for image 1's prompt and both report sentences: three in a row, so for
+    # image 2's prompt it was not called at all (hits.heatmaps.lanes), and the record says why.
+    assert study.requests[("report", "sloth-remote")] == {"timeout": 2}
+    assert study.requests[("custom", "sloth-remote")] == {"timeout": 1, "unavailable": 1}
+    with session_scope(requester_sessions) as session:
+        skipped = session.scalars(
+            select(HeatmapRequest.detail).where(
+                HeatmapRequest.model == "sloth-remote", HeatmapRequest.status == "unavailable"
+            )
+        ).all()
+    assert skipped and all("timed out 3 times in a row" in detail for detail in skipped)
 
     env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
     table = CliRunner().invoke(main, ["results", "heatmap", "hm-live"], env=env, catch_exceptions=False)
@@ -251,7 +271,7 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     sloth = next(
         line.split() for line in table.output.splitlines() if line.split()[:2] == ["custom", "sloth-remote"]
     )
-    assert sloth[2:7] == ["0", "0", "2", "0", "0"]  # ok, failed, timeout, unavailable, pending
+    assert sloth[2:7] == ["0", "0", "1", "1", "0"]  # ok, failed, timeout, unavailable, pending
     assert "Round 2: the workers' own sentences" in table.output
     wrong = CliRunner().invoke(main, ["results", "heatmap", "no-such"], env=env)
     assert wrong.exit_code != 0 and "no campaign named" in wrong.output
@@ -356,6 +376,19 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         for response in responses:
             assert response.status_code == 200
             seen += [response.text, json.dumps(dict(response.headers))]
+        # What a reloaded page is given back: the same heatmaps under the same tokens, nothing more.
+        again = requests.post(
+            live_server.url + "/tasks/heatmaps/shown", data={**frame, "position": "0"}, timeout=30
+        )
+        assert again.status_code == 200 and set(again.json()) == {"report", "custom"}
+        assert again.json()["report"]["heatmaps"] == responses[0].json()["heatmaps"]
+        assert again.json()["custom"]["heatmaps"] == responses[1].json()["heatmaps"]
+        forged = {**frame, "turkSubmitTo": frame["turkSubmitTo"][:-4] + "AAAA", "position": "0"}
+        assert (
+            requests.post(live_server.url + "/tasks/heatmaps/shown", data=forged, timeout=30).status_code
+            == 403
+        )
+        seen += [again.text, json.dumps(dict(again.headers))]
         tokens_per_worker.append([(h["token"]) for h in responses[0].json()["heatmaps"]])
         labels = [h.get_text() for h in soup.select("section.round-report h3")]
         tokens_per_worker[-1] += labels

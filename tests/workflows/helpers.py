@@ -7,12 +7,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import requests
 import yaml
+from bs4 import BeautifulSoup, Tag
 
+from hits.campaigns.spec import load_campaign_file
 from hits.crowd import Bot, Profile
-from hits.demo_tasks.iiw import ReloadingBot
+from hits.db import session_scope
 from hits.demo_tasks.refine import ALT, facts, fill
 from hits.demo_tasks.refine import write as write_drawings
+from hits.workflows.setup import create_workflow
 
 
 def write_refine_workflow(
@@ -58,9 +62,25 @@ def write_refine_workflow(
     return path, truth
 
 
+def launch_refine_workflow(folder: Path, name: str, market: Any, sessions: Any, **options: Any) -> int:
+    """A rounds-first workflow of drawings (``write_refine_workflow``) for ``market``'s requester; its id."""
+    path, _truth = write_refine_workflow(folder, name, **options)
+    with session_scope(sessions) as session:
+        workflow = create_workflow(session, load_campaign_file(path))
+        workflow.access_key_id = market.access_key_id
+        return workflow.id
+
+
+def accept_round(worker: Any, hit_id: str) -> tuple[requests.Response, str]:
+    """A worker site worker previews and accepts the HIT: the work page, and the HIT page URL it frames."""
+    work = worker.post_form(worker.get(f"/hits/{hit_id}"), f'form[action="/hits/{hit_id}/accept"]', {})
+    frame = BeautifulSoup(work.text, "html.parser").find("iframe", id="hit-frame")
+    assert isinstance(frame, Tag), work.text
+    return work, str(frame["src"])
+
+
 def refine_bot(base_url: str, username: str, profile: Profile, truth: dict[str, Any], title: str) -> Bot:
-    # A person reloads a round's page opened the moment before its id is recorded (ReloadingBot).
-    bot = ReloadingBot(base_url, username, profile, truth, fill_form=fill)
+    bot = Bot(base_url, username, profile, truth, fill_form=fill)
     bot.title_filter = title
     return bot
 
@@ -79,4 +99,12 @@ def work_until(bots: list[Bot], done: Any, timeout: float = 150.0) -> None:
     raise AssertionError("timed out waiting for the workflow")
 
 
-__all__ = ["ALT", "facts", "refine_bot", "work_until", "write_refine_workflow"]
+__all__ = [
+    "ALT",
+    "accept_round",
+    "facts",
+    "launch_refine_workflow",
+    "refine_bot",
+    "work_until",
+    "write_refine_workflow",
+]

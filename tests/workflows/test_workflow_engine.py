@@ -46,7 +46,7 @@ def _edit(path, **changes) -> None:  # type: ignore[no-untyped-def]
             "only a rounds template",
         ),
         ({"assignments_per_hit": 3}, "set assignments_per_hit and items_per_hit to 1"),
-        ({"quality": {"repost_rejected": True}}, "redoes rejected rounds itself"),
+        ({"quality": {"repost_rejected": True}}, "redoes rejected work itself"),
         ({"workflow__rounds": {"jaccard_threshold": 1.5}}, "jaccard_threshold"),
         ({"workflow__seeder": {"kind": "file", "nonsense": 1}}, "nonsense"),
     ],

@@ -54,6 +54,9 @@ class Worker(MarketBase):
     #: Stamped into each sign-in's session cookie; signing out counts it up, so every cookie
     #: issued before (a copy kept by someone else included) stops being a sign-in.
     session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Set when the worker returned too many HITs too fast: no accept until then. Kept on the
+    #: worker, whom every request loads anyway, so an accept checks it without a query.
+    accepts_paused_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class SignInFailure(SignInFailureColumns, MarketBase):

@@ -98,6 +98,10 @@ class Assignment(MarketBase):
     auto_approval_time: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     approval_time: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     rejection_time: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: When it went back to its HIT: returned by the worker, or abandoned (its deadline). A
+    #: worker's recent ones are counted (``assignment_ops.RETURN_LIMIT``). Not part of MTurk's
+    #: Assignment; never sent on the API.
+    return_time: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     answer: Mapped[str | None] = mapped_column(Text, nullable=True)
     requester_feedback: Mapped[str | None] = mapped_column(String(1024), nullable=True)
     hit: Mapped[HIT] = relationship(back_populates="assignments")

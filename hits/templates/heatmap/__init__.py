@@ -31,13 +31,16 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hits.heatmaps.arrays import ARRAY_SUFFIXES, PICTURE_SUFFIXES
-from hits.templates.base import ParsedAnswers, TaskTemplate
+from hits.templates.base import ParsedAnswers, TaskTemplate, TemplateAgreement
 from hits.templates.heatmap.options import MODEL_NAME, check_campaign
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 #: Question id -> (short name, question, the five answers from 1 to 5).
 QUESTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -195,7 +198,8 @@ class HeatmapTemplate(TaskTemplate):
     item_model: ClassVar[type[BaseModel]] = HeatmapItem
     answer_model: ClassVar[type[BaseModel]] = HeatmapKey
     # The answers are per model and question: ``hitforge results heatmap`` tabulates them and
-    # measures agreement per question; the generic label of an item is the list of answers.
+    # measures agreement per question (``own_agreement``, which the dashboard shows too); the
+    # generic label of an item is the list of answers.
     aggregation: ClassVar[str] = "collect_all"
     agreement_level: ClassVar[str | None] = None
     arranged: ClassVar[bool] = True
@@ -203,6 +207,12 @@ class HeatmapTemplate(TaskTemplate):
 
     def page_context(self) -> dict[str, Any]:
         return {"questions": QUESTIONS}
+
+    def own_agreement(self, session: Session, campaign_id: int) -> TemplateAgreement:
+        """Krippendorff's alpha (ordinal) of the study's judgements: pooled, and per round and question."""
+        from hits.templates.heatmap.report import study_agreement
+
+        return study_agreement(session, campaign_id)
 
     def check_campaign(
         self, options: Mapping[str, Any], items: Sequence[Mapping[str, Any]], media: Path | None

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from hits.campaigns.models import HITSlot, Item, PublishedHIT
 from hits.heatmaps.log import campaign_requests
+from hits.templates.base import TemplateAgreement
 from hits.templates.heatmap import QUESTIONS, ROUNDS, SCALE
 
 ROUND_TITLES = {"report": "Round 1: report sentences", "custom": "Round 2: the workers' own sentences"}
@@ -146,18 +147,39 @@ class RoundTable:
     alpha: dict[str, float | None]
 
 
-def _alpha(judgements: list[Judgement], part: str, question: str) -> float | None:
+def _alpha(judgements: list[Judgement], questions: Iterable[str]) -> float | None:
+    """Krippendorff's alpha (ordinal) over the units (round, image, text, model, question) of ``questions``.
+
+    In round two the text is left out of the unit: every worker asks their own.
+    """
     from hits.quality.aggregation import krippendorff_alpha
 
+    asked = list(questions)
     rows = [
-        (f"{j.item_id}#{j.text if part == 'report' else ''}#{j.model}", j.worker_id, j.ratings[question])
+        (
+            f"{j.round}#{j.item_id}#{j.text if j.round == 'report' else ''}#{j.model}#{q}",
+            j.worker_id,
+            j.ratings[q],
+        )
         for j in judgements
         if j.ratings is not None
+        for q in asked
     ]
     frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
     # One rating per worker and unit (a worker's own repeated prompts on an image: the first).
     frame = frame.drop_duplicates(["task", "worker"])
     return krippendorff_alpha(frame, "ordinal")
+
+
+def study_agreement(session: Session, campaign_id: int) -> TemplateAgreement:
+    """The dashboard's agreement: every unit of every question pooled, and per round and question."""
+    judgements = campaign_study(session, campaign_id).judgements
+    parts = {
+        f"round {ROUNDS.index(t.round) + 1}, {QUESTIONS[q][0]}": alpha
+        for t in round_tables(judgements)
+        for q, alpha in t.alpha.items()
+    }
+    return TemplateAgreement(_alpha(judgements, QUESTIONS), parts)
 
 
 def round_tables(judgements: Iterable[Judgement]) -> list[RoundTable]:
@@ -192,7 +214,7 @@ def round_tables(judgements: Iterable[Judgement]) -> list[RoundTable]:
                 len({j.worker_id for j in these}),
                 len({j.item_id for j in these}),
                 rows,
-                {q: _alpha(these, part, q) for q in QUESTIONS},
+                {q: _alpha(these, [q]) for q in QUESTIONS},
             )
         )
     return tables

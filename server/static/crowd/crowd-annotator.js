@@ -7,10 +7,15 @@
  * N or Enter adds a shape in the middle, [ and ] select the previous/next shape,
  * arrows move the selected one (Shift: 10 px), Delete or Backspace removes it,
  * Escape deselects. Subclasses add their own mouse handling and keys.
+ *
+ * Undo and redo (the Undo / Redo buttons, Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y) step
+ * through every change to the shapes, a vertex placed while a polygon is still
+ * being drawn included, as AWS's annotation tools let workers do.
  */
 (function () {
   "use strict";
   var crowd = window.hitforgeCrowd;
+  var UNDO_STEPS = 200;  // enough for one HIT's work; older steps are dropped
   var COLOURS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#42d4f4", "#f032e6", "#9a6324", "#800000"];
   crowd.SVG = "http://www.w3.org/2000/svg";
 
@@ -39,6 +44,8 @@
       this._initial = this.hasAttribute("initial-value") ? this._readInitial() : null;
       this._shapes = (this._initial || []).map(function (s) { return JSON.parse(JSON.stringify(s)); });
       this._selected = -1;
+      this._history = [this._snapshot()];
+      this._step = 0;
       var labels = this._labels.map((l, i) => {
         return "<button type=\"button\" role=\"radio\" data-index=\"" + i + "\" style=\"--c:" + crowd.escape(this.colour(l)) +
           "\">" + (i < 9 ? "<kbd>" + (i + 1) + "</kbd> " : "") + crowd.escape(l) + "</button>";
@@ -54,12 +61,16 @@
         ".shape{fill-opacity:.12;stroke-width:2;vector-effect:non-scaling-stroke;cursor:move}" +
         ".shape.selected{stroke-dasharray:6 3;fill-opacity:.35}.handle{fill:#fff;stroke:#000;cursor:nwse-resize;vector-effect:non-scaling-stroke}" +
         "ol{padding-left:1.5em}li button{font:inherit;border:0;background:none;cursor:pointer;text-align:left}" +
+        ".toolbar{display:flex;gap:.3em 1em;flex-wrap:wrap;align-items:flex-start;justify-content:space-between}" +
+        ".history{display:flex;gap:.3em;margin-bottom:.5em}.history button{font:inherit;padding:.15em .6em;cursor:pointer}" +
         "li button[aria-pressed=true]{font-weight:600}.keys{font-size:12px;color:#555}.more{border:0;background:none;color:#0b5cad;text-decoration:underline;padding:0;font:inherit}",
         "<div class=\"wrap\"><aside><slot name=\"short-instructions\"></slot>" +
         "<p><button type=\"button\" class=\"more\">View full instructions</button></p>" +
         "<p class=\"keys\">" + crowd.escape(this.constructor.help) + "</p></aside>" +
         "<main><h2>" + crowd.escape(this.getAttribute("header") || "") + "</h2>" +
-        "<div class=\"labels\" role=\"radiogroup\" aria-label=\"Label\">" + labels + "</div>" +
+        "<div class=\"toolbar\"><div class=\"labels\" role=\"radiogroup\" aria-label=\"Label\">" + labels + "</div>" +
+        "<div class=\"history\"><button type=\"button\" class=\"undo\" aria-keyshortcuts=\"Control+Z\">Undo</button>" +
+        "<button type=\"button\" class=\"redo\" aria-keyshortcuts=\"Control+Shift+Z Control+Y\">Redo</button></div></div>" +
         "<div class=\"stage\" tabindex=\"0\" role=\"application\" aria-label=\"Image to annotate\">" +
         "<img alt=\"\"><svg></svg></div><ol class=\"shapes\" aria-label=\"" + crowd.escape(this.constructor.listName) +
         "\"></ol><div class=\"own-form\"></div></main></div>" +
@@ -74,6 +85,8 @@
       root.querySelectorAll(".labels button").forEach((b) => {
         b.addEventListener("click", () => this._chooseLabel(Number(b.dataset.index)));
       });
+      root.querySelector(".undo").addEventListener("click", () => this.undo());
+      root.querySelector(".redo").addEventListener("click", () => this.redo());
       var dialog = root.querySelector("dialog");
       root.querySelector(".more").addEventListener("click", () => dialog.showModal());
       root.querySelector(".close").addEventListener("click", () => dialog.close());
@@ -150,8 +163,48 @@
     }
 
     _changed() {
+      this._record();
       this._render();
       this.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+
+    /** What undo brings back; elements with more state (a shape being drawn) add theirs. */
+    _snapshot() {
+      return Object.assign({ shapes: JSON.stringify(this._shapes), selected: this._selected }, this.extraState());
+    }
+    extraState() { return {}; }
+    restoreExtraState() {}
+
+    /* A step in the history when the shapes (or what is being drawn) changed since the last one. */
+    _record() {
+      var now = this._snapshot();
+      var last = this._history[this._step];
+      // Choosing a vertex or a shape is not a step; a shape finished (no longer drawn) is.
+      if (last && last.shapes === now.shapes && last.drawing === now.drawing) return;
+      this._history.splice(this._step + 1);  // a new change after undoing drops what could be redone
+      this._history.push(now);
+      if (this._history.length > UNDO_STEPS) this._history.shift();
+      this._step = this._history.length - 1;
+    }
+    _restore(snapshot) {
+      this._shapes = JSON.parse(snapshot.shapes);
+      this._selected = snapshot.selected < this._shapes.length ? snapshot.selected : -1;
+      this.restoreExtraState(snapshot);
+      this._drag = null;
+      this._render();
+      this.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+    /** Take back the last change to the shapes. */
+    undo() {
+      if (this._step <= 0) return;
+      this._step -= 1;
+      this._restore(this._history[this._step]);
+    }
+    /** Do again what undo took back. */
+    redo() {
+      if (this._step >= this._history.length - 1) return;
+      this._step += 1;
+      this._restore(this._history[this._step]);
     }
 
     _chooseLabel(index) {
@@ -161,6 +214,13 @@
     }
 
     _key(e) {
+      var key = e.key.toLowerCase();
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && (key === "z" || key === "y")) {
+        e.preventDefault();
+        if (key === "y" || e.shiftKey) this.redo();
+        else this.undo();
+        return;
+      }
       var shape = this._selected !== -1 ? this._shapes[this._selected] : null;
       var step = e.shiftKey ? 10 : 1;
       var arrow = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
@@ -195,6 +255,8 @@
     _render() {
       var root = this.shadowRoot;
       var size = this.size();
+      root.querySelector(".undo").disabled = !this._history || this._step <= 0;
+      root.querySelector(".redo").disabled = !this._history || this._step >= this._history.length - 1;
       root.querySelectorAll(".labels button").forEach((b, i) => {
         b.setAttribute("aria-checked", String(this._labels[i] === this._label));
       });
@@ -237,6 +299,9 @@
     crowdReset() {
       this._shapes = (this._initial || []).map(function (s) { return JSON.parse(JSON.stringify(s)); });
       this._selected = -1;
+      this.restoreExtraState({});
+      this._history = [this._snapshot()];
+      this._step = 0;
       this._render();
     }
     focus() { if (this._stage) this._stage.focus(); }

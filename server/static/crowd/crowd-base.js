@@ -59,4 +59,12 @@
     var key = icon.replace(/^.*:/, "");
     return GLYPHS[key] || key.charAt(0).toUpperCase();
   };
+
+  /* An icon attribute is an iron-icons name or, as AWS documents, the URL of a custom image. */
+  crowd.iconIsUrl = function (icon) { return !!icon && /[/.]/.test(icon); };
+
+  /** The markup of an ``icon`` attribute: the image at its URL, or the name's glyph. */
+  crowd.iconHtml = function (icon) {
+    return crowd.iconIsUrl(icon) ? "<img alt=\"\" src=\"" + crowd.escape(icon) + "\">" : crowd.escape(crowd.glyph(icon));
+  };
 })();

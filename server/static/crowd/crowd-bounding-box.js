@@ -109,7 +109,8 @@
   CrowdBoundingBox.answerKey = "boundingBoxes";
   CrowdBoundingBox.listName = "Boxes";
   CrowdBoundingBox.help = "Drag on the image to draw a box; drag a box to move it, its corner to resize it. " +
-    "Keys: 1-9 label, N new box, [ ] select, arrows move, Alt+arrows resize, Delete remove.";
+    "Keys: 1-9 label, N new box, [ ] select, arrows move, Alt+arrows resize, Delete remove, " +
+    "Ctrl+Z undo, Ctrl+Shift+Z redo.";
 
   crowd.define("crowd-bounding-box", CrowdBoundingBox);
 })();

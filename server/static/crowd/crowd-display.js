@@ -9,7 +9,9 @@
   var crowd = window.hitforgeCrowd;
   var LINK = "button.opener{font:inherit;cursor:pointer;padding:.35em .9em;border-radius:4px;border:1px solid #0b5cad;background:#fff;color:#0b5cad}" +
     "button.opener.link{border:0;background:none;text-decoration:underline;padding:0}" +
-    "button.opener.primary{background:#0b5cad;color:#fff}dialog{max-width:46em}dialog h2{font-size:16px}";
+    "button.opener.primary{background:#0b5cad;color:#fff}dialog{max-width:46em}dialog h2{font-size:16px}" +
+    ".pages{display:flex;gap:.2em;border-bottom:1px solid #ccc;margin-bottom:.6em}.pages button{font:inherit;border:0;background:none;" +
+    "padding:.3em .8em;cursor:pointer}.pages button[aria-selected=true]{border-bottom:3px solid #0b5cad;font-weight:600}";
 
   function whenParsed(fn) {
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
@@ -39,17 +41,42 @@
     close() { this.shadowRoot.querySelector("dialog").close(); }
   }
 
+  /* Three tabbed pages, as AWS documents: Summary, Detailed Instructions, Examples. */
+  var PAGES = [["Summary", "<slot name=\"short-summary\"></slot>"],
+    ["Detailed Instructions", "<slot name=\"detailed-instructions\"></slot>"],
+    ["Examples", "<h3>Good examples</h3><slot name=\"positive-example\"></slot><h3>Bad examples</h3><slot name=\"negative-example\"></slot>"]];
+
   class CrowdInstructions extends Opener {
     connectedCallback() {
       if (this.shadowRoot) return;
       this._build("Instructions",
-        "<slot name=\"short-summary\"></slot><slot name=\"detailed-instructions\"></slot>" +
-        "<h3>Good example</h3><slot name=\"positive-example\"></slot>" +
-        "<h3>Bad example</h3><slot name=\"negative-example\"></slot>");
+        "<div role=\"tablist\" class=\"pages\">" + PAGES.map(function (page, i) {
+          return "<button type=\"button\" role=\"tab\" id=\"tab" + i + "\" aria-controls=\"page" + i + "\">" + page[0] + "</button>";
+        }).join("") + "</div>" + PAGES.map(function (page, i) {
+          return "<div role=\"tabpanel\" id=\"page" + i + "\" aria-labelledby=\"tab" + i + "\">" + page[1] + "</div>";
+        }).join(""));
+      var tabs = Array.from(this.shadowRoot.querySelectorAll("[role=tab]"));
+      tabs.forEach((tab, i) => tab.addEventListener("click", () => this._page(i)));
+      this.shadowRoot.querySelector(".pages").addEventListener("keydown", (e) => {
+        var at = tabs.indexOf(e.target);
+        var to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: tabs.length - 1 }[e.key];
+        if (at === -1 || to === undefined) return;
+        e.preventDefault();
+        this._page((to + tabs.length) % tabs.length);
+        tabs[(to + tabs.length) % tabs.length].focus();
+      });
+      this._page(0);
       whenParsed(() => slotRegions(this, ["short-summary", "detailed-instructions", "positive-example", "negative-example"]));
     }
+    _page(index) {
+      this.shadowRoot.querySelectorAll("[role=tab]").forEach(function (tab, i) {
+        tab.setAttribute("aria-selected", String(i === index));
+        tab.tabIndex = i === index ? 0 : -1;
+      });
+      this.shadowRoot.querySelectorAll("[role=tabpanel]").forEach(function (panel, i) { panel.hidden = i !== index; });
+    }
   }
-  CrowdInstructions.linkText = "View instructions";
+  CrowdInstructions.linkText = "Click for instructions";  // AWS's default link text
   crowd.define("crowd-instructions", CrowdInstructions);
 
   class CrowdModal extends Opener {
@@ -83,9 +110,7 @@
     connectedCallback() {
       if (this.shadowRoot) return;
       var icon = this.getAttribute("icon");
-      var content = !icon ? crowd.escape(this.getAttribute("label") || "")
-        : /[/.]/.test(icon) ? "<img alt=\"\" src=\"" + crowd.escape(icon) + "\">"
-        : crowd.escape(crowd.glyph(icon));
+      var content = icon ? crowd.iconHtml(icon) : crowd.escape(this.getAttribute("label") || "");
       crowd.shadow(this,
         ":host{display:inline-block;min-width:1.4em;padding:0 .4em;border-radius:.8em;background:#0b5cad;color:#fff;text-align:center;font-size:12px}" +
         ":host(.attached){position:absolute;top:0;right:0;transform:translate(50%,-50%);z-index:1}img{width:1em;height:1em;vertical-align:middle}",
@@ -117,17 +142,25 @@
   }
   crowd.define("crowd-card", CrowdCard);
 
-  /* crowd-icon-button and crowd-fab: buttons showing an icon (and, for the fab, a label). */
+  /*
+   * crowd-icon-button and crowd-fab: buttons showing an icon (a name or an image URL), the
+   * fab its one-character label instead when it has no icon; title is the tooltip and,
+   * with no label, the button's name. disabled stops clicks reaching the page's listeners.
+   */
   class IconButton extends HTMLElement {
     static get observedAttributes() { return ["disabled"]; }
     connectedCallback() {
       if (!this.shadowRoot) {
         var icon = this.getAttribute("icon");
-        var label = this.getAttribute("label") || icon || "";
-        crowd.shadow(this, this.constructor.css,
-          "<button type=\"button\" aria-label=\"" + crowd.escape(label) + "\">" + crowd.escape(crowd.glyph(icon)) +
-          (this.constructor.showsLabel && this.getAttribute("label") ? " " + crowd.escape(this.getAttribute("label")) : "") +
-          "</button>");
+        var label = this.getAttribute("label");
+        var name = label || this.getAttribute("title") || (crowd.iconIsUrl(icon) ? "" : icon) || "";
+        var face = icon ? crowd.iconHtml(icon) : this.constructor.showsLabel ? crowd.escape(label || "") : "";
+        crowd.shadow(this, this.constructor.css + "img{width:1.2em;height:1.2em;vertical-align:middle}",
+          "<button type=\"button\" aria-label=\"" + crowd.escape(name) + "\">" + face + "</button>");
+        // AWS's examples listen for clicks on the element itself: a disabled one must not hear any.
+        this.addEventListener("click", (event) => {
+          if (this.hasAttribute("disabled")) event.stopImmediatePropagation();
+        }, true);
       }
       this.attributeChangedCallback();
     }
@@ -227,6 +260,9 @@
       if (!this.shadowRoot) return;
       this.shadowRoot.querySelector(".text").textContent = this.getAttribute("text") || "";
       if (this.hasAttribute("opened")) {
+        // Only one toast shows at a time, as AWS documents: a newly opened one closes the others.
+        var me = this;
+        document.querySelectorAll("crowd-toast[opened]").forEach(function (other) { if (other !== me) other.close(); });
         clearTimeout(this._timer);
         var ms = Number(this.getAttribute("duration") || 3000);
         if (ms > 0) this._timer = setTimeout(() => this.removeAttribute("opened"), ms);

@@ -61,7 +61,7 @@
       if (this._field) return;
       var multi = this.localName === "crowd-text-area";
       var attrs = "";
-      ["type", "placeholder", "min", "max", "step", "pattern", "autofocus", "rows", "autocomplete"].forEach((a) => {
+      ["type", "placeholder", "min", "max", "step", "pattern", "autofocus", "rows", "autocomplete", "accept", "multiple", "capture"].forEach((a) => {
         if (this.hasAttribute(a) && !(multi && a === "type")) attrs += " " + a + "=\"" + crowd.escape(this.getAttribute(a)) + "\"";
       });
       if (this.hasAttribute("max-length")) attrs += " maxlength=\"" + crowd.escape(this.getAttribute("max-length")) + "\"";
@@ -88,12 +88,15 @@
           if (event.data && !Array.from(event.data).every(function (ch) { return one.test(ch); })) event.preventDefault();
         });
       }
-      if (multi && this.hasAttribute("max-rows")) {
-        var maxRows = parseInt(this.getAttribute("max-rows"), 10);
-        this._field.addEventListener("input", () => {
+      if (multi) {
+        // It grows with its text, as AWS's did, up to max-rows (then it scrolls).
+        var grow = () => {
           var lines = this._field.value.split("\n").length;
+          var maxRows = parseInt(this.getAttribute("max-rows") || "0", 10) || Infinity;
           this._field.rows = Math.min(Math.max(lines, parseInt(this.getAttribute("rows") || "2", 10)), maxRows);
-        });
+        };
+        this._field.addEventListener("input", grow);
+        grow();
       }
       this._field.addEventListener("input", () => this._count());
       if (this.hasAttribute("auto-validate")) {
@@ -289,8 +292,14 @@
   }
   crowd.define("crowd-radio-group", CrowdRadioGroup);
 
-  /* crowd-slider: a native range input (arrow keys, Home/End), optional pin and number box. */
+  /*
+   * crowd-slider: a native range input (arrow keys, Home/End), optional pin and number box.
+   * The track is drawn under the (transparent) range input so that secondary-progress
+   * (e.g. how much of a video is buffered) can be shown in it, coloured by the page's
+   * --crowd-slider-secondary-color, as AWS documents.
+   */
   class CrowdSlider extends HTMLElement {
+    static get observedAttributes() { return ["secondary-progress", "disabled"]; }
     connectedCallback() {
       if (this._range) return;
       var attrs = "";
@@ -299,39 +308,75 @@
       });
       var label = this.getAttribute("label") || this.getAttribute("name") || "";
       crowd.shadow(this,
-        ":host{display:flex;align-items:center;gap:.6em;margin:.4em 0}input[type=range]{flex:1}" +
+        ":host{display:flex;align-items:center;gap:.6em;margin:.4em 0}" +
+        ".bar{position:relative;flex:1;display:flex;align-items:center;min-height:20px}" +
+        ".track{position:absolute;left:8px;right:8px;height:4px;border-radius:2px;background:#ccc;overflow:hidden}" +
+        ".track div{position:absolute;top:0;bottom:0;left:0}" +
+        ".secondary{background:var(--crowd-slider-secondary-color,var(--paper-slider-secondary-color,#9ec5ea))}" +
+        ".primary{background:#0b5cad}:host([disabled]) .primary{background:#999}" +
+        "input[type=range]{-webkit-appearance:none;appearance:none;background:transparent;position:relative;width:100%;margin:0}" +
+        "input[type=range]::-webkit-slider-thumb{-webkit-appearance:none;width:16px;height:16px;border-radius:50%;background:#0b5cad}" +
+        "input[type=range]::-moz-range-thumb{width:16px;height:16px;border:0;border-radius:50%;background:#0b5cad}" +
+        "input[type=range]:focus-visible{outline:2px solid #0b5cad;outline-offset:2px}" +
         "input[type=number]{width:5em;font:inherit}.pin{min-width:2.5em;text-align:center}",
-        "<input type=\"range\"" + attrs + " aria-label=\"" + crowd.escape(label) + "\">" +
+        "<div class=\"bar\"><div class=\"track\" part=\"track\"><div class=\"secondary\" part=\"secondary-progress\"></div>" +
+        "<div class=\"primary\" part=\"progress\"></div></div>" +
+        "<input type=\"range\"" + attrs + " aria-label=\"" + crowd.escape(label) + "\"></div>" +
         (this.hasAttribute("pin") ? "<output class=\"pin\"></output>" : "") +
         (this.hasAttribute("editable") ? "<input type=\"number\"" + attrs + " aria-label=\"" + crowd.escape(label) + " value\">" : ""));
       this._range = this.shadowRoot.querySelector("input[type=range]");
       this._number = this.shadowRoot.querySelector("input[type=number]");
-      this._range.disabled = this.hasAttribute("disabled");
-      if (this._number) this._number.disabled = this._range.disabled;
-      this._range.value = this._pending !== undefined ? this._pending : (this.getAttribute("value") || this._range.value);
-      this._range.addEventListener("input", () => this._show());
+      // Without a value it starts at min, as AWS's slider did (a native range starts half way).
+      this._range.value = this._pending !== undefined ? this._pending : (this.getAttribute("value") || this._range.min || 0);
+      this._range.addEventListener("input", () => { this._moved = true; this._show(); });
       this._range.addEventListener("change", () => this.dispatchEvent(new Event("change", { bubbles: true })));
       if (this._number) {
         this._number.addEventListener("change", () => {
           this._range.value = this._number.value;
+          this._moved = true;
           this._show();
           this.dispatchEvent(new Event("change", { bubbles: true }));
         });
       }
+      this.attributeChangedCallback();
+    }
+    attributeChangedCallback() {
+      if (!this._range) return;
+      this._range.disabled = this.hasAttribute("disabled");
+      if (this._number) this._number.disabled = this._range.disabled;
       this._show();
+    }
+    /* Where ``value`` sits along the track, in percent. */
+    _percent(value) {
+      var min = Number(this._range.min || 0);
+      var max = Number(this._range.max || 100);
+      var at = max > min ? (Number(value) - min) * 100 / (max - min) : 0;
+      return Math.max(0, Math.min(100, isNaN(at) ? 0 : at));
     }
     _show() {
       var pin = this.shadowRoot.querySelector(".pin");
       if (pin) pin.textContent = this._range.value;
       if (this._number) this._number.value = this._range.value;
+      this.shadowRoot.querySelector(".primary").style.width = this._percent(this._range.value) + "%";
+      var secondary = this.getAttribute("secondary-progress");
+      this.shadowRoot.querySelector(".secondary").style.width = (secondary === null ? 0 : this._percent(secondary)) + "%";
     }
     get value() { return this._range ? Number(this._range.value) : Number(this._pending || this.getAttribute("value") || 0); }
     set value(v) {
       if (this._range) { this._range.value = v; this._show(); } else this._pending = String(v);
     }
+    get secondaryProgress() { return Number(this.getAttribute("secondary-progress") || 0); }
+    set secondaryProgress(v) { this.setAttribute("secondary-progress", String(v)); }
     focus() { if (this._range) this._range.focus(); }
     crowdAnswer() { return this.hasAttribute("disabled") ? undefined : this.value; }
-    crowdReset() { this.value = this.getAttribute("value") || 0; }
+    /* required: the worker must set it, unless the page preset a value (AWS: the default without input). */
+    crowdProblem() {
+      if (!this.required || this.hasAttribute("disabled") || this._moved || this.hasAttribute("value") || this._pending !== undefined) return null;
+      return "\u201c" + (this.getAttribute("label") || this.getAttribute("name") || "slider") + "\u201d needs a value: move the slider.";
+    }
+    crowdReset() { this.value = this.getAttribute("value") || 0; this._moved = false; }
   }
+  crowd.boolProp(CrowdSlider, "disabled");
+  crowd.boolProp(CrowdSlider, "required");
   crowd.define("crowd-slider", CrowdSlider);
 })();

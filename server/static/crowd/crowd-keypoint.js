@@ -73,7 +73,7 @@
   CrowdKeypoint.answerKey = "keypoints";
   CrowdKeypoint.listName = "Points";
   CrowdKeypoint.help = "Click the image to place a point; drag a point to move it. " +
-    "Keys: 1-9 label, N new point, [ ] select, arrows move, Delete remove.";
+    "Keys: 1-9 label, N new point, [ ] select, arrows move, Delete remove, Ctrl+Z undo, Ctrl+Shift+Z redo.";
 
   crowd.define("crowd-keypoint", CrowdKeypoint);
 })();

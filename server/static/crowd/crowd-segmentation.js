@@ -23,7 +23,8 @@
  * arrows move the cursor (Shift: 10 px), Space puts the pen down or lifts it
  * (moving with the pen down paints), Enter applies the tool once at the
  * cursor, B/E/F choose brush, eraser, fill, [ and ] change the brush size,
- * 1-9 choose the label, I adds an instance (instance segmentation), Ctrl+Z undoes.
+ * 1-9 choose the label, I adds an instance (instance segmentation), Ctrl+Z undoes,
+ * Ctrl+Shift+Z or Ctrl+Y redoes (also the Undo and Redo buttons).
  */
 (function () {
   "use strict";
@@ -51,6 +52,7 @@
       this._cursor = { x: 0, y: 0 };
       this._pen = false;
       this._undo = [];
+      this._redo = [];
       this._initialMask = null;
       crowd.shadow(this,
         ":host{display:block;margin:.5em 0}.wrap{display:flex;gap:1em;flex-wrap:wrap}aside{flex:0 0 13em}main{flex:1;min-width:18em}" +
@@ -66,16 +68,18 @@
         "<p><button type=\"button\" class=\"more\">View full instructions</button></p>" +
         "<p class=\"keys\">Drag to paint; the fill tool fills the area around a click. Keys: arrows move the cursor, " +
         "Space pen down/up, Enter apply once, B brush, E eraser, F fill, [ ] brush size, 1-9 label" +
-        (this.constructor.instances ? ", I new instance" : "") + ", Ctrl+Z undo.</p></aside>" +
+        (this.constructor.instances ? ", I new instance" : "") + ", Ctrl+Z undo, Ctrl+Shift+Z redo.</p></aside>" +
         "<main><h2>" + crowd.escape(this.getAttribute("header") || "") + "</h2>" +
         "<div class=\"bar classes\" role=\"radiogroup\" aria-label=\"" + (this.constructor.instances ? "Instance" : "Label") + "\"></div>" +
         (this.constructor.instances ? "<div class=\"bar adders\"></div>" : "") +
-        "<div class=\"bar tools\" role=\"radiogroup\" aria-label=\"Tool\">" +
+        "<div class=\"bar\"><span class=\"tools\" role=\"radiogroup\" aria-label=\"Tool\">" +
         ["brush", "eraser", "fill"].map(function (t) {
           return "<button type=\"button\" role=\"radio\" data-tool=\"" + t + "\"><kbd>" + t.charAt(0).toUpperCase() + "</kbd> " +
             t.charAt(0).toUpperCase() + t.slice(1) + "</button>";
-        }).join("") +
-        "<label>Brush size <input type=\"range\" class=\"size\" min=\"1\" max=\"60\" value=\"8\"></label></div>" +
+        }).join("") + "</span>" +
+        "<label>Brush size <input type=\"range\" class=\"size\" min=\"1\" max=\"60\" value=\"8\"></label>" +
+        "<button type=\"button\" class=\"undo\" aria-keyshortcuts=\"Control+Z\" disabled>Undo</button>" +
+        "<button type=\"button\" class=\"redo\" aria-keyshortcuts=\"Control+Shift+Z Control+Y\" disabled>Redo</button></div>" +
         "<div class=\"stage\" tabindex=\"0\" role=\"application\" aria-label=\"Image to segment\" aria-describedby=\"status\">" +
         "<img alt=\"\"><canvas></canvas><svg><circle class=\"cursor\" fill=\"none\" stroke=\"#000\" stroke-dasharray=\"3 2\" " +
         "vector-effect=\"non-scaling-stroke\"></circle></svg></div>" +
@@ -98,6 +102,8 @@
         }).join("");
         root.querySelectorAll(".adders button").forEach((b) => b.addEventListener("click", () => this._addInstance(Number(b.dataset.index))));
       }
+      root.querySelector(".undo").addEventListener("click", () => this.undo());
+      root.querySelector(".redo").addEventListener("click", () => this.redo());
       var dialog = root.querySelector("dialog");
       root.querySelector(".more").addEventListener("click", () => dialog.showModal());
       root.querySelector(".close").addEventListener("click", () => dialog.close());
@@ -293,9 +299,25 @@
       if (paint.fill(this._mask, this._w, sx, sy, this._current + 1)) this._paintAll();
     }
 
+    /* Called before each change to the mask: it can be undone, and what was undone can no longer be redone. */
     _remember() {
       this._undo.push(this._mask.slice());
       if (this._undo.length > UNDO_STEPS) this._undo.shift();
+      this._redo = [];
+    }
+
+    /** Take back the last change to the mask. */
+    undo() { this._step(this._undo, this._redo, "Undone."); }
+    /** Paint again what undo took back. */
+    redo() { this._step(this._redo, this._undo, "Redone."); }
+    _step(from, to, said) {
+      if (!this._mask || !from.length) return;
+      to.push(this._mask);
+      this._mask = from.pop();
+      this._pen = false;
+      this._paintAll();
+      this._changed();
+      this._say(said);
     }
 
     _paintAll() { this._paint(0, 0, this._w - 1, this._h - 1); }
@@ -369,12 +391,9 @@
       } else if (key === "i" && this.constructor.instances && this._labels.length) {
         var current = this._current === -1 ? 0 : this._labels.indexOf(this._classes[this._current].label);
         this._addInstance(current);
-      } else if (key === "z" && (e.ctrlKey || e.metaKey) && this._undo.length) {
-        this._mask = this._undo.pop();
-        this._pen = false;
-        this._paintAll();
-        this._changed();
-        this._say("Undone.");
+      } else if ((key === "z" || key === "y") && (e.ctrlKey || e.metaKey)) {
+        if (key === "y" || e.shiftKey) this.redo();
+        else this.undo();
       } else if (key === "Escape" && this._pen) {
         this._pen = false;
         this._say("Pen up.");
@@ -387,6 +406,8 @@
     _say(text) { this.shadowRoot.querySelector(".status").textContent = text; }
 
     _changed() {
+      this.shadowRoot.querySelector(".undo").disabled = !this._undo.length;
+      this.shadowRoot.querySelector(".redo").disabled = !this._redo.length;
       this._summarise();
       this.dispatchEvent(new Event("change", { bubbles: true }));
     }

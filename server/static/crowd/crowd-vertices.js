@@ -13,6 +13,8 @@
  * Keyboard: the annotator's keys (crowd-annotator.js), N adds a shape in the middle,
  * "," and "." select the previous/next vertex of the selected shape (arrows then move
  * that vertex only), + inserts a vertex after it, - removes it, Escape ends drawing.
+ * Undo / redo (crowd-annotator.js) step through the vertices placed, also while a
+ * shape is still being drawn.
  */
 (function () {
   "use strict";
@@ -23,6 +25,13 @@
       this._vertex = -1;
       this._drawing = -1;
       super.connectedCallback();
+    }
+
+    extraState() { return { drawing: this._drawing, vertex: this._vertex }; }
+    restoreExtraState(state) {
+      var drawing = state.drawing === undefined ? -1 : state.drawing;
+      this._drawing = drawing < this._shapes.length ? drawing : -1;
+      this._vertex = state.vertex === undefined ? -1 : state.vertex;
     }
 
     parseInitial(data) {
@@ -191,7 +200,8 @@
     }
   }
 
-  var KEYS = "Keys: 1-9 label, N new shape, [ ] select, , . vertex, arrows move, + add vertex, - remove vertex, Delete remove.";
+  var KEYS = "Keys: 1-9 label, N new shape, [ ] select, , . vertex, arrows move, + add vertex, - remove vertex, " +
+    "Delete remove, Ctrl+Z undo, Ctrl+Shift+Z redo.";
 
   class CrowdLine extends VertexShapes {}
   Object.assign(CrowdLine, { answerKey: "lines", listName: "Lines", minVertices: 2, maxVertices: 2, closed: false,

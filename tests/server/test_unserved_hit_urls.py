@@ -1,0 +1,78 @@
+"""A HIT created by any boto3 script whose HTMLQuestion loads a URL hitforge does not serve.
+
+CreateHIT's reply has no field for a warning, so the requester learns it from a
+server log line, ``hitforge batch check --hit HITID`` (GetHIT through the API)
+and, for a batch, the dashboard's campaign list.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from click.testing import CliRunner
+
+from hits.batches.models import Batch
+from hits.campaigns.models import BATCH_STATUS, Campaign
+from hits.db import session_scope
+from server.cli import main
+from tests.batches.test_batch_cli import cli_env
+from tests.server.test_dashboard import staff_session
+from tests.server.worker_helpers import create_hit, html_question
+
+UNSERVED = "https://cdn.example.org/widget.js"
+SERVED = "https://code.jquery.com/jquery-3.7.1.min.js"
+PAGE = f"""<!DOCTYPE html><html><head>
+<script src="{SERVED}"></script><script src="{UNSERVED}"></script>
+<script src="https://assets.crowd.aws/crowd-html-elements.js"></script>
+</head><body><crowd-form><crowd-input name="word"></crowd-input></crowd-form></body></html>"""
+
+
+def test_create_hit_logs_the_unserved_urls_and_batch_check_hit_lists_them(  # type: ignore[no-untyped-def]
+    settings, requester, mturk, caplog
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        hit_id = create_hit(mturk, html_question(PAGE))
+    logged = [r.getMessage() for r in caplog.records if hit_id in r.getMessage()]
+    assert logged == [
+        f"HIT {hit_id} (requester {requester.requester_id}) loads URLs hitforge does not serve: {UNSERVED}"
+    ]
+    result = CliRunner().invoke(main, ["batch", "check", "--hit", hit_id], env=cli_env(settings, requester))
+    assert result.exit_code == 1, result.output
+    assert f"not served  {UNSERVED}\n" in result.output
+    assert f"served      {SERVED} -> jquery 3.7.1" in result.output
+    assert "1 served (0 substituted), 1 not served" in result.output
+
+
+def test_batch_check_hit_refuses_clearly(settings, requester, mturk, caplog) -> None:  # type: ignore[no-untyped-def]
+    env = cli_env(settings, requester)
+    with caplog.at_level(logging.WARNING):
+        served_only = create_hit(
+            mturk, html_question(PAGE.replace(f'<script src="{UNSERVED}"></script>', ""))
+        )
+    assert not [r for r in caplog.records if served_only in r.getMessage()]
+    passed = CliRunner().invoke(main, ["batch", "check", "--hit", served_only], env=env)
+    assert passed.exit_code == 0 and "1 served (0 substituted), 0 not served" in passed.output
+    missing = CliRunner().invoke(
+        main, ["batch", "check", "--hit", "3NOSUCHHIT000000000000000000000"], env=env
+    )
+    assert missing.exit_code == 2 and "error: HIT 3NOSUCHHIT" in missing.output
+    neither = CliRunner().invoke(main, ["batch", "check"], env=env)
+    assert neither.exit_code == 2 and "give either PAGE or --hit HITID" in neither.output
+
+
+def test_the_dashboard_lists_a_batchs_unserved_urls(live_server, requester_sessions) -> None:  # type: ignore[no-untyped-def]
+    name = f"unserved-{uuid.uuid4().hex[:8]}"
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(name=name, template="layout", spec={}, budget=0, status=BATCH_STATUS)
+        session.add(campaign)
+        session.flush()
+        layout = f'<script src="{UNSERVED}"></script><script src="{SERVED}"></script><p>${{word}}</p>'
+        session.add(Batch(campaign_id=campaign.id, name=name, layout=layout, columns=["word"], settings={}))
+        campaign_id = campaign.id
+    page = staff_session(live_server.url, requester_sessions).get(live_server.url + "/dashboard/").text
+    from bs4 import BeautifulSoup
+
+    note = BeautifulSoup(page, "html.parser").find(id=f"unserved-{campaign_id}")
+    assert note is not None
+    assert [code.get_text() for code in note.find_all("code")] == [UNSERVED]
