@@ -41,6 +41,10 @@ from server.runner import free_port, serve_in_thread, spawn_worker, stop_process
 
 CROWD = [("diligent", 4), ("careless", 3), ("spammer", 3)]
 ASSIGNMENTS = 3
+#: The demo gives up once neither a submission nor a decision has come for this long. There is no
+#: limit on the whole run: a loaded machine makes the crowd and Celery slow, not stuck (a fixed
+#: 100 s made the 12-HIT heatmap demo give up with work still coming in).
+STALL_SECONDS = 120.0
 
 
 def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
@@ -163,10 +167,12 @@ def _run(demo: DemoContext) -> int:
         submitted = progress.add_task("crowd submitting", total=total_assignments)
         decided = progress.add_task("reviewed by Celery", total=total_assignments)
         lock = threading.Lock()
+        submissions = [0]
 
         def on_submit() -> None:
             with lock:
                 progress.advance(submitted)
+                submissions[0] += 1
 
         bots = [
             Bot(url, f"{profile}-{i + 1}", PROFILES[profile], truth, seed=i, fill_form=task.fill_form)
@@ -180,8 +186,8 @@ def _run(demo: DemoContext) -> int:
         ]
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + 100
-        while time.monotonic() < deadline:
+        moved_at, seen = time.monotonic(), (0, 0)
+        while time.monotonic() - moved_at < STALL_SECONDS:
             done = _decided_count(sessions, campaign_id)
             progress.update(decided, completed=done)
             if (
@@ -190,6 +196,8 @@ def _run(demo: DemoContext) -> int:
                 and _pending_outbox(sessions) == 0
             ):
                 break
+            if (submissions[0], done) != seen:
+                moved_at, seen = time.monotonic(), (submissions[0], done)
             time.sleep(0.5)
         progress.update(decided, completed=_decided_count(sessions, campaign_id))
     spent = balance_before - market.balance()

@@ -33,9 +33,14 @@ class RunningServer:
         self.thread.join(timeout=10)
 
 
-def serve_in_thread(app: Flask, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
-    """Serve ``app`` on ``host:port`` (0: a free port) from a background thread."""
-    server = make_server(host, port, app, threaded=True)
+def serve_in_thread(
+    app: Flask, host: str = "127.0.0.1", port: int = 0, *, fd: int | None = None
+) -> RunningServer:
+    """Serve ``app`` on ``host:port`` (0: a free port) from a background thread.
+
+    ``fd``: a socket already bound and listening, to serve on instead (its own address).
+    """
+    server = make_server(host, port, app, threaded=True, fd=fd)
     thread = threading.Thread(target=server.serve_forever, name="hitforge-server", daemon=True)
     thread.start()
     return RunningServer(server, thread)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
@@ -27,7 +28,7 @@ from hits.mturk import Marketplace
 from hits.schema import upgrade
 from hits.settings import Settings, load_settings
 from server import create_app
-from server.runner import RunningServer, free_port, serve_in_thread
+from server.runner import RunningServer, serve_in_thread
 
 BACKEND = os.environ.get("HITFORGE_TEST_BACKEND", "embedded")
 
@@ -48,9 +49,21 @@ def _postgres_database() -> str:
 
 
 @pytest.fixture(scope="session")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def server_socket() -> Iterator[socket.socket]:
+    """The live server's listening socket, bound before the settings name its port.
+
+    A port looked up free and bound only when the first test needs the server
+    could be taken meanwhile (any outgoing connection may get it), and then
+    every test that uses the server would error.
+    """
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        yield sock
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory, server_socket: socket.socket) -> Settings:
     var_dir = tmp_path_factory.mktemp("var")
-    port = free_port()
+    port = int(server_socket.getsockname()[1])
     env = {
         "HITFORGE_VAR_DIR": str(var_dir),
         "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}",
@@ -66,14 +79,9 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def server_port(settings: Settings) -> int:
-    return int(settings.public_url.rsplit(":", 1)[-1])
-
-
-@pytest.fixture(scope="session")
-def live_server(settings: Settings, server_port: int) -> Iterator[RunningServer]:
+def live_server(settings: Settings, server_socket: socket.socket) -> Iterator[RunningServer]:
     app = create_app(settings=settings)
-    running = serve_in_thread(app, port=server_port)
+    running = serve_in_thread(app, fd=server_socket.fileno())
     yield running
     running.stop()
 

@@ -270,6 +270,22 @@ def accept_in_browser(page: Any, base_url: str, worker: str, hit_id: str) -> Any
     return page.frame_locator("#hit-frame")
 
 
+# Resolves once the element's document has fired its load event: its scripts have run and its
+# pictures (those in shadow trees too) have loaded or failed.
+_DOCUMENT_LOADED = """element => {
+    const doc = element.ownerDocument;
+    if (doc.readyState === "complete") {
+        return true;
+    }
+    return new Promise(done => doc.defaultView.addEventListener("load", () => done(true)));
+}"""
+
+
+def document_loaded(element: Any) -> None:
+    """Wait until the page or frame holding the Playwright locator ``element`` has loaded."""
+    element.evaluate(_DOCUMENT_LOADED)
+
+
 def names_in(text: str, names: Iterable[str]) -> list[str]:
     """The names that ``text`` holds as words of their own, ignoring case.
 

@@ -85,11 +85,14 @@ def test_start_picks_free_ports_and_stop_leaves_other_servers_alone(checkout: Pa
     )
     try:
         decoy_client = redis.Redis(host="127.0.0.1", port=decoy_port)
-        for _ in range(50):
+        # The decoy must hold its port before start looks for free ones (slow to start on a loaded machine).
+        deadline = time.monotonic() + 60
+        while True:
             try:
                 decoy_client.ping()
                 break
             except redis.ConnectionError:
+                assert time.monotonic() < deadline, "the decoy Redis did not start"
                 time.sleep(0.1)
         started = run(checkout, "start")
         assert started.returncode == 0, started.stdout + started.stderr

@@ -8,6 +8,7 @@ Answers are read back through boto3 and compared with what MTurk stored.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from playwright.sync_api import expect
 from hits.market.questions import xml_to_answers
 from hits.market.xml_schemas import validate_answers
 from tests.browser.test_htmlquestion_flow import sign_up
+from tests.helpers import document_loaded
 from tests.server.worker_helpers import create_hit, html_question
 
 pytestmark = pytest.mark.browser
@@ -55,12 +57,17 @@ def crowd_page(body: str, script: str = AWS_SCRIPT, head: str = "", script_attrs
     return f"{start}{tag}{head}</head><body>{body}</body></html>"
 
 
-def accept(page, base: str, hit_id: str):  # type: ignore[no-untyped-def]
-    """Sign up, accept the HIT from the list and return its frame."""
+def accept(page, base: str, hit_id: str, loaded: bool = True):  # type: ignore[no-untyped-def]
+    """Sign up, accept the HIT from the list and return its frame (``loaded``: once it has loaded)."""
     sign_up(page, base)
     page.goto(base + "/")
     page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
-    return page.frame_locator("#hit-frame")
+    frame = page.frame_locator("#hit-frame")
+    if loaded:
+        # The elements measure their pictures once loaded: wait for the frame's load event, not just
+        # its first element (a script is on every page here, never on the frame's blank first document).
+        document_loaded(frame.locator("script").first)
+    return frame
 
 
 def stored_answer(mturk, hit_id: str) -> str:  # type: ignore[no-untyped-def]
@@ -96,11 +103,17 @@ class CrowdHit:
         return stored_answer(self.mturk, self.hit_id)
 
 
-def open_crowd_hit(offline, live_server, mturk, body: str, height: int = 500, **page: str) -> CrowdHit:  # type: ignore[no-untyped-def]
-    """Create an HTMLQuestion HIT of ``body`` (``page``: ``crowd_page``'s options) by boto3; accept it."""
+def open_crowd_hit(  # type: ignore[no-untyped-def]
+    offline, live_server, mturk, body: str, height: int = 500, loaded: bool = True, **page: str
+) -> CrowdHit:
+    """Create an HTMLQuestion HIT of ``body`` (``page``: ``crowd_page``'s options) by boto3; accept it.
+
+    ``loaded``: return once the HIT's frame has loaded (see ``accept``).
+    """
     browser_page, blocked = offline
     hit_id = create_hit(mturk, html_question(crowd_page(body, **page), height=height))
-    return CrowdHit(browser_page, accept(browser_page, live_server.url, hit_id), hit_id, blocked, mturk)
+    frame = accept(browser_page, live_server.url, hit_id, loaded=loaded)
+    return CrowdHit(browser_page, frame, hit_id, blocked, mturk)
 
 
 def answer_fields(xml: str) -> list[tuple[str, str]]:
@@ -254,9 +267,12 @@ def test_async_script_that_runs_while_the_page_is_still_being_parsed(offline, li
     page.route("**/hitforge-test-slow.js", lambda route, request: held.append(route))
     slow = f'<script src="{live_server.url}/static/hitforge-test-slow.js"></script>'
     body = slow + FORM_BODY.format(format="")
-    hit = open_crowd_hit(offline, live_server, mturk, body, script_attrs=" async")
+    # The frame cannot load while the script is held.
+    hit = open_crowd_hit(offline, live_server, mturk, body, loaded=False, script_attrs=" async")
     frame = hit.frame
-    hit.page.wait_for_timeout(1000)
+    deadline = time.monotonic() + 30  # the frame asks for the held script (later on a loaded machine)
+    while not held and time.monotonic() < deadline:
+        hit.page.wait_for_timeout(100)  # lets Playwright run the route handler
     assert len(held) == 1
     held[0].fulfill(body="/* parsed on */", content_type="text/javascript")
     fill_form_by_keyboard(frame)

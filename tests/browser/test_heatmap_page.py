@@ -180,7 +180,7 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
         custom.get_by_role("button", name="Make heatmaps for my sentence").click()
         status = custom.locator(".heatmap-status")
         status.filter(has_text="Heatmaps shown").wait_for()
-        assert time.monotonic() - started < TIME_LIMIT + 2.5  # the slow model is not waited for
+        assert time.monotonic() - started < TIME_LIMIT + 10  # the slow model (30 s) is not waited for
         assert "2 of 5" in status.inner_text() and "3 could not be made" in status.inner_text()
         messages = custom.locator(".model-message:visible")
         assert messages.count() == 3 and set(messages.all_inner_texts()) == {NO_HEATMAP}

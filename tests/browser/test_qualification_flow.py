@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from playwright.sync_api import expect
 
 from hits.campaigns.service import create_campaign, publish_campaign
 from hits.campaigns.spec import load_campaign_file
@@ -84,12 +85,12 @@ def test_worker_fails_is_refused_a_retake_then_a_passing_worker_sees_the_gated_c
             tab.goto(f"{live_server.url}/qualifications/{qtype_id}")
             assert tab.get_by_role("button", name="Request this qualification").count() == 0
             tab.get_by_role("link", name="Take the test").click()
-            assert tab.url == f"{live_server.url}/qualify/{test_id}"
+            expect(tab).to_have_url(f"{live_server.url}/qualify/{test_id}", timeout=15_000)
             tab.get_by_role("button", name="Start the test").click()
-            html = tab.content()
             # Every picture loads from its served name (issue 15, item 1).
             pictures = tab.locator("#qualification-form img")
-            assert pictures.count() == 8
+            expect(pictures).to_have_count(8, timeout=15_000)  # the test's page, not the one the click left
+            html = tab.content()
             for picture in pictures.all():
                 # Wait for the load (or error) event: under CI load a picture can still be on its way.
                 assert loaded_size(picture) == [320, 240]
@@ -98,7 +99,7 @@ def test_worker_fails_is_refused_a_retake_then_a_passing_worker_sees_the_gated_c
             answer_everything(tab, bank, correct)
             tab.get_by_role("button", name="Submit the test").click()
             result = tab.inner_text("#result")
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 90  # the score goes through the Celery worker
             if correct:
                 assert "You passed" in result and "100" in result
                 while "Gated drawings" not in tab.content() and time.monotonic() < deadline:
@@ -109,7 +110,12 @@ def test_worker_fails_is_refused_a_retake_then_a_passing_worker_sees_the_gated_c
                 assert "did not pass" in result
                 tab.goto(f"{live_server.url}/qualify/{test_id}")
                 assert "You can retake this test in" in tab.inner_text("#refused")
-                time.sleep(2)  # let the score (0) reach the marketplace
+                # Let the score (0) reach the marketplace, so that the list below is the one it gates.
+                while not market.client.list_workers_with_qualification_type(QualificationTypeId=qtype_id)[
+                    "Qualifications"
+                ]:
+                    assert time.monotonic() < deadline, "the failed score never reached the marketplace"
+                    time.sleep(0.5)
                 tab.goto(live_server.url + "/")
                 assert "Gated drawings" not in tab.content()
             context.close()

@@ -64,13 +64,21 @@ class Receiver:
         return [(d["Events"][0]["EventType"], d["Events"][0].get("AssignmentId")) for d in self.documents]
 
 
-def wait_until(predicate, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+def wait_until(predicate, timeout: float = 60.0, every: float = 0.1) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.1)
+        time.sleep(every)
     raise AssertionError("events did not arrive")
+
+
+def _event_row(market_sessions, hit_id: str, event_type: str) -> MarketEvent:  # type: ignore[no-untyped-def]
+    """The stored ``event_type`` event of ``hit_id`` (other tests' events share the table)."""
+    with session_scope(market_sessions) as session:
+        rows = session.scalars(select(MarketEvent).where(MarketEvent.event_type == event_type))
+        (mine,) = [r for r in rows if r.document["Events"][0]["HITId"] == hit_id]
+        return mine
 
 
 def _subscribe(mturk, hit_type: str, port: int, events: list[str]) -> None:  # type: ignore[no-untyped-def]
@@ -149,11 +157,12 @@ def test_an_event_waits_for_a_receiver_that_is_down(mturk, market_sessions) -> N
     port = free_port()
     hit_id = _setup(mturk, port, ["AssignmentSubmitted"])  # nobody listens on the port yet
     assignment_id = _work(market_sessions, hit_id, f"late-{hit_id[:8]}")
-    time.sleep(1.0)  # the first delivery has failed by now
+    # The first delivery has failed (on a loaded machine it can take longer than a fixed pause).
+    wait_until(lambda: _event_row(market_sessions, hit_id, "AssignmentSubmitted").attempts >= 1)
     receiver = Receiver(port)
     try:
         # Any later activity sweeps the clocks, which retries what is pending.
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not receiver.documents:
             mturk.get_account_balance()
             time.sleep(0.5)
@@ -162,7 +171,7 @@ def test_an_event_waits_for_a_receiver_that_is_down(mturk, market_sessions) -> N
         receiver.stop()
 
 
-def _sweep_until(mturk, predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+def _sweep_until(mturk, predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Keep the API busy (every request may sweep the clocks, which retries pending events)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not predicate():
@@ -285,7 +294,7 @@ def test_a_failed_review_action_does_not_hold_back_the_event(mturk, market_sessi
         assignment_id = _work(market_sessions, hit_id, f"failed-action-{hit_id[:8]}")
         # No API call meanwhile (no clock sweep): the commit's own delivery pass must carry it,
         # although the failed action's savepoint was rolled back after the event was written.
-        wait_until(lambda: len(receiver.documents) == 1, timeout=4.0)
+        wait_until(lambda: len(receiver.documents) == 1)
         assert receiver.events() == [("AssignmentSubmitted", assignment_id)]
         actions = mturk.list_review_policy_results_for_hit(HITId=hit_id, PolicyLevels=["Assignment"])[
             "AssignmentReviewReport"
@@ -302,18 +311,16 @@ def test_a_failed_event_backs_off_before_it_is_tried_again(mturk, market_session
     _work(market_sessions, hit_id, f"backoff-{hit_id[:8]}")
 
     def row() -> MarketEvent:
-        with session_scope(market_sessions) as session:
-            rows = session.scalars(select(MarketEvent).where(MarketEvent.event_type == "AssignmentSubmitted"))
-            (mine,) = [r for r in rows if r.document["Events"][0]["HITId"] == hit_id]
-            return mine
+        return _event_row(market_sessions, hit_id, "AssignmentSubmitted")
 
-    wait_until(lambda: row().attempts == 1)
-    assert row().delivered_at is None and row().last_error == "ConnectionError"
+    # The held-back check must come within the second after the failure: look often, query little.
+    wait_until(lambda: row().attempts == 1, every=0.02)
     receiver = Receiver(port)
     try:
         engine = market_sessions.kw["bind"]
         assert events.deliver_pending(engine) == 0  # held back: the first retry waits a second
         assert receiver.documents == []
+        assert row().delivered_at is None and row().last_error == "ConnectionError"
         time.sleep(1.2)
         assert events.deliver_pending(engine) == 1
         assert len(receiver.documents) == 1 and row().delivered_at is not None and row().attempts == 2

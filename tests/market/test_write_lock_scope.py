@@ -26,7 +26,7 @@ from tests.conftest import BACKEND, boto3_client
 from tests.helpers import hit_params
 
 # A call that waited for the lock would time out here, well before SQLite's own 60 s.
-IMPATIENT = Config(read_timeout=8, retries={"max_attempts": 1})
+IMPATIENT = Config(read_timeout=30, retries={"max_attempts": 1})  # the writer below holds the lock longer
 
 
 def test_refused_calls_do_not_wait_for_another_writer(live_server, requester, market_sessions) -> None:
@@ -59,7 +59,7 @@ def test_refused_calls_do_not_wait_for_another_writer(live_server, requester, ma
         waiting.join(timeout=0.5)
         if BACKEND == "embedded":
             assert waiting.is_alive(), "CreateHIT did not wait for the open write transaction"
-    waiting.join(timeout=8)
+    waiting.join(timeout=60)
     assert len(created) == 1
     assert client.get_hit(HITId=created[0])["HIT"]["HITStatus"] == "Assignable"
 

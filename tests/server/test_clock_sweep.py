@@ -15,8 +15,10 @@ from hits.market.models import Assignment
 from tests.conftest import boto3_client
 from tests.helpers import hit_params
 
-# A call that waited for the sweep would time out here.
-IMPATIENT = Config(read_timeout=8, retries={"max_attempts": 1})
+# A call that waited for the sweep would time out here: the lock it would queue for is held for the
+# whole test (SQLite gives up after 60 s, PostgreSQL waits for ever), while a loaded machine can
+# take seconds to answer a call that does not wait.
+IMPATIENT = Config(read_timeout=30, retries={"max_attempts": 1})
 
 
 def test_a_request_that_finds_the_sweep_due_does_not_wait_for_it(
@@ -37,11 +39,11 @@ def test_a_request_that_finds_the_sweep_due_does_not_wait_for_it(
         clock["last"] = 0.0  # a sweep is due: the next call finds it so
         started = time.monotonic()
         balance = client.get_account_balance()["AvailableBalance"]
-        assert time.monotonic() - started < 3, "the call waited for the sweep"
+        assert time.monotonic() - started < 15, "the call waited for the sweep"
         assert balance
         assert clock["last"] > 0.0, "the call did not start the sweep"
     # Released: the sweep started by that call finishes on its own, no other request needed.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     status = ""
     while time.monotonic() < deadline:
         with session_scope(market_sessions) as session:

@@ -238,7 +238,7 @@ def test_the_builtin_provider_is_deterministic_and_aims_by_position_words() -> N
 
 def test_compute_all_returns_within_the_limit_whatever_the_providers_do() -> None:
     def slow() -> object:
-        time.sleep(3)
+        time.sleep(6)
         return [[1.0]]
 
     def broken() -> object:
@@ -249,7 +249,7 @@ def test_compute_all_returns_within_the_limit_whatever_the_providers_do() -> Non
         {"slow": slow, "broken": broken, "bad": lambda: {"heat": 1}, "good": lambda: [[0, 1]], "none": None},
         0.5,
     )
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 3.5  # well before the slow job ends, with room for a loaded machine
     assert out["slow"].status == "timeout" and "0.5 s" in out["slow"].detail
     assert out["broken"].status == "failed" and "model crashed" in out["broken"].detail
     assert out["bad"].status == "failed"

@@ -44,7 +44,8 @@ from server.runner import RunningServer, serve_in_thread
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 TIME_LIMIT = 1.5
-SLOW = 4.0
+# Far beyond the time limit, so that a loaded machine's slow answer is never mistaken for the slow model.
+SLOW = 30.0
 FRAME = ("assignmentId", "hitId", "workerId", "turkSubmitTo")
 
 
@@ -184,7 +185,7 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     )
     took = time.monotonic() - started
     assert answer.status_code == 200, answer.text
-    assert took < TIME_LIMIT + 1.0, took  # the slow model is not waited for
+    assert took < TIME_LIMIT + 8, took  # the slow model (SLOW) is not waited for
     heatmaps = answer.json()["heatmaps"]
     assert len(heatmaps) == len(MODELS)
     assert sum(h["ok"] for h in heatmaps) == 2  # the built-in and the good remote one

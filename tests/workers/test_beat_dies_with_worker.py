@@ -100,7 +100,7 @@ def test_killing_the_worker_kills_its_beat(tmp_path, settings, live_server, requ
         assert len(children) >= 2, describe(children)
         os.kill(first.pid, signal.SIGKILL)  # the worker only, as `kill -9 <pid>` does
         first.wait(10)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # returns as soon as they are gone
         while session_members(first.pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         left = session_members(first.pid)

@@ -66,7 +66,7 @@ def test_chains_stop_on_similarity_or_round_limit_and_a_rejected_round_is_redone
     try:
         work_until([], rounds_made, timeout=60)
         # The spammer takes the first round HIT it sees; its nonsense is rejected and redone.
-        work_until([spammer], lambda: spammer.result.submitted == 1, timeout=30)
+        work_until([spammer], lambda: spammer.result.submitted == 1, timeout=90)
         work_until(careful, lambda: status() == "done")
     finally:
         stop_process(process)

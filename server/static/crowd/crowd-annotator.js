@@ -93,9 +93,12 @@
       this._svg.addEventListener("pointerdown", (e) => {
         if (e.button !== 0 || !this.size().width) return;
         e.preventDefault();
-        this._stage.focus();
+        // The point is read before the focus, which would scroll a picture partly out of view under
+        // the pointer (the point then landed up to a picture's height away from the click).
+        var point = this._point(e);
+        this._stage.focus({ preventScroll: true });
         this._svg.setPointerCapture(e.pointerId);
-        this._drag = this.pointerDown(this._point(e), e.target);
+        this._drag = this.pointerDown(point, e.target);
         this._render();
       });
       this._svg.addEventListener("pointermove", (e) => {
