@@ -1,8 +1,8 @@
 """``hitforge demo --template iiw``: the ImageInWords workflow end to end with a simulated crowd.
 
-Task 1 (object annotation, when the ``objects`` template is installed) and
-Task 2 (a description refined one worker per round until it stops changing)
-run as one workflow: the Celery worker advances the chains, seeds them from
+Task 1 (object annotation) and Task 2 (a description refined one worker per
+round until it stops changing, seeded from Task 1's approved objects) run as
+one workflow: the Celery worker advances the chains, seeds them from
 the demo's seeds file and publishes each round's HIT; bots work whatever
 HITs they can see until every picture is done.
 """

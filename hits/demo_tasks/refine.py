@@ -38,7 +38,7 @@ def facts(scene: Scene) -> list[str]:
 
 
 def write(folder: Path, items: int, gold: int, seed: int) -> Truth:
-    """Drawings only (no gold); every other one comes with a nearly complete description to refine."""
+    """Drawings only (no gold, no descriptions): the workflow's seeder gives each its first text to refine."""
     return write_drawn_items(folder, items, seed, id_prefix="pic", truth_of=facts, payload={"alt": ALT})
 
 
