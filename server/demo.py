@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import secrets
 import shutil
+import socket
 import threading
 import time
 from collections import defaultdict
@@ -37,7 +38,7 @@ from hits.schema import upgrade
 from hits.settings import load_settings
 from server import create_app
 from server.demo_context import DemoContext
-from server.runner import free_port, serve_in_thread, spawn_worker, stop_process
+from server.runner import serve_in_thread, spawn_worker, stop_process
 
 CROWD = [("diligent", 4), ("careless", 3), ("spammer", 3)]
 ASSIGNMENTS = 3
@@ -79,12 +80,21 @@ def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
 def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, hit_count: int) -> int:
     started = time.monotonic()
     var_dir = Path("var/demo").resolve()
+    try:
+        # Bound now, served once the databases are ready: a port merely seen free here could be
+        # taken by any other process during the migrations, and the demo would then fail to serve.
+        listening = socket.create_server(("127.0.0.1", port))
+    except OSError as exc:  # before the last demo's files are removed: a refused run loses nothing
+        console.print(f"[red]error:[/red] cannot listen on 127.0.0.1:{port}: {exc.strerror}", highlight=False)
+        return 2
     shutil.rmtree(var_dir, ignore_errors=True)
     var_dir.mkdir(parents=True)
-    port = port or free_port()
-    base_env = {"HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}"}
+    url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+    base_env = {"HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_PUBLIC_URL": url}
     settings = load_settings(base_env)
-    console.print(f"[bold]hitforge demo[/bold]: embedded default under {var_dir}")
+    console.print(
+        f"[bold]hitforge demo[/bold]: embedded default under {var_dir}; to serve at {url}", highlight=False
+    )
     upgrade(settings)
 
     market_sessions = make_session_factory(make_engine(settings.market_database_url))
@@ -116,7 +126,8 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
         "HITFORGE_SYNC_INTERVAL": "1.0",
     }
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = serve_in_thread(create_app(settings=settings), port=port)
+    with listening:  # the server serves on its own duplicate of the socket
+        server = serve_in_thread(create_app(settings=settings), fd=listening.fileno())
     worker = spawn_worker(worker_env, var_dir / "celery.log")
     console.print(f"server at {server.url}; Celery worker pid {worker.pid} (log: {var_dir / 'celery.log'})")
     # The iiw demo is a workflow of two tasks, not one campaign (server/demo_iiw.py).

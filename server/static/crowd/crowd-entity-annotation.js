@@ -145,7 +145,9 @@
       var i = this._charOf(e);
       if (i === -1) return;
       e.preventDefault();
-      this._textBox.focus();
+      // No scroll on focus: a text partly out of view would move under the pointer, and the rest of
+      // the drag would then read characters far from the ones dragged over.
+      this._textBox.focus({ preventScroll: true });
       this._drag = { start: i, moved: false };
       this._anchor = i;
       this._caret = i;

@@ -250,9 +250,11 @@
     _pointerDown(e) {
       if (e.button !== 0 || !this._mask) return;
       e.preventDefault();
-      this._stage.focus();
-      this._svg.setPointerCapture(e.pointerId);
+      // The point is read before the focus, which would scroll a picture partly out of view under the
+      // pointer and so move the stroke away from where it was made; the focus itself does not scroll.
       var p = this._point(e);
+      this._stage.focus({ preventScroll: true });
+      this._svg.setPointerCapture(e.pointerId);
       this._cursor = p;
       this._remember();
       if (this._tool === "fill") {
