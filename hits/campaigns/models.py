@@ -96,7 +96,7 @@ class PublishedHIT(RequesterBase):
     #: Random, in its HIT's ExternalQuestion URL: the page finds the row by it before the HIT's id
     #: is recorded (``hits.campaigns.pages``). It says nothing of the campaign, the row or its gold.
     page_token: Mapped[str | None] = mapped_column(
-        String(32), unique=True, nullable=True, default=new_page_token
+        String(32), unique=True, index=True, nullable=True, default=new_page_token
     )
     status: Mapped[str] = mapped_column(String(16), default="pending")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

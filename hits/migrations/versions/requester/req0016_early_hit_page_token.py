@@ -16,9 +16,10 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("rq_published_hits") as batch_op:
-        batch_op.add_column(sa.Column("page_token", sa.String(length=32), nullable=True))
-        batch_op.create_unique_constraint("uq_rq_published_hits_page_token", ["page_token"])
+    # A plain ADD COLUMN and a unique index, not a batch copy of the table: on SQLite that copy
+    # drops the old table, which the foreign keys of its slots and submissions refuse.
+    op.add_column("rq_published_hits", sa.Column("page_token", sa.String(length=32), nullable=True))
+    op.create_index("ix_rq_published_hits_page_token", "rq_published_hits", ["page_token"], unique=True)
     # A round's HIT already carries its token in its URL: the token moves with it, unchanged.
     op.execute(
         "UPDATE rq_published_hits SET page_token = (SELECT r.page_token FROM rq_workflow_rounds r "
@@ -49,6 +50,5 @@ def downgrade() -> None:
         "UPDATE rq_workflow_rounds SET page_token = (SELECT p.page_token FROM rq_published_hits p "
         "WHERE p.id = rq_workflow_rounds.published_hit_id)"
     )
-    with op.batch_alter_table("rq_published_hits") as batch_op:
-        batch_op.drop_constraint("uq_rq_published_hits_page_token", type_="unique")
-        batch_op.drop_column("page_token")
+    op.drop_index("ix_rq_published_hits_page_token", table_name="rq_published_hits")
+    op.drop_column("rq_published_hits", "page_token")
