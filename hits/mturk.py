@@ -183,6 +183,29 @@ class Marketplace:
         )
         return dict(result["HIT"])
 
+    def create_hit_once(
+        self, *, unique_request_token: str, reward: Decimal, **params: Any
+    ) -> tuple[dict[str, Any], bool]:
+        """CreateHIT annotated with its token, or the HIT an earlier call with that token made.
+
+        The HIT and whether this call created it. A publish retried after a
+        crash between CreateHIT and recording its id finds that HIT by its
+        RequesterAnnotation (the token) instead of making a second one.
+        """
+        try:
+            hit = self.create_hit(
+                unique_request_token=unique_request_token,
+                reward=reward,
+                RequesterAnnotation=unique_request_token,
+                **params,
+            )
+        except HITAlreadyExists:
+            found = self.find_hit_by_annotation(unique_request_token)
+            if found is None:
+                raise
+            return found, False
+        return hit, True
+
     def create_hit_type(self, *, reward: Decimal, **params: Any) -> str:
         """CreateHITType; the marketplace returns the same id for the same properties."""
         return str(self._call("create_hit_type", Reward=format_amount(reward), **params)["HITTypeId"])

@@ -309,3 +309,29 @@ def install_package(folder: Path, monkeypatch: Any, module: str, source: str, en
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(entry_points)
     monkeypatch.syspath_prepend(str(folder))
+
+
+def with_page_token(url: str, token: str) -> str:
+    """``url`` (a framed HIT page's) with its page token replaced, MTurk's other parameters kept."""
+    from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    params = {k: v[0] for k, v in parse_qs(parts.query).items()}
+    params["page"] = token
+    return urlunsplit(parts._replace(query=urlencode(params)))
+
+
+def submit_and_relay(worker: Any, page: Any, form: Any, fields: dict[str, str]) -> dict[str, str]:
+    """Post a HIT page's ``form`` with ``fields``, then its handoff to the marketplace as the browser would.
+
+    ``page`` is the HIT page's response (its URL resolves the form's action); returns what was relayed.
+    """
+    import requests
+    from bs4 import BeautifulSoup, Tag
+
+    handoff = worker.http.post(requests.compat.urljoin(page.url, str(form["action"])), data=fields)
+    out = BeautifulSoup(handoff.text, "html.parser").find("form", id="handoff")
+    assert isinstance(out, Tag), handoff.text
+    relayed = {str(i["name"]): str(i.get("value", "")) for i in out.find_all("input") if i.get("name")}
+    assert worker.http.post(str(out["action"]), data=relayed).status_code == 200
+    return relayed

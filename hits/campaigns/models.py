@@ -8,6 +8,7 @@ strings).
 
 from __future__ import annotations
 
+import secrets
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -79,6 +80,11 @@ class GoldItem(RequesterBase):
     answer: Mapped[Any] = mapped_column(JSON)
 
 
+def new_page_token() -> str:
+    """A fresh HIT page token: 128 random bits in hex (no letters that could spell a word next to '-')."""
+    return secrets.token_hex(16)
+
+
 class PublishedHIT(RequesterBase):
     """A HIT the requester side created; its row id derives the UniqueRequestToken."""
 
@@ -87,6 +93,11 @@ class PublishedHIT(RequesterBase):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
     mturk_hit_id: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
+    #: Random, in its HIT's ExternalQuestion URL: the page finds the row by it before the HIT's id
+    #: is recorded (``hits.campaigns.pages``). It says nothing of the campaign, the row or its gold.
+    page_token: Mapped[str | None] = mapped_column(
+        String(32), unique=True, index=True, nullable=True, default=new_page_token
+    )
     status: Mapped[str] = mapped_column(String(16), default="pending")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: When a sync of this HIT was last queued; it is not queued again while that one is fresh.

@@ -14,10 +14,11 @@ from sqlalchemy.orm import Session
 
 from hits.campaigns.gold import pool_warning
 from hits.campaigns.models import Campaign, GoldItem, HITSlot, Item, PublishedHIT
+from hits.campaigns.pages import question_url
 from hits.campaigns.spec import CampaignFile, CampaignSpec
 from hits.db import session_scope
 from hits.money import mturk_fee
-from hits.mturk import HITAlreadyExists, Marketplace, MarketplaceError
+from hits.mturk import Marketplace, MarketplaceError
 
 EXTERNAL_QUESTION = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -173,6 +174,70 @@ class PublishReport:
     already_there: int
 
 
+@dataclass(frozen=True)
+class PendingHIT:
+    """A planned HIT whose id is not recorded yet: what creating it needs."""
+
+    published_id: int
+    request_token: str
+    page_token: str | None
+
+
+@dataclass
+class PublishPlan:
+    """What publishing a campaign's pending HITs needs, read (and the campaign marked) in one transaction."""
+
+    campaign_name: str
+    spec: CampaignSpec
+    pending: list[PendingHIT]
+    #: HITs of the campaign, published or not.
+    total: int
+    requirements: list[dict[str, Any]]
+
+
+def plan_publishing(sessions: Callable[[], Session], market: Marketplace, campaign_id: int) -> PublishPlan:
+    """Mark the campaign publishing with ``market``'s key (before any HIT exists) and list its pending HITs.
+
+    The key is recorded first because a HIT page opened before its HIT's id is
+    recorded is vouched for by this requester (``hits.campaigns.pages``).
+    Raises ``PublishInterrupted`` if the soft-block qualification cannot be made.
+    """
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None:
+            raise ValueError(f"campaign {campaign_id} does not exist")
+        spec = CampaignSpec.model_validate({k: v for k, v in campaign.spec.items() if k != "media_path"})
+        pending = [
+            PendingHIT(row.id, row.unique_request_token, row.page_token)
+            for row in session.scalars(
+                select(PublishedHIT)
+                .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.mturk_hit_id.is_(None))
+                .order_by(PublishedHIT.id)
+            )
+        ]
+        if campaign.access_key_id and campaign.access_key_id != market.access_key_id:
+            # The pipeline reads a campaign's HITs with the key that created them.
+            raise ValueError(
+                f"campaign {campaign.name!r} was published with access key {campaign.access_key_id}; "
+                "publish the rest with that requester's keys"
+            )
+        campaign.status = "publishing"
+        campaign.access_key_id = market.access_key_id
+        plan = PublishPlan(campaign.name, spec, pending, 0, list(spec.qualification_requirements))
+        plan.total = int(
+            session.scalar(
+                select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
+            )
+            or 0
+        )
+    if spec.quality.flagged_worker == "soft_block":
+        try:
+            plan.requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
+        except MarketplaceError as exc:
+            raise PublishInterrupted(plan.campaign_name, plan.total - len(pending), plan.total, exc) from exc
+    return plan
+
+
 def publish_campaign(
     sessions: Callable[[], Session],
     market: Marketplace,
@@ -187,83 +252,83 @@ def publish_campaign(
     has is found by its annotation and recorded, so no HIT is created twice.
     A marketplace error raises ``PublishInterrupted`` with what got published.
     """
-    with session_scope(sessions) as session:
-        campaign = session.get(Campaign, campaign_id)
-        if campaign is None:
-            raise ValueError(f"campaign {campaign_id} does not exist")
-        spec = CampaignSpec.model_validate({k: v for k, v in campaign.spec.items() if k != "media_path"})
-        pending = list(
-            session.scalars(
-                select(PublishedHIT.id)
-                .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.mturk_hit_id.is_(None))
-                .order_by(PublishedHIT.id)
-            )
-        )
-        if campaign.access_key_id and campaign.access_key_id != market.access_key_id:
-            # The pipeline reads a campaign's HITs with the key that created them.
-            raise ValueError(
-                f"campaign {campaign.name!r} was published with access key {campaign.access_key_id}; "
-                "publish the rest with that requester's keys"
-            )
-        campaign.status = "publishing"
-        campaign_name = campaign.name
-        total = int(
-            session.scalar(
-                select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id)
-            )
-            or 0
-        )
-    earlier = total - len(pending)
-    requirements = list(spec.qualification_requirements)
-    if spec.quality.flagged_worker == "soft_block":
-        try:
-            requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
-        except MarketplaceError as exc:
-            raise PublishInterrupted(campaign_name, earlier, total, exc) from exc
-    question = EXTERNAL_QUESTION.format(url=escape(hit_page_url), height=800)
+    plan = plan_publishing(sessions, market, campaign_id)
+    earlier = plan.total - len(plan.pending)
     report = PublishReport(0, 0)
-    for done, published_id in enumerate(pending, start=1):
-        token = f"hitforge-c{campaign_id}-h{published_id}"
-        params: dict[str, Any] = {
-            "MaxAssignments": spec.assignments_per_hit,
-            "AutoApprovalDelayInSeconds": spec.auto_approval_delay_seconds,
-            "LifetimeInSeconds": spec.lifetime_seconds,
-            "AssignmentDurationInSeconds": spec.assignment_duration_seconds,
-            "Title": spec.title,
-            "Keywords": spec.keywords,
-            "Description": spec.description,
-            "Question": question,
-            "RequesterAnnotation": token,
-            "QualificationRequirements": requirements,
-        }
+    for done, p in enumerate(plan.pending, start=1):
         try:
-            try:
-                hit = market.create_hit(unique_request_token=token, reward=spec.reward, **params)
-                report.published += 1
-            except HITAlreadyExists:
-                found = market.find_hit_by_annotation(token)
-                if found is None:
-                    raise
-                hit = found
-                report.already_there += 1
+            hit, created = create_campaign_hit(market, plan.spec, plan.requirements, p, hit_page_url)
         except MarketplaceError as exc:
-            raise PublishInterrupted(campaign_name, earlier + done - 1, total, exc) from exc
-        with session_scope(sessions) as session:
-            row = session.get(PublishedHIT, published_id)
-            assert row is not None
-            row.mturk_hit_id = hit["HITId"]
-            row.status = "open"
-            campaign = session.get(Campaign, campaign_id)
-            assert campaign is not None
-            campaign.hit_type_id = hit["HITTypeId"]
-            campaign.access_key_id = market.access_key_id
+            raise PublishInterrupted(plan.campaign_name, earlier + done - 1, plan.total, exc) from exc
+        if created:
+            report.published += 1
+        else:
+            report.already_there += 1
+        record_campaign_hit(sessions, campaign_id, p.published_id, hit)
         if progress:
-            progress(done, len(pending))
+            progress(done, len(plan.pending))
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None
         campaign.status = "running"
     return report
+
+
+def create_campaign_hit(
+    market: Marketplace,
+    spec: CampaignSpec,
+    requirements: list[dict[str, Any]],
+    p: PendingHIT,
+    hit_page_url: str,
+) -> tuple[dict[str, Any], bool]:
+    """Create one planned HIT (once, by its token): the HIT, and whether this call created it.
+
+    Its ExternalQuestion URL carries the row's page token, so the page is
+    served from the moment the HIT exists, before :func:`record_campaign_hit`.
+    """
+    url = question_url(hit_page_url, p.page_token)
+    return create_external_hit(market, spec, p.request_token, url, spec.assignments_per_hit, requirements)
+
+
+def create_external_hit(
+    market: Marketplace,
+    spec: CampaignSpec,
+    request_token: str,
+    url: str,
+    assignments: int,
+    requirements: list[dict[str, Any]],
+    frame_height: int = 800,
+) -> tuple[dict[str, Any], bool]:
+    """A HIT with ``spec``'s title, reward and times framing ``url``, made once per ``request_token``.
+
+    The HIT and whether this call created it (``Marketplace.create_hit_once``).
+    """
+    return market.create_hit_once(
+        unique_request_token=request_token,
+        reward=spec.reward,
+        MaxAssignments=assignments,
+        AutoApprovalDelayInSeconds=spec.auto_approval_delay_seconds,
+        LifetimeInSeconds=spec.lifetime_seconds,
+        AssignmentDurationInSeconds=spec.assignment_duration_seconds,
+        Title=spec.title,
+        Keywords=spec.keywords,
+        Description=spec.description,
+        Question=EXTERNAL_QUESTION.format(url=escape(url), height=frame_height),
+        QualificationRequirements=requirements,
+    )
+
+
+def record_campaign_hit(
+    sessions: Callable[[], Session], campaign_id: int, published_id: int, hit: dict[str, Any]
+) -> None:
+    """Record a created HIT's id on its row: from now on the id finds the row (as the token did before)."""
+    with session_scope(sessions) as session:
+        row = session.get(PublishedHIT, published_id)
+        campaign = session.get(Campaign, campaign_id)
+        assert row is not None and campaign is not None
+        row.mturk_hit_id = hit["HITId"]
+        row.status = "open"
+        campaign.hit_type_id = hit["HITTypeId"]
 
 
 def soft_block_requirement(

@@ -26,7 +26,6 @@ from hits.quality.followups import assignment_cost, campaign_spec, committed_cos
 from hits.quality.pipeline import VOID
 from hits.workflows.metrics import round_metrics
 from hits.workflows.models import Chain, ChainRound, Exposure, Workflow, WorkflowStage
-from hits.workflows.pages import new_page_token
 from hits.workflows.setup import round_cost, rounds_policy
 from hits.workflows.spec import RoundsPolicy
 
@@ -404,7 +403,6 @@ def _add_round(
                 published_hit_id=published.id,
                 previous_text=previous,
                 status="open",
-                page_token=new_page_token(),
             )
             session.add(row)
             session.flush()

@@ -90,9 +90,6 @@ class ChainRound(RequesterBase):
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     item_id: Mapped[int] = mapped_column(ForeignKey("rq_items.id"))
     published_hit_id: Mapped[int] = mapped_column(ForeignKey("rq_published_hits.id"), unique=True)
-    #: Random, in its HIT's ExternalQuestion URL: the page finds the round by it before the HIT's
-    #: id is recorded (``hits.workflows.pages``). It says nothing of the round, picture or text.
-    page_token: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
     #: open, approved, rejected, held, expired (closed with no work: offered again).
     status: Mapped[str] = mapped_column(String(16), default="open")
     previous_text: Mapped[str] = mapped_column(Text)

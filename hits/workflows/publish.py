@@ -7,7 +7,7 @@ A round's HIT is created with a UniqueRequestToken derived from its HIT row
 (``hitforge-c<campaign>-h<row>``, as for every campaign): a retried or
 concurrent publish of the same row gets ``HITAlreadyExists`` and records
 the HIT the marketplace has. Its ExternalQuestion URL carries the round's
-page token (``hits.workflows.pages``), so its page is served before its id is
+page token (``hits.campaigns.pages``), so its page is served before its id is
 recorded here. Before the HIT exists, everyone who has worked
 on the picture is given the chain's exclusion qualification, and the HIT
 requires that qualification not to exist (guarding discovery, preview and
@@ -21,21 +21,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, PublishedHIT
-from hits.campaigns.service import EXTERNAL_QUESTION
+from hits.campaigns.pages import question_url
+from hits.campaigns.service import create_external_hit
 from hits.campaigns.spec import CampaignSpec
 from hits.db import session_scope
-from hits.mturk import HITAlreadyExists, Marketplace, MarketplaceError
+from hits.mturk import Marketplace, MarketplaceError
 from hits.quality import pipeline
 from hits.seeders import Picture, SeederError, SeederOptions, call_seeder, make_seeder, seed_text
 from hits.workflows.engine import advance, excluded_workers
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
-from hits.workflows.pages import round_page_url
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +215,7 @@ def pending_rounds(session: Session, workflow_id: int) -> list[PendingRound]:
                 excluded_workers(session, chain),
                 f"{campaign.name} picture {chain.id}",
                 published.unique_request_token,
-                rnd.page_token,
+                published.page_token,
             )
         )
     return out
@@ -262,7 +261,9 @@ def create_round_hit(
     """Exclude the picture's earlier workers, then create the round's HIT (once, by its token).
 
     Its ExternalQuestion URL carries the round's page token, so the page is
-    served from the moment the HIT exists, before :func:`record_round_hit`.
+    served from the moment the HIT exists, before :func:`record_round_hit`
+    (the stage campaign's access key, which vouches for the HIT then, is
+    recorded first).
     """
     qualification_id = p.qualification_id
     if qualification_id is None:
@@ -271,15 +272,15 @@ def create_round_hit(
             f"hitforge {p.label}: worked on",
             "Workers who have already worked on this picture (each sees it once).",
         )
-        with session_scope(sessions) as session:
-            chain = session.get(Chain, p.chain_id)
-            assert chain is not None
-            chain.exclusion_qualification_id = qualification_id
+    with session_scope(sessions) as session:
+        chain = session.get(Chain, p.chain_id)
+        campaign = session.get(Campaign, p.campaign_id)
+        assert chain is not None and campaign is not None
+        chain.exclusion_qualification_id = qualification_id
+        campaign.access_key_id = market.access_key_id
     for worker_id in p.workers:
         market.associate_qualification(qualification_id, worker_id, 1)  # idempotent on the marketplace
     spec = CampaignSpec.model_validate({k: v for k, v in p.spec.items() if k != "media_path"})
-    token = p.request_token
-    question = EXTERNAL_QUESTION.format(url=escape(round_page_url(hit_page_url, p.page_token)), height=900)
     requirements = [
         *spec.qualification_requirements,
         {
@@ -288,26 +289,9 @@ def create_round_hit(
             "ActionsGuarded": "DiscoverPreviewAndAccept",
         },
     ]
-    try:
-        return market.create_hit(
-            unique_request_token=token,
-            reward=spec.reward,
-            MaxAssignments=1,
-            AutoApprovalDelayInSeconds=spec.auto_approval_delay_seconds,
-            LifetimeInSeconds=spec.lifetime_seconds,
-            AssignmentDurationInSeconds=spec.assignment_duration_seconds,
-            Title=spec.title,
-            Keywords=spec.keywords,
-            Description=spec.description,
-            Question=question,
-            RequesterAnnotation=token,
-            QualificationRequirements=requirements,
-        )
-    except HITAlreadyExists:
-        found = market.find_hit_by_annotation(token)
-        if found is None:
-            raise
-        return found
+    url = question_url(hit_page_url, p.page_token)
+    hit, _created = create_external_hit(market, spec, p.request_token, url, 1, requirements, frame_height=900)
+    return hit
 
 
 def running_workflows(session: Session, access_key_id: str) -> list[int]:

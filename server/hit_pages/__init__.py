@@ -24,12 +24,12 @@ from sqlalchemy.exc import IntegrityError
 
 from hits.campaigns.gold import choose_gold, exposures_for, page_slots, slots_with_gold
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
+from hits.campaigns.pages import PAGE_PARAM, page_by_token
 from hits.db import session_scope
 from hits.templates import get_template
 from hits.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
 from hits.templates.base import TaskTemplate
 from hits.workflows.exposures import record_exposures, unrecorded_exposures
-from hits.workflows.pages import PAGE_PARAM, round_page
 from server.db import is_read_only_request, read_only_request, requester_session, runtime
 from server.hit_pages import heatmap_views
 from server.hit_pages.access import NOT_AVAILABLE, AccessRefused, PageAccess, hit_created_as, page_access
@@ -48,15 +48,15 @@ def _reads_only() -> None:
 
 
 def _published(hit_id: str, page_token: str = "") -> tuple[PublishedHIT, Campaign]:
-    """The HIT row a page shows: by its recorded marketplace id, or (a workflow round) by its page token.
+    """The HIT row a page shows: by its recorded marketplace id, or else by its page token.
 
-    A round's HIT is on the marketplace a moment before its id is recorded; its
-    URL's token finds the row then, but only for the very HIT made for it.
+    A HIT is on the marketplace a moment before its id is recorded; its URL's
+    token finds the row then, but only for the very HIT made for it.
     """
     session = requester_session()
     published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
     if published is None:
-        found = round_page(session, page_token)
+        found = page_by_token(session, page_token)
         if (
             found is None
             or found.published.mturk_hit_id is not None  # recorded, and as another HIT

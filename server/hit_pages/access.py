@@ -115,8 +115,8 @@ def _checked_through_api(hit_id: str, assignment_id: str, worker_id: str, turk_s
 def hit_created_as(hit_id: str, unique_request_token: str, access_key_id: str | None) -> bool:
     """Whether HIT ``hit_id`` is the one ``access_key_id``'s requester created with this request token.
 
-    Asked for a workflow round's page opened before the requester side has
-    recorded the HIT's id (``hits.workflows.pages``): the page token names the
+    Asked for a HIT page opened before the requester side has recorded the
+    HIT's id (``hits.campaigns.pages``): the page token names the
     row, and only the HIT made for that row may show it or store answers for it.
     """
     if not access_key_id:

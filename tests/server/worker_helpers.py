@@ -135,10 +135,15 @@ def create_hit(mturk: Any, question: str, **overrides: Any) -> str:  # type: ign
     return str(mturk.create_hit(**params)["HIT"]["HITId"])
 
 
+def frame_src(page: requests.Response) -> str:
+    """The URL of the HIT page a worker-site page (a preview or an assignment's) frames."""
+    frame = soup(page).find("iframe", id="hit-frame")
+    assert isinstance(frame, Tag), page.text
+    return str(frame["src"])
+
+
 def accept_framed(base: str, hit_id: str, name: str = "w") -> tuple[WorkerClient, dict[str, str]]:
     """A new worker accepts ``hit_id`` on the worker site: the worker, and the framed page's parameters."""
     worker = WorkerClient(base, name)
     work = worker.post_form(worker.get(f"/hits/{hit_id}"), f'form[action="/hits/{hit_id}/accept"]', {})
-    frame = soup(work).find("iframe", id="hit-frame")
-    assert isinstance(frame, Tag)
-    return worker, {k: v[0] for k, v in parse_qs(urlsplit(str(frame["src"])).query).items()}
+    return worker, {k: v[0] for k, v in parse_qs(urlsplit(frame_src(work)).query).items()}

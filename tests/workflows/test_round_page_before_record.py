@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
-
 import requests
 from bs4 import Tag
 from sqlalchemy import select
@@ -12,23 +10,10 @@ from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.workflows.engine import advance
 from hits.workflows.publish import create_round_hit, pending_rounds, record_round_hit
+from tests.helpers import submit_and_relay, with_page_token
 from tests.server.test_hit_page_access import pages_elsewhere  # noqa: F401 - a fixture
-from tests.server.worker_helpers import WorkerClient, accept_framed, soup
+from tests.server.worker_helpers import WorkerClient, accept_framed, frame_src, soup
 from tests.workflows.helpers import accept_round, launch_refine_workflow
-
-
-def _frame(page: requests.Response) -> str:
-    frame = soup(page).find("iframe", id="hit-frame")
-    assert isinstance(frame, Tag), page.text
-    return str(frame["src"])
-
-
-def _with_page(url: str, token: str) -> str:
-    """``url`` with its page token replaced (the rest of MTurk's parameters kept)."""
-    parts = urlsplit(url)
-    params = {k: v[0] for k, v in parse_qs(parts.query).items()}
-    params["page"] = token
-    return urlunsplit(parts._replace(query=urlencode(params)))
 
 
 def test_a_round_page_opened_before_its_hit_id_is_recorded_is_served_and_takes_the_answer(
@@ -51,7 +36,7 @@ def test_a_round_page_opened_before_its_hit_id_is_recorded_is_served_and_takes_t
 
     worker = WorkerClient(live_server.url, "instant")
     preview = worker.get(f"/hits/{first['HITId']}")
-    assert worker.get(_frame(preview)).status_code == 200  # the preview's page
+    assert worker.get(frame_src(preview)).status_code == 200  # the preview's page
     _work, frame = accept_round(worker, first["HITId"])
     page = worker.get(frame)
     assert page.status_code == 200, page.text
@@ -64,17 +49,13 @@ def test_a_round_page_opened_before_its_hit_id_is_recorded_is_served_and_takes_t
     other = WorkerClient(live_server.url, "instant-other")
     _taken, own = accept_round(other, second["HITId"])
     assert other.get(own).status_code == 200
-    assert other.get(_with_page(own, str(tokens[0]))).status_code == 404
-    assert other.get(_with_page(own, "0" * 32)).status_code == 404
+    assert other.get(with_page_token(own, str(tokens[0]))).status_code == 404
+    assert other.get(with_page_token(own, "0" * 32)).status_code == 404
 
     # Submitted while the id is still unrecorded: stored for this round's row, and relayed to the marketplace.
     fields = {str(i["name"]): str(i.get("value", "")) for i in form.find_all("input") if i.get("name")}
     fields["text-0"] = box.get_text() + " The shapes do not touch each other."
-    handoff = worker.http.post(requests.compat.urljoin(page.url, str(form["action"])), data=fields)
-    out = soup(handoff).find("form", id="handoff")
-    assert isinstance(out, Tag), handoff.text
-    relayed = {str(i["name"]): str(i.get("value", "")) for i in out.find_all("input") if i.get("name")}
-    assert worker.http.post(str(out["action"]), data=relayed).status_code == 200
+    relayed = submit_and_relay(worker, page, form, fields)
     with session_scope(requester_sessions) as session:
         stored = session.scalar(select(Submission).where(Submission.worker_id == worker.worker_id))
         assert stored is not None and stored.published_hit_id == pending[0].published_id
@@ -83,7 +64,7 @@ def test_a_round_page_opened_before_its_hit_id_is_recorded_is_served_and_takes_t
     for p, hit in zip(pending, (first, second), strict=True):
         record_round_hit(requester_sessions, p, hit, market.access_key_id)
     assert other.get(own).status_code == 200
-    assert other.get(_with_page(own, str(tokens[0]))).status_code == 200  # its own HIT id decides
+    assert other.get(with_page_token(own, str(tokens[0]))).status_code == 200  # its own HIT id decides
     assert market.get_assignment(relayed["assignmentId"])["AssignmentStatus"] == "Submitted"
 
 
