@@ -1,6 +1,6 @@
 """HIT page tokens on every published HIT row (campaign HITs too), no longer on workflow rounds
 
-Revision ID: req0016_early_hit_page_token
+Revision ID: req0016
 Revises: req0015
 """
 
@@ -9,7 +9,7 @@ import secrets
 import sqlalchemy as sa
 from alembic import op
 
-revision = "req0016_early_hit_page_token"
+revision = "req0016"
 down_revision = "req0015"
 branch_labels = None
 depends_on = None
