@@ -1,4 +1,4 @@
-"""Migration req0016_early_hit_page_token: page tokens move from workflow rounds to their HIT rows.
+"""Migration req0016: page tokens move from workflow rounds to their HIT rows.
 
 A round's HIT was created with its token in its URL, so the token must reach
 the HIT row unchanged; a campaign HIT not on the marketplace yet (a launch to
