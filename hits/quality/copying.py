@@ -79,6 +79,9 @@ class SharedItem:
     """One item both workers answered: its name, each one's answer, and whether it is gold.
 
     ``wrong``: for a gold item, whether the answer (when the two are the same) misses the key.
+    ``structured``: the answers are lists or objects (compared by their canonical JSON), so they
+    are labels, never free text, however many words their JSON holds: a ranking such as
+    ``{"c1": 1, "c2": 2, "c3": 1}`` that two careful workers share is agreement, not a copied text.
     """
 
     item: str
@@ -86,6 +89,13 @@ class SharedItem:
     second: Hashable
     gold: bool = False
     wrong: bool = False
+    structured: bool = False
+
+    def texts(self) -> tuple[str | None, str | None]:
+        """Both answers as comparable free text (None for an answer that is not free text)."""
+        if self.structured:
+            return None, None
+        return normalised_text(self.first), normalised_text(self.second)
 
 
 @dataclass(frozen=True)
@@ -194,14 +204,14 @@ class PairCounts:
 def tally(items: Sequence[SharedItem], hits: Sequence[SharedHIT]) -> PairCounts:
     """The counts of a pair's shared items and HITs."""
     real = [i for i in items if not i.gold]
-    texts = [i for i in real if normalised_text(i.first) is not None]
-    labels = [i for i in real if normalised_text(i.first) is None and normalised_text(i.second) is None]
+    texts = [i for i in real if i.texts()[0] is not None]
+    labels = [i for i in real if i.texts() == (None, None)]
     return PairCounts(
         shared_hits=len(hits),
         shared_items=len(labels),
         identical_answers=sum(i.first == i.second for i in labels),
         shared_texts=len(texts),
-        identical_texts=sum(normalised_text(i.first) == normalised_text(i.second) for i in texts),
+        identical_texts=sum(i.texts()[0] == i.texts()[1] for i in texts),
         identical_wrong_gold=sum(i.gold and i.wrong and i.first == i.second for i in items),
         first_ahead=sum(1 for h in hits if h.first_at and h.second_at and h.first_at < h.second_at),
         second_ahead=sum(1 for h in hits if h.first_at and h.second_at and h.second_at < h.first_at),
@@ -221,8 +231,8 @@ def examples(items: Sequence[SharedItem]) -> list[dict[str, Any]]:
 
 
 def _same_text(item: SharedItem) -> bool:
-    text = normalised_text(item.first)
-    return text is not None and text == normalised_text(item.second)
+    first, second = item.texts()
+    return first is not None and first == second
 
 
 def shared_hit_times(hits: Sequence[SharedHIT], first: str, second: str) -> list[dict[str, Any]]:

@@ -97,6 +97,11 @@ class CopyingReport:
         return {w for w, found in self.by_worker.items() if found}
 
 
+def _structured(answer: Any) -> bool:
+    """Whether an answer is a list or an object (its comparable form is JSON, not the worker's text)."""
+    return not isinstance(answer, int | str | float) and answer is not None
+
+
 def count_pairs(session: Session, campaign: Campaign, graded: Sequence[Submission]) -> None:
     """Add newly graded submissions to the counts of their pairs; flushes.
 
@@ -152,7 +157,14 @@ def count_pairs(session: Session, campaign: Campaign, graded: Sequence[Submissio
                         score = template.score_gold_item(first, gold.answer, gold.payload, options)
                         wrong = not template.gold_passed(score, options)
                     items.append(
-                        SharedItem(name, _hashable(first), _hashable(second), gold is not None, wrong)
+                        SharedItem(
+                            name,
+                            _hashable(first),
+                            _hashable(second),
+                            gold is not None,
+                            wrong,
+                            structured=_structured(first) or _structured(second),
+                        )
                     )
     kept = _lock_pairs(session, campaign.id, sorted(added))
     for key, (items, hits) in sorted(added.items()):

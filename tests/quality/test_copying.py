@@ -142,3 +142,17 @@ def test_identical_free_text_answers_flag_a_pair_short_or_different_ones_do_not(
     three = judge_pair(PairRecord("A1", "A2", _items(same + third + different), none, none))
     assert three.suspicious and three.evidence["suspicious_by"] == ["text"]
     assert "3 identical texts" in reason([three], "A1")
+
+
+def test_identical_structured_answers_are_labels_not_texts_however_many_words_their_json_holds() -> None:
+    """A ranking or a set of ratings that careful workers share is agreement, judged against gold.
+
+    Their comparable form is canonical JSON, which holds five and more "words"; read as free text,
+    two careful workers of the rank demo were flagged with "8 identical texts" (0 shared labels).
+    """
+    record = GoldRecord(8, 8)
+    ranking = '{"c1": 1, "c2": 2, "c3": 1}'
+    items = [SharedItem(f"item-{n}", ranking, ranking, structured=True) for n in range(8)]
+    verdict = judge_pair(PairRecord("A1", "A2", items, record, record))
+    assert not verdict.suspicious
+    assert verdict.evidence["identical_texts"] == 0 and verdict.evidence["identical_answers"] == 8
