@@ -14,6 +14,7 @@ from typing import Any
 from celery import Celery, Task
 from sqlalchemy.exc import OperationalError
 
+from hits.campaigns.models import Campaign
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
 from hits.quality import aggregation, followups, pipeline
@@ -180,5 +181,10 @@ def register(app: Celery) -> None:
         """Aggregate a campaign's labels and agreement and keep them (it finished, or was asked)."""
         rt = runtime(self)
         with session_scope(rt.sessions) as session:
+            if session.get(Campaign, campaign_id) is None:
+                # The message outlived its campaign's database (a broker shared by another
+                # instance, or a test run): nothing to store, and no traceback to retry on.
+                log.warning("store_results: campaign %s does not exist; message dropped", campaign_id)
+                return {"dropped": f"campaign {campaign_id} does not exist"}
             row = aggregation.store_results(session, campaign_id)
             return {"items": len(row.labels), "agreement": row.agreement, "assignments": row.assignments}
