@@ -237,9 +237,10 @@ def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
     Run by the marketplace's operator, as MTurk's layouts were made in its UI.
     """
     from hits.batches.inputs import decode_utf8
+    from hits.batches.layout import layout_parameters
     from hits.campaigns.fileerrors import InputFileError
     from hits.db import make_engine, make_session_factory, session_scope
-    from hits.market.layouts import create_layout, parameter_names
+    from hits.market.layouts import create_layout
     from hits.market.models import Requester
 
     try:
@@ -256,10 +257,15 @@ def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
             created = create_layout(session, requester_id, name or layout.name, html)
         except ValueError as exc:
             _fail(f"{layout}: {exc}")
-        layout_id, parameters = created.id, parameter_names(html)
+        layout_id, parameters = created.id, layout_parameters(html)
     warn_unserved(layout)
     click.echo(f"HITLayoutId: {layout_id}")
-    click.echo(f"HITLayoutParameters: {', '.join(parameters) or '(none)'}")
+    click.echo(f"HITLayoutParameters: {', '.join(parameters.names) or '(none)'}")
+    if parameters.optional:
+        click.echo(
+            f"Optional (used only inside <script>; left as written when not given): "
+            f"{', '.join(parameters.optional)}"
+        )
 
 
 batch.add_command(check_page)  # ``hitforge batch check PAGE``: the CDN URLs a page loads, served or not

@@ -74,14 +74,39 @@ def placeholders(layout: str) -> list[Placeholder]:
     return found
 
 
-def missing_columns(layout: str, columns: Iterable[str]) -> list[Placeholder]:
-    """Placeholders in the layout's markup that name no column.
+@dataclass(frozen=True)
+class Parameters:
+    """What a layout can be filled with: the one rule for a CSV row and for HITLayoutParameters.
 
-    Those inside ``<script>`` are left out: there ``${x}`` is far more likely a
-    template literal than a column the requester forgot.
+    ``names`` are every ``${name}`` a value may be given for, in order, those inside
+    ``<script>`` included (a row or parameter naming one fills it, as MTurk did).
+    ``required`` are those of the markup. A name used only inside ``<script>`` is optional:
+    there ``${x}`` is far more likely a template literal than a value the requester forgot,
+    and when no value is given it stays as written.
     """
-    known = set(columns)
-    return [p for p in placeholders(layout) if not p.in_script and p.name not in known]
+
+    names: list[str]
+    required: list[str]
+
+    @property
+    def optional(self) -> list[str]:
+        """The names used only inside ``<script>``."""
+        return [n for n in self.names if n not in self.required]
+
+
+def layout_parameters(layout: str) -> Parameters:
+    """The layout's :class:`Parameters`."""
+    found = placeholders(layout)
+    return Parameters(
+        names=list(dict.fromkeys(p.name for p in found)),
+        required=list(dict.fromkeys(p.name for p in found if not p.in_script)),
+    )
+
+
+def missing_columns(layout: str, columns: Iterable[str]) -> list[Placeholder]:
+    """The required placeholders (see :class:`Parameters`) that name no column, where each is used."""
+    known, required = set(columns), set(layout_parameters(layout).required)
+    return [p for p in placeholders(layout) if not p.in_script and p.name in required and p.name not in known]
 
 
 def substitute(layout: str, row: Mapping[str, str]) -> str:

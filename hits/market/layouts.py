@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from hits.batches.layout import html_question, placeholders, substitute
+from hits.batches.layout import html_question, layout_parameters, missing_columns, substitute
 from hits.db import MarketBase, UTCDateTime, utcnow
 from hits.market.errors import invalid
 from hits.market.ids import new_entity_id
@@ -32,11 +32,6 @@ class HITLayout(MarketBase):
     name: Mapped[str] = mapped_column(String(128))
     html: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-def parameter_names(html: str) -> list[str]:
-    """The placeholders a HIT of this layout must be given a value for (markup only, in order)."""
-    return list(dict.fromkeys(p.name for p in placeholders(html) if not p.in_script))
 
 
 def create_layout(session: Session, requester_id: str, name: str, html: str) -> HITLayout:
@@ -74,11 +69,13 @@ def layout_question(session: Session, requester_id: str, params: dict[str, Any])
         if name in values:
             raise invalid(f"HITLayoutParameter {name} is given twice.")
         values[name] = value
-    expected = parameter_names(layout.html)
-    unknown = [n for n in values if n not in expected]
+    # The same rule as a batch's CSV (hits.batches.layout.Parameters): any placeholder may be
+    # given, those in <script> too; those of the markup must be.
+    known = layout_parameters(layout.html).names
+    unknown = [n for n in values if n not in known]
     if unknown:
         raise invalid(f"HITLayoutParameter {unknown[0]} is not a placeholder of layout {layout.id}.")
-    missing = [n for n in expected if n not in values]
+    missing = list(dict.fromkeys(p.name for p in missing_columns(layout.html, values)))
     if missing:
         raise invalid(f"HITLayoutParameters lack a value for: {', '.join(missing)}.")
     return html_question(substitute(layout.html, values), 0), layout.id
