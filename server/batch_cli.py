@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ def _fail(message: object) -> None:
     sys.exit(2)
 
 
+_LOCALE = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
+
+
 def parse_requirement(text: str) -> dict[str, Any]:
     """``TYPEID:Comparator[:value,value...]`` as a QualificationRequirement."""
     from hits.market.validation import comparators
@@ -41,11 +45,20 @@ def parse_requirement(text: str) -> dict[str, Any]:
         "ActionsGuarded": "DiscoverPreviewAndAccept",
     }
     if len(parts) == 3:
+        values = parts[2].split(",")
+        if all(_LOCALE.match(v) for v in values):
+            # Locale (00000000000000000071) takes countries, with an optional subdivision: US, US-CA.
+            requirement["LocaleValues"] = [
+                {"Country": c, **({"Subdivision": s} if s else {})}
+                for c, _, s in (v.partition("-") for v in values)
+            ]
+            return requirement
         try:
-            requirement["IntegerValues"] = [int(v) for v in parts[2].split(",")]
+            requirement["IntegerValues"] = [int(v) for v in values]
         except ValueError:
             raise click.BadParameter(
-                f"{text!r}: values must be integers", param_hint="--qualification"
+                f"{text!r}: values must be integers, or countries such as US or US-CA",
+                param_hint="--qualification",
             ) from None
     return requirement
 
@@ -111,7 +124,8 @@ def batch() -> None:
     "--qualification",
     "qualifications",
     multiple=True,
-    help="TYPEID:COMPARATOR[:VALUE,...], repeatable (added to the YAML's).",
+    help="TYPEID:COMPARATOR[:VALUE,...], repeatable (added to the YAML's); "
+    "values are integers, or countries (US, US-CA) for Locale.",
 )
 @click.option("--resume", is_flag=True, help="Publish the rows an interrupted run of batch NAME left.")
 def publish(

@@ -56,3 +56,18 @@ def test_one_comparator_list_read_from_the_service_model(live_server, settings, 
             assert "got 'Equals'" in outcome
         else:
             assert outcome == "created", (comparator, outcome)
+
+
+def test_locale_values_from_the_flag(live_server, settings, requester, tmp_path) -> None:
+    # MTurk's Locale qualification takes countries (LocaleValues), not integers: the flag writes them.
+    layout, csv = files(tmp_path, b"word\nhello\n")
+    title = f"Locale {uuid.uuid4().hex[:6]}"
+    args = ["batch", "publish", layout, csv, "--name", f"w-{uuid.uuid4().hex[:6]}", "--title", title]
+    args += ["--description", "d", "--reward", "0.10", "--qualification", "00000000000000000071:In:US,DE-BE"]
+    published = CliRunner().invoke(main, args, env=cli_env(settings, requester))
+    assert published.exit_code == 0, published.output
+    client = boto3_client(live_server.url, requester)
+    (hit,) = [h for h in client.list_hits(MaxResults=100)["HITs"] if h["Title"] == title]
+    (requirement,) = hit["QualificationRequirements"]
+    assert requirement["Comparator"] == "In"
+    assert requirement["LocaleValues"] == [{"Country": "US"}, {"Country": "DE", "Subdivision": "BE"}]
