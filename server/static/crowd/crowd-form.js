@@ -5,7 +5,8 @@
  * -without-ce-polyfill variant) by server/worker_site/html_question.py; that
  * file (crowd-html-elements.js) loads this one and the element files.
  * The form posts to this site's /mturk/externalSubmit with the assignment id
- * and the signed token from the frame URL, exactly as externalHIT_v1.js does.
+ * and the signed token from the frame URL, exactly as externalHIT_v1.js does
+ * (on an ExternalQuestion page, to turkSubmitTo's).
  */
 (function () {
   "use strict";
@@ -18,6 +19,16 @@
 
   crowd.param = function (name) {
     return params.has(name) ? params.get(name) : "";
+  };
+  /* Where answers go: this site inside hitforge's HTMLQuestion frame (which carries the
+   * signed token and may post nowhere else); on an ExternalQuestion page that loads these
+   * elements from hitforge, turkSubmitTo's externalSubmit, as AWS's elements did. */
+  crowd.submitTarget = function () {
+    var submitTo = params.has("hitforgeToken") ? "" : crowd.param("turkSubmitTo");
+    if (!/^(https?:)?\/\//.test(submitTo)) {
+      return new URL("/mturk/externalSubmit", window.location.href).href;
+    }
+    return submitTo.replace(/\/+$/, "") + "/mturk/externalSubmit";
   };
   crowd.inPreview = function () {
     var id = crowd.param("assignmentId");
@@ -247,12 +258,14 @@
         fields = [["taskAnswers", JSON.stringify([answers])]];
       }
       fields.push(["assignmentId", crowd.param("assignmentId")]);
-      fields.push(["hitforgeToken", crowd.param("hitforgeToken")]);
+      if (params.has("hitforgeToken")) {
+        fields.push(["hitforgeToken", crowd.param("hitforgeToken")]);
+      }
       // A separate form outside the page's markup, so the requester's own forms do not nest it.
       var form = document.createElement("form");
       form.method = "post";
       form.acceptCharset = "UTF-8";
-      form.action = new URL("/mturk/externalSubmit", window.location.href).href;
+      form.action = crowd.submitTarget();
       form.style.display = "none";
       fields.forEach(function (pair) {
         var input = document.createElement("input");
