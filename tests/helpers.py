@@ -286,6 +286,23 @@ def document_loaded(element: Any) -> None:
     element.evaluate(_DOCUMENT_LOADED)
 
 
+_HAS_FOCUS = "e => document.hasFocus() && e.getRootNode().activeElement === e"
+
+
+def tab_to(page: Any, target: Any, limit: int = 60) -> int:
+    """Press Tab in ``page`` until the Playwright locator ``target`` (in a frame, or a shadow root,
+    of the page) has the keyboard focus, as a keyboard-only worker reaches it; how many presses.
+
+    Fails after ``limit`` presses. Nothing is focused by script: later keys must go through
+    ``page.keyboard``, since ``locator.press`` focuses its element first.
+    """
+    for presses in range(1, limit + 1):
+        page.keyboard.press("Tab")
+        if target.evaluate(_HAS_FOCUS):
+            return presses
+    raise AssertionError(f"{target} not reached with {limit} Tab presses")
+
+
 def names_in(text: str, names: Iterable[str]) -> list[str]:
     """The names that ``text`` holds as words of their own, ignoring case.
 

@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
+from tests.helpers import tab_to
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -58,19 +59,24 @@ def test_boxes_by_keyboard_default_format(offline, live_server, mturk) -> None: 
     hit = open_crowd_hit(offline, live_server, mturk, body(), height=700)
     frame = hit.frame
     stage = frame.get_by_role("application", name="Image to annotate")
-    stage.focus()
+    # Reached with Tab from the top of the work page, as a worker without a mouse does;
+    # every key below goes to whatever has the focus.
+    tab_to(hit.page, stage)
     # "2" picks cat, N draws a quarter-size box in the middle; arrows move, Alt+arrows resize.
     for key in ["2", "n", "ArrowRight", "ArrowRight", "ArrowRight", "Shift+ArrowDown"]:
-        stage.press(key)
+        hit.page.keyboard.press(key)
     for key in ["Alt+ArrowRight", "Alt+ArrowRight", "Alt+Shift+ArrowUp"]:
-        stage.press(key)
+        hit.page.keyboard.press(key)
     # A second box, drawn and deleted again.
     for key in ["Escape", "1", "n", "Delete"]:
-        stage.press(key)
+        hit.page.keyboard.press(key)
     expect(frame.get_by_role("list", name="Boxes").get_by_role("listitem")).to_have_text(
         ["cat: left 153, top 130, 102 × 70"]
     )
-    ((name, text),) = answer_fields(hit.submit(by_keyboard=True))
+    # Tab on to the form's Submit button; Enter submits.
+    tab_to(hit.page, frame.get_by_role("button", name="Submit"))
+    hit.page.keyboard.press("Enter")
+    ((name, text),) = answer_fields(hit.stored())
     assert name == "taskAnswers"
     assert json.loads(text) == [
         {

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH
 from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
-from tests.helpers import loaded_size
+from tests.helpers import loaded_size, tab_to
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -104,4 +104,41 @@ def test_image_classifiers_by_mouse_flatten_objects(offline, live_server, mturk)
         ("animals.labels", '["Cat","Horse"]'),
         ("light.label", "Night"),
     ]
+    assert hit.blocked == []
+
+
+def test_image_multi_select_by_keyboard_alone_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, ANIMALS_BODY.format(format="", src=IMAGE), height=900)
+    frame, keys = hit.frame, hit.page.keyboard
+    animals = frame.get_by_role("group", name="Which animals are in the picture?")
+
+    def checked(name: str) -> None:
+        expect(animals.get_by_role("checkbox", name=name)).to_have_attribute("aria-checked", "true")
+
+    def unchecked(name: str) -> None:
+        expect(animals.get_by_role("checkbox", name=name)).to_have_attribute("aria-checked", "false")
+
+    # Tab reaches the first category; Space and Enter toggle the focused one, arrows move.
+    tab_to(hit.page, animals.get_by_role("checkbox", name="Cat"))
+    for key in ["Space", "ArrowDown", "Enter"]:
+        keys.press(key)
+    checked("Cat")
+    checked("Dog")
+    # Digits toggle by position: 4 is "None of the above", which clears the animals; 3 and 1 pick again.
+    keys.press("4")
+    checked("None of the above")
+    unchecked("Cat")
+    unchecked("Dog")
+    for key in ["3", "1"]:
+        keys.press(key)
+    unchecked("None of the above")
+    # On to the single-choice classifier: arrows choose there.
+    tab_to(hit.page, frame.get_by_role("radio", name="Day"))
+    keys.press("ArrowDown")
+    expect(frame.get_by_role("radio", name="Night")).to_have_attribute("aria-checked", "true")
+    tab_to(hit.page, frame.get_by_role("button", name="Submit"))
+    keys.press("Enter")
+    ((name, text),) = answer_fields(hit.stored())
+    assert name == "taskAnswers"
+    assert json.loads(text) == [{"animals": {"labels": ["Cat", "Horse"]}, "light": {"label": "Night"}}]
     assert hit.blocked == []

@@ -19,6 +19,7 @@ from playwright.sync_api import expect
 
 from tests.browser.test_crowd_bounding_box import HEIGHT, IMAGE, WIDTH, pointer_at
 from tests.browser.test_crowd_form import answer_fields, offline, open_crowd_hit
+from tests.helpers import tab_to
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, imported for this module's tests
@@ -82,6 +83,48 @@ def test_semantic_segmentation_by_keyboard_alone(offline, live_server, mturk) ->
     assert colours(image) == {CAT: total - 9, DOG: 5, NONE: 4}
     assert [image.getpixel((x, 160)) for x in range(199, 206)] == [CAT] + [DOG] * 5 + [CAT]
     assert {image.getpixel(p) for p in [(0, 0), (1, 0), (0, 1), (1, 1)]} == {NONE}
+    assert hit.blocked == []
+
+
+INSTANCES_BODY = f"""
+<crowd-form>
+  <crowd-instance-segmentation name="traffic" src="{IMAGE}" labels="['car', 'person']"
+      header="Paint each car and person separately">
+  </crowd-instance-segmentation>
+</crowd-form>
+"""
+
+
+def test_instance_segmentation_by_keyboard_alone_default_format(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, INSTANCES_BODY, height=900)
+    frame, keys = hit.frame, hit.page.keyboard
+    tab_to(hit.page, frame.get_by_role("application", name="Image to segment"))
+    # A one-pixel brush. 1: the first car instance, a dab at the middle (200, 160); i: a second car,
+    # a dab at (201, 160); 2: the first person, at (202, 160); 1 again: the last car, at (202, 161).
+    for key in ["["] * 7 + ["1", "Enter", "i", "ArrowRight", "Enter", "2", "ArrowRight", "Enter"]:
+        keys.press(key)
+    for key in ["1", "ArrowDown", "Enter"]:
+        keys.press(key)
+    tab_to(hit.page, frame.get_by_role("button", name="Submit"))
+    keys.press("Enter")
+    ((name, text),) = answer_fields(hit.stored())
+    assert name == "taskAnswers"
+    (answers,) = json.loads(text)
+    traffic = answers["traffic"]
+    image = pixels(traffic.pop("labeledImage")["pngImageData"])
+    car1, car2, person = (0x1F, 0x77, 0xB4, 255), (0xFF, 0x7F, 0x0E, 255), (0x2C, 0xA0, 0x2C, 255)
+    assert traffic == {
+        "instances": [
+            {"color": "#1f77b4", "label": "car"},
+            {"color": "#ff7f0e", "label": "car"},
+            {"color": "#2ca02c", "label": "person"},
+        ],
+        "inputImageProperties": {"height": HEIGHT, "width": WIDTH},
+    }
+    assert image.size == (WIDTH, HEIGHT)
+    assert colours(image) == {car1: 1, car2: 2, person: 1, NONE: WIDTH * HEIGHT - 4}
+    assert [image.getpixel((x, 160)) for x in (200, 201, 202)] == [car1, car2, person]
+    assert image.getpixel((202, 161)) == car2
     assert hit.blocked == []
 
 
