@@ -45,6 +45,7 @@ from qualification.analysis import item_analysis
 from qualification.delivery import waiting_tests
 from qualification.models import QualificationAttempt, QualificationTest
 from server import staff_signin
+from server.dashboard.unserved import unserved_api_hits
 from server.db import requester_session
 from server.task_queue import send_after_commit
 
@@ -153,6 +154,7 @@ def home() -> Any:
         # Tests whose values wait for a worker with their publisher's keys (qualification.delivery).
         waiting_tests=_visible_waiting_tests(rs),
         unserved=_unserved_by_batch(rs, visible),
+        unserved_hits=unserved_api_hits(_signed_in()),
     )
 
 

@@ -22,12 +22,16 @@ from hits.db import session_scope
 from hits.quality.aggregation import store_results
 
 
-def staff_session(base: str, requester_sessions) -> requests.Session:  # type: ignore[no-untyped-def]
+def staff_session(  # type: ignore[no-untyped-def]
+    base: str, requester_sessions, role: str = "admin", access_key_id: str | None = None
+) -> requests.Session:
     # An admin sees every campaign (roles and what each sees: test_dashboard_roles.py).
-    name = f"admin-{uuid.uuid4().hex[:6]}"
+    name = f"{role}-{uuid.uuid4().hex[:6]}"
     with session_scope(requester_sessions) as session:
         password_hash = generate_password_hash("qa-password")
-        session.add(StaffUser(username=name, password_hash=password_hash, role="admin"))
+        session.add(
+            StaffUser(username=name, password_hash=password_hash, role=role, access_key_id=access_key_id)
+        )
     http = requests.Session()
     form = BeautifulSoup(http.get(base + "/dashboard/signin").text, "html.parser")
     token = form.find("input", attrs={"name": "csrf_token"})["value"]  # type: ignore[index]

@@ -1,8 +1,8 @@
 """A HIT created by any boto3 script whose HTMLQuestion loads a URL hitforge does not serve.
 
 CreateHIT's reply has no field for a warning, so the requester learns it from a
-server log line, ``hitforge batch check --hit HITID`` (GetHIT through the API)
-and, for a batch, the dashboard's campaign list.
+server log line, ``hitforge batch check --hit HITID`` (GetHIT through the API),
+the dashboard's list of open HITs per HIT type and, for a batch, its campaign list.
 """
 
 from __future__ import annotations
@@ -76,3 +76,41 @@ def test_the_dashboard_lists_a_batchs_unserved_urls(live_server, requester_sessi
     note = BeautifulSoup(page, "html.parser").find(id=f"unserved-{campaign_id}")
     assert note is not None
     assert [code.get_text() for code in note.find_all("code")] == [UNSERVED]
+
+
+def unserved_rows(http, base: str) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """The dashboard's HIT types with unserved URLs: row id to the URLs listed."""
+    from bs4 import BeautifulSoup
+
+    table = BeautifulSoup(http.get(base + "/dashboard/").text, "html.parser").find(id="unserved-hits")
+    if table is None:
+        return {}
+    return {
+        str(row["id"]): [li.get_text() for li in row.find_all("li")]
+        for row in table.find_all("tr", id=True)  # type: ignore[union-attr]
+    }
+
+
+def test_the_dashboard_lists_a_boto3_hits_unserved_urls(  # type: ignore[no-untyped-def]
+    live_server, requester_sessions, requester, mturk, market_sessions
+) -> None:
+    from tests.conftest import new_requester
+
+    hit_id = create_hit(mturk, html_question(PAGE))
+    hit_type_id = mturk.get_hit(HITId=hit_id)["HIT"]["HITTypeId"]
+    served_only = create_hit(mturk, html_question(PAGE.replace(f'<script src="{UNSERVED}"></script>', "")))
+    row = f"unserved-type-{hit_type_id}"
+    # The requester's own dashboard user sees it, with the unserved URL only (not jQuery, not AWS's script).
+    own = staff_session(live_server.url, requester_sessions, "requester", requester.access_key_id)
+    assert unserved_rows(own, live_server.url)[row] == [UNSERVED]
+    page = own.get(live_server.url + "/dashboard/").text
+    assert hit_id in page and served_only not in page
+    assert unserved_rows(staff_session(live_server.url, requester_sessions), live_server.url)[row] == [
+        UNSERVED
+    ]
+    # Another account's user and a QA reviewer do not.
+    other_key = new_requester(market_sessions)
+    other = staff_session(live_server.url, requester_sessions, "requester", other_key.access_key_id)
+    assert row not in unserved_rows(other, live_server.url)
+    qa = staff_session(live_server.url, requester_sessions, "qa")
+    assert unserved_rows(qa, live_server.url) == {}
