@@ -51,7 +51,9 @@ STALL_SECONDS = 120.0
 def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
     """The demo's campaign file, items, gold and images; returns the truth for the crowd."""
     items = hit_count * task.items_per_hit
-    truth = task.write_data(folder, items, max(10, hit_count) if task.gold_per_hit else 0, 11)
+    # A gold item for every gold slot of every HIT: a worker taking several HITs never meets one twice.
+    gold = max(10, hit_count * task.gold_per_hit) if task.gold_per_hit else 0
+    truth = task.write_data(folder, items, gold, 11)
     spec: dict[str, Any] = {
         "name": f"demo-{task.template}",
         "template": task.template,

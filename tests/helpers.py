@@ -82,7 +82,8 @@ def launch_demo_campaign(
     """Write, create and publish a small rating campaign; return (campaign id, truth)."""
     from hits.demo_data import write_rating_demo
 
-    truth = write_rating_demo(folder, items=hits * 2, gold=max(4, hits), seed=len(name))
+    # A gold item for every gold slot (a shorter pool is refused unless the file allows reuse).
+    truth = write_rating_demo(folder, items=hits * 2, gold=max(4, hits * gold_per_hit), seed=len(name))
     spec = rating_campaign_spec(
         name,
         assignments_per_hit=assignments_per_hit,
@@ -113,7 +114,9 @@ def launch_template_campaign(
     from hits.demo_tasks import get_demo_task
 
     task = get_demo_task(template)
-    truth = task.write_data(folder, hits * task.items_per_hit, 4 if task.gold_per_hit else 0, len(name))
+    # A gold item for every gold slot (a shorter pool is refused unless the file allows reuse).
+    gold = max(4, hits * task.gold_per_hit) if task.gold_per_hit else 0
+    truth = task.write_data(folder, hits * task.items_per_hit, gold, len(name))
     spec = {
         "name": name,
         "template": template,

@@ -2,10 +2,15 @@
 
 Run from a copy of the script in its own folder, so its state (and servers)
 are its own: the PostgreSQL and Redis the rest of the suite uses are never touched.
+
+The reported bug: the script used fixed ports (Redis on 63799, PostgreSQL on
+54329, commit 0be2eb7), so a Redis someone else ran on 63799 was re-used by
+``start`` and shut down by ``stop``. The decoy therefore sits on that very port.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -21,12 +26,34 @@ from sqlalchemy import create_engine, text
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "test-services.sh"
+# The port the script's first version always used for its Redis.
+OLD_FIXED_REDIS_PORT = 63799
 
 
-def free_port() -> int:
+def port_is_free(port: int) -> bool:
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+@pytest.fixture
+def old_fixed_port() -> Iterator[int]:
+    """The old fixed Redis port, free for this test's decoy.
+
+    Two runs of this test on one machine (two checkouts) would both want the
+    port, so they take turns on a lock file; one that finds the port held by
+    something else for a minute fails saying so.
+    """
+    with open(Path(tempfile.gettempdir()) / f"hitforge-decoy-{OLD_FIXED_REDIS_PORT}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        deadline = time.monotonic() + 60
+        while not port_is_free(OLD_FIXED_REDIS_PORT):
+            assert time.monotonic() < deadline, f"port {OLD_FIXED_REDIS_PORT} is taken; the decoy needs it"
+            time.sleep(0.5)
+        yield OLD_FIXED_REDIS_PORT
 
 
 @pytest.fixture
@@ -66,15 +93,14 @@ def alive(pid: int) -> bool:
     )
 
 
-def test_start_picks_free_ports_and_stop_leaves_other_servers_alone(checkout: Path) -> None:
-    decoy_port = free_port()
-    decoy = subprocess.Popen(  # noqa: S603 - someone else's Redis on the machine
+def test_a_redis_on_the_old_fixed_port_is_not_reused_or_stopped(checkout: Path, old_fixed_port: int) -> None:
+    decoy = subprocess.Popen(  # noqa: S603 - someone else's Redis on the machine, on the old fixed port
         [
             "redis-server",
             "--bind",
             "127.0.0.1",
             "--port",
-            str(decoy_port),
+            str(old_fixed_port),
             "--save",
             "",
             "--appendonly",
@@ -84,26 +110,25 @@ def test_start_picks_free_ports_and_stop_leaves_other_servers_alone(checkout: Pa
         stderr=subprocess.DEVNULL,
     )
     try:
-        decoy_client = redis.Redis(host="127.0.0.1", port=decoy_port)
-        # The decoy must hold its port before start looks for free ones (slow to start on a loaded machine).
+        decoy_client = redis.Redis(host="127.0.0.1", port=old_fixed_port)
+        # The decoy must hold its port before start looks for one (slow to start on a loaded machine).
         deadline = time.monotonic() + 60
         while True:
             try:
-                decoy_client.ping()
+                decoy_client.set("owner", "someone else")
                 break
             except redis.ConnectionError:
+                assert decoy.poll() is None, f"the decoy Redis could not listen on {old_fixed_port}"
                 assert time.monotonic() < deadline, "the decoy Redis did not start"
                 time.sleep(0.1)
         started = run(checkout, "start")
         assert started.returncode == 0, started.stdout + started.stderr
         env = parse_env(run(checkout, "env").stdout)
-        state = checkout / "var" / "test-services"
-        ports = parse_env((state / "ports").read_text())
-        assert env["HITFORGE_TEST_REDIS_URL"] == f"redis://127.0.0.1:{ports['redis_port']}/0"
-        assert f"127.0.0.1:{ports['pg_port']}/" in env["HITFORGE_TEST_POSTGRES_URL"]
-        assert decoy_port != int(ports["redis_port"])
+        ours = redis.Redis.from_url(env["HITFORGE_TEST_REDIS_URL"])
+        # The decoy's key seen through the URL start handed out means start re-used the decoy.
+        reused = ours.get("owner") is not None
 
-        assert redis.Redis.from_url(env["HITFORGE_TEST_REDIS_URL"]).ping()
+        assert ours.ping()
         engine = create_engine(env["HITFORGE_TEST_POSTGRES_URL"])
         with engine.connect() as connection:
             assert connection.scalar(text("SELECT 1")) == 1
@@ -112,12 +137,26 @@ def test_start_picks_free_ports_and_stop_leaves_other_servers_alone(checkout: Pa
         again = run(checkout, "start")  # a second start re-uses its own servers
         assert again.returncode == 0 and parse_env(run(checkout, "env").stdout) == env
 
-        redis_pid = int((state / "redis.pid").read_text())
-        pg_pid = int((state / "pg" / "postmaster.pid").read_text().split()[0])
+        state = checkout / "var" / "test-services"
+        recorded_ports = (state / "ports").read_text() if (state / "ports").exists() else ""
+        pids = [
+            int(path.read_text().split()[0])
+            for path in (state / "redis.pid", state / "pg" / "postmaster.pid")
+            if path.exists()
+        ]
         stopped = run(checkout, "stop")
         assert stopped.returncode == 0, stopped.stderr
-        assert not alive(redis_pid) and not alive(pg_pid)
-        assert decoy.poll() is None and decoy_client.ping()  # not ours: still running
+        decoy_alive = decoy.poll() is None and decoy_client.get("owner") == b"someone else"
+        assert not reused and decoy_alive, (
+            f"a Redis the script did not start (on {old_fixed_port}): "
+            + ("re-used by start; " if reused else "")
+            + ("shut down by stop" if not decoy_alive else "left alone by stop")
+        )
+
+        ports = parse_env(recorded_ports)
+        assert env["HITFORGE_TEST_REDIS_URL"] == f"redis://127.0.0.1:{ports['redis_port']}/0"
+        assert f"127.0.0.1:{ports['pg_port']}/" in env["HITFORGE_TEST_POSTGRES_URL"]
+        assert len(pids) == 2 and not any(alive(pid) for pid in pids)  # ours: stopped
         assert run(checkout, "env").returncode != 0  # nothing recorded any more
         assert run(checkout, "stop").returncode == 0  # stopping twice is harmless
     finally:

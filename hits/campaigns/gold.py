@@ -7,7 +7,8 @@ assignment ids) comparing their pages would find the gold exactly where the
 pages differ. So the per-worker freshness that per-assignment choice gave is
 kept by planning instead: the plan deals gold from a shuffled pool in turn, so
 no two HITs share a gold item while the pool holds ``gold_per_hit`` items for
-every HIT (``pool_warning`` says when it does not), and then no worker meets a
+every HIT (a campaign is refused when it does not, ``pool_shortfall``,
+unless its file sets ``allow_gold_reuse``), and then no worker meets a
 gold item twice, whichever HITs they take.
 
 Which worker was shown which gold item is still recorded per assignment (an
@@ -133,11 +134,14 @@ def slots_with_gold(published: PublishedHIT, chosen: dict[int, GoldItem]) -> lis
     return out
 
 
-def pool_warning(gold_count: int, gold_per_hit: int, hits: int) -> str | None:
-    """A warning when workers will have to see gold items again, or ``None``.
+def pool_shortfall(gold_count: int, gold_per_hit: int, hits: int) -> str | None:
+    """Why this gold pool would show a busy worker some gold items twice, or ``None``.
 
     With fewer gold items than one busy worker meets (one per HIT they could
-    take, ``hits`` at most), repeats are unavoidable and known answers leak.
+    take, ``hits`` at most), the plan deals some gold items to several HITs
+    while ordinary items appear in one HIT only: a worker who takes several
+    HITs and meets an item again knows it is gold. A campaign is refused for
+    this unless its file sets ``allow_gold_reuse: true``.
     """
     if not gold_per_hit:
         return None
@@ -146,6 +150,7 @@ def pool_warning(gold_count: int, gold_per_hit: int, hits: int) -> str | None:
         return None
     return (
         f"the gold pool has {gold_count} items but a worker who takes all {hits} HITs meets "
-        f"{per_worker} gold slots: they will see some gold items again; add at least "
+        f"{gold_per_hit} x {hits} = {per_worker} gold slots, so gold items would recur across HITs "
+        "while ordinary items never do, telling such a worker which items are gold; add at least "
         f"{per_worker - gold_count} gold items or lower gold_per_hit"
     )

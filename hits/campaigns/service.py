@@ -9,13 +9,14 @@ from decimal import Decimal
 from typing import Any
 from xml.sax.saxutils import escape
 
+from pydantic_core import to_jsonable_python
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.gold import pool_warning
+from hits.campaigns.gold import pool_shortfall
 from hits.campaigns.models import Campaign, GoldItem, HITSlot, Item, PublishedHIT
 from hits.campaigns.pages import question_url
-from hits.campaigns.spec import CampaignFile, CampaignSpec
+from hits.campaigns.spec import CampaignFile, CampaignSpec, hit_count_for
 from hits.db import session_scope
 from hits.money import mturk_fee
 from hits.mturk import Marketplace, MarketplaceError
@@ -83,7 +84,22 @@ def changed_fields(campaign: Campaign, spec: CampaignSpec) -> list[str]:
     """Top-level fields of ``spec`` that differ from what ``campaign`` was created with."""
     stored = {k: v for k, v in campaign.spec.items() if k != "media_path"}
     fresh = spec.model_dump(mode="json")
-    return sorted(k for k in stored.keys() | fresh.keys() if stored.get(k) != fresh.get(k))
+
+    def added_since_at_default(key: str) -> bool:
+        # A field added after the campaign was stored (allow_gold_reuse, say) meant its default then.
+        known = CampaignSpec.model_fields.get(key)
+        return (
+            key not in stored
+            and known is not None
+            and not known.is_required()
+            and to_jsonable_python(known.get_default(call_default_factory=True)) == fresh.get(key)
+        )
+
+    return sorted(
+        k
+        for k in stored.keys() | fresh.keys()
+        if stored.get(k) != fresh.get(k) and not added_since_at_default(k)
+    )
 
 
 def planned_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
@@ -92,15 +108,15 @@ def planned_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
     return per_assignment * spec.assignments_per_hit * hit_count
 
 
-def hit_count_for(spec: CampaignSpec, item_count: int) -> int:
-    return -(-item_count // spec.items_per_hit)
-
-
 def campaign_warnings(loaded: CampaignFile) -> list[str]:
-    """Problems worth telling the requester that do not stop a launch."""
+    """Problems worth telling the requester that do not stop a launch.
+
+    A short gold pool stops a launch unless the file sets ``allow_gold_reuse``;
+    with it, the requester is still told what was accepted.
+    """
     spec = loaded.spec
-    warning = pool_warning(len(loaded.gold), spec.gold_per_hit, hit_count_for(spec, len(loaded.items)))
-    return [warning] if warning else []
+    short = pool_shortfall(len(loaded.gold), spec.gold_per_hit, hit_count_for(spec, len(loaded.items)))
+    return [f"{short} (allowed by allow_gold_reuse)"] if short else []
 
 
 def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
@@ -117,6 +133,10 @@ def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
             )
         raise CampaignExists(f"a campaign named {spec.name!r} already exists", resumable=False)
     hits_needed = hit_count_for(spec, len(loaded.items))
+    short = pool_shortfall(len(loaded.gold), spec.gold_per_hit, hits_needed)
+    if short and not spec.allow_gold_reuse:
+        # load_campaign_file refuses this already, naming the line; this guards callers that build files.
+        raise ValueError(f"campaign {spec.name!r}: {short}, or set allow_gold_reuse: true")
     cost = planned_cost(spec, hits_needed)
     if cost > spec.budget:
         raise BudgetExceeded(

@@ -26,6 +26,7 @@ from hits.campaigns.fileerrors import (
     read_jsonl,
     validation_errors,
 )
+from hits.campaigns.gold import pool_shortfall
 from hits.money import MoneyError, parse_amount
 from hits.templates import TemplateError, get_template
 from hits.workflows.spec import WorkflowOptions, check_first_stage
@@ -120,6 +121,9 @@ class CampaignSpec(BaseModel):
     auto_approval_delay_seconds: int = Field(259_200, ge=0, le=2_592_000)
     items: str
     gold: str | None = None
+    #: Accept a gold pool smaller than HITs x gold_per_hit (``hits.campaigns.gold.pool_shortfall``):
+    #: gold items then recur across HITs, which tells a worker who takes several HITs which are gold.
+    allow_gold_reuse: bool = False
     media_dir: str | None = None
     template_options: dict[str, Any] = Field(default_factory=dict)
     qualification_requirements: list[dict[str, Any]] = Field(default_factory=list)
@@ -224,6 +228,24 @@ def _load_items(path: Path, template_name: str, *, gold: bool) -> list[LoadedIte
     return out
 
 
+def hit_count_for(spec: CampaignSpec, item_count: int) -> int:
+    """How many HITs ``item_count`` items make, ``spec.items_per_hit`` to a HIT."""
+    return -(-item_count // spec.items_per_hit)
+
+
+def _check_gold_pool(loaded: CampaignFile, lines: dict[tuple[Any, ...], int]) -> None:
+    """Refuse a gold pool that would show a worker gold twice, unless the file allows it."""
+    spec = loaded.spec
+    problem = pool_shortfall(len(loaded.gold), spec.gold_per_hit, hit_count_for(spec, len(loaded.items)))
+    if problem and not spec.allow_gold_reuse:
+        raise InputFileError(
+            loaded.path,
+            lines.get(("gold_per_hit",)) or lines.get(("gold",)),
+            "gold_per_hit",
+            f"{problem} (in {spec.gold}), or set allow_gold_reuse: true to accept that risk",
+        )
+
+
 def load_campaign_file(path: str | Path) -> CampaignFile:
     """Read and validate a campaign file and the item and gold files it names.
 
@@ -240,6 +262,7 @@ def load_campaign_file(path: str | Path) -> CampaignFile:
     loaded.items = _load_items(items_path, spec.template, gold=False)
     if spec.gold:
         loaded.gold = _load_items((path.parent / spec.gold).resolve(), spec.template, gold=True)
+    _check_gold_pool(loaded, lines)
     media = loaded.media_dir
     if media is not None and not media.is_dir():
         raise InputFileError(path, lines.get(("media_dir",)), "media_dir", f"{media} is not a folder")

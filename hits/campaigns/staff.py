@@ -4,17 +4,21 @@ Roles: an ``admin`` sees every campaign; a ``requester`` user sees the
 campaigns published with its requester account's access key (its own) plus
 any assigned to it; a ``qa`` reviewer sees only the campaigns assigned to it
 (``hitforge staff assign``). Everything on the dashboard belongs to a
-campaign (workers' records, submissions, decisions) or to a requester account
-(qualification tests), so one rule, :func:`campaign_scope`, decides it all.
+campaign (workers' records, submissions, decisions), so one rule,
+:func:`campaign_scope`, decides it all; a qualification test is seen through
+the campaigns that require it (:func:`visible_test_ids`).
 Like all domain code this flushes and never commits.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import ColumnElement, Select, false, or_, select, true
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, StaffCampaign, StaffUser
+from qualification.models import QualificationTest
 
 ROLES = ("qa", "requester", "admin")
 
@@ -119,19 +123,45 @@ def may_see_campaign(session: Session, staff: StaffUser, campaign_id: int) -> bo
     return found is not None
 
 
-def visible_access_keys(session: Session, staff: StaffUser) -> set[str] | None:
-    """The requester accounts (access keys) whose qualification tests ``staff`` may see; None: all.
+def required_types(spec: dict[str, Any] | None) -> set[str]:
+    """The qualification type ids a campaign's stored spec requires of its workers."""
+    found: set[str] = set()
+    for requirement in (spec or {}).get("qualification_requirements") or []:
+        if isinstance(requirement, dict) and isinstance(requirement.get("QualificationTypeId"), str):
+            found.add(requirement["QualificationTypeId"])
+    return found
 
-    A requester user sees its own account's; a reviewer, those of the accounts
-    that published the campaigns it may see.
+
+def visible_test_ids(session: Session, staff: StaffUser) -> set[int] | None:
+    """The qualification tests whose item analysis ``staff`` may see; None: all.
+
+    An admin sees every test; a requester user, those its account published
+    (its access key); everyone, the tests that a campaign it may see requires
+    of its workers, when that campaign's account published them. So a QA
+    reviewer sees the tests that admitted the workers it reviews, and not the
+    other tests of the same account, nor another account's test that a
+    campaign merely names.
     """
     if staff.role == "admin":
         return None
-    keys = {
-        k
-        for k in session.scalars(select(Campaign.access_key_id).where(campaign_scope(staff)).distinct())
-        if k
+    wanted: set[tuple[str, str]] = set()
+    for key, spec in session.execute(
+        select(Campaign.access_key_id, Campaign.spec).where(campaign_scope(staff))
+    ):
+        if key:
+            wanted.update((key, type_id) for type_id in required_types(spec))
+    own = staff.access_key_id if staff.role == "requester" else None
+    condition: ColumnElement[bool] = QualificationTest.qualification_type_id.in_(
+        {type_id for _, type_id in wanted}
+    )
+    if own:
+        condition = or_(condition, QualificationTest.access_key_id == own)
+    return {
+        test_id
+        for test_id, key, type_id in session.execute(
+            select(
+                QualificationTest.id, QualificationTest.access_key_id, QualificationTest.qualification_type_id
+            ).where(condition)
+        )
+        if key == own or (key, type_id) in wanted
     }
-    if staff.role == "requester" and staff.access_key_id:
-        keys.add(staff.access_key_id)
-    return keys

@@ -17,7 +17,8 @@ from hits.demo_tasks.objects import write as write_objects
 
 def write(folder: Path, pictures: int, seed: int = 11) -> tuple[Truth, Truth]:
     """items.jsonl (with seeded objects), gold.jsonl, seeds.jsonl and media/; (Task 1 truth, Task 2 truth)."""
-    objects_truth = write_objects(folder, pictures, max(4, pictures), seed)
+    # Two gold a HIT of two pictures: one gold item per gold slot, so no worker meets one twice.
+    objects_truth = write_objects(folder, pictures, max(4, pictures + pictures % 2), seed)
     refine_truth: Truth = {}
     for name, things in objects_truth.items():
         refine_truth[name] = [

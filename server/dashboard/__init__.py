@@ -37,7 +37,7 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.campaigns.staff import may_see_campaign, scoped_campaign_ids, visible_access_keys
+from hits.campaigns.staff import may_see_campaign, scoped_campaign_ids, visible_test_ids
 from hits.db import utcnow
 from hits.quality import qa_review
 from hits.quality.live_copying import pairs_of
@@ -174,8 +174,8 @@ def _unserved_by_batch(rs: Any, visible: Any) -> dict[int, list[str]]:
 
 def _visible_waiting_tests(rs: Any) -> list[Any]:
     """The stuck-test alerts for the tests the signed-in user may see (their access keys are shown)."""
-    keys = visible_access_keys(rs, _signed_in())
-    return [w for w in waiting_tests(rs, utcnow()) if keys is None or w.published_with in keys]
+    tests = visible_test_ids(rs, _signed_in())
+    return [w for w in waiting_tests(rs, utcnow()) if tests is None or w.test_id in tests]
 
 
 @bp.post("/campaigns/<int:campaign_id>/results")
@@ -286,8 +286,8 @@ def item_analysis_view(test_id: int) -> Any:
     """Item analysis of a qualification test from its graded attempts."""
     rs = requester_session()
     test = rs.get(QualificationTest, test_id)
-    keys = visible_access_keys(rs, _signed_in())
-    if test is None or (keys is not None and test.access_key_id not in keys):
+    tests = visible_test_ids(rs, _signed_in())
+    if test is None or (tests is not None and test_id not in tests):
         abort(404)
     graded = rs.scalars(
         select(QualificationAttempt.correct_items).where(

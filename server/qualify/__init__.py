@@ -57,8 +57,8 @@ def _test(test_id: int) -> QualificationTest:
 
 @bp.get("/<int:test_id>")
 def intro(test_id: int) -> Any:
+    worker_id = _worker_id()  # first: an anonymous visitor must not learn which test ids exist
     test = _test(test_id)
-    worker_id = _worker_id()
     decision = may_start(requester_session(), test, worker_id)
     history = attempts_of(requester_session(), test.id, worker_id)
     return _intro_page(test, history, decision=decision)
@@ -66,11 +66,12 @@ def intro(test_id: int) -> Any:
 
 @bp.post("/<int:test_id>/start")
 def start(test_id: int) -> Any:
+    worker_id = _worker_id()
     test = _test(test_id)
     try:
-        attempt = start_attempt(requester_session(), test, _worker_id())
+        attempt = start_attempt(requester_session(), test, worker_id)
     except PermissionError as exc:
-        history = attempts_of(requester_session(), test.id, _worker_id())
+        history = attempts_of(requester_session(), test.id, worker_id)
         return _intro_page(test, history, refused=str(exc)), 403
     return redirect(url_for("qualify.attempt", attempt_id=attempt.id))
 
@@ -95,8 +96,14 @@ def _intro_page(
 
 
 def _own_attempt(attempt_id: int) -> tuple[QualificationAttempt, QualificationTest]:
+    """The signed-in worker's attempt; another's is a 404 exactly like a missing one.
+
+    Sign-in is asked first, so an anonymous visitor is sent to sign in for any
+    id and learns nothing of which attempts exist.
+    """
+    worker_id = _worker_id()
     attempt = requester_session().get(QualificationAttempt, attempt_id)
-    if attempt is None or attempt.worker_id != _worker_id():
+    if attempt is None or attempt.worker_id != worker_id:
         abort(404)
     return attempt, _test(attempt.test_id)
 
@@ -139,8 +146,8 @@ def _result_page(test: QualificationTest, attempt: QualificationAttempt, refused
 @bp.get("/<int:test_id>/media/<path:filename>", merge_slashes=False)
 def media(test_id: int, filename: str) -> Any:
     """A picture of the test, by its served name: only files the test's items show."""
-    test = _test(test_id)
     _worker_id()
+    test = _test(test_id)
     # Looked up, never joined onto a folder: no spelling of a path reaches another file.
     path = bank_for(test.bank_path).media.get(filename)
     if path is None:

@@ -32,14 +32,16 @@ def write(
         json.dumps({"id": f"i{i}", "item": {"image": f"https://img/{i}.png", "sentence": "A dog."}})
         for i in range(4)
     ]
+    # One gold item for each of the two HITs' gold slots (a shorter pool is refused).
     gold_rows = gold or [
         json.dumps(
             {
-                "id": "g1",
-                "item": {"image": "https://img/g.png", "sentence": "A cat."},
+                "id": f"g{g}",
+                "item": {"image": f"https://img/g{g}.png", "sentence": "A cat."},
                 "answer": {"rating": 4},
             }
         )
+        for g in (1, 2)
     ]
     (folder / "items.jsonl").write_text("\n".join(item_rows) + "\n")
     (folder / "gold.jsonl").write_text("\n".join(gold_rows) + "\n")
@@ -52,7 +54,7 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
     loaded = load_campaign_file(write(tmp_path))
     assert loaded.spec.name == "test-campaign"
     assert str(loaded.spec.reward) == "0.10"
-    assert len(loaded.items) == 4 and len(loaded.gold) == 1
+    assert len(loaded.items) == 4 and len(loaded.gold) == 2
     assert loaded.gold[0].answer == {"rating": 4}
 
 

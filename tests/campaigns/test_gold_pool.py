@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
-from hits.campaigns.gold import GoldExposure, choose_gold, page_slots, pool_warning
+from hits.campaigns.gold import GoldExposure, choose_gold, page_slots, pool_shortfall
 from hits.campaigns.models import GoldItem, PublishedHIT
 from hits.db import session_scope
 from tests.helpers import launch_template_campaign
@@ -91,20 +92,81 @@ def test_an_assignment_shown_other_gold_before_keeps_it(
         assert session.get(GoldItem, others[0]) is not None
 
 
-def test_pool_warning_names_the_shortfall() -> None:
-    assert pool_warning(gold_count=20, gold_per_hit=2, hits=10) is None
-    warning = pool_warning(gold_count=5, gold_per_hit=2, hits=10)
-    assert warning is not None and "add at least 15 gold items" in warning
-    assert pool_warning(gold_count=0, gold_per_hit=0, hits=10) is None
+def test_pool_shortfall_names_the_numbers() -> None:
+    assert pool_shortfall(gold_count=20, gold_per_hit=2, hits=10) is None
+    problem = pool_shortfall(gold_count=5, gold_per_hit=2, hits=10)
+    assert (
+        problem is not None
+        and "2 x 10 = 20 gold slots" in problem
+        and "add at least 15 gold items" in problem
+    )
+    assert pool_shortfall(gold_count=0, gold_per_hit=0, hits=10) is None
 
 
-def test_a_small_gold_pool_is_reported_when_the_campaign_is_read(tmp_path) -> None:
+def _short_pool_campaign(tmp_path, extra: str = ""):  # type: ignore[no-untyped-def]
+    """4 items, 2 a HIT, 1 gold slot each, 1 gold item: the gold item would be in both HITs."""
+    from tests.campaigns.test_campaign_file import GOOD, write
+
+    gold = [
+        '{"id": "g1", "item": {"image": "https://img/g.png", "sentence": "A cat."}, "answer": {"rating": 4}}'
+    ]
+    return write(tmp_path, GOOD + extra, gold=gold)
+
+
+def test_a_small_gold_pool_is_refused_naming_file_field_and_numbers(tmp_path) -> None:
+    from hits.campaigns.fileerrors import InputFileError
+    from hits.campaigns.spec import load_campaign_file
+
+    with pytest.raises(InputFileError) as caught:
+        load_campaign_file(_short_pool_campaign(tmp_path))
+    error = caught.value
+    assert (error.line, error.field) == (9, "gold_per_hit")
+    assert "has 1 items but a worker who takes all 2 HITs meets 1 x 2 = 2 gold slots" in error.message
+    assert "(in gold.jsonl)" in error.message and "allow_gold_reuse: true" in error.message
+
+
+def test_hitforge_launch_refuses_a_small_gold_pool_and_publishes_nothing(
+    tmp_path, settings, requester_sessions
+) -> None:
+    from click.testing import CliRunner
+
+    from hits.campaigns.models import Campaign
+    from server.cli import main
+
+    path = _short_pool_campaign(tmp_path)
+    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    result = CliRunner().invoke(main, ["launch", str(path)], env=env)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "field 'gold_per_hit'" in said and "meets 1 x 2 = 2 gold slots" in said, said
+    with session_scope(requester_sessions) as session:
+        assert session.scalar(select(Campaign).where(Campaign.name == "test-campaign")) is None
+
+
+def test_allow_gold_reuse_lets_it_through_with_a_warning(tmp_path) -> None:
     from hits.campaigns.service import campaign_warnings
+    from hits.campaigns.spec import load_campaign_file
+
+    loaded = load_campaign_file(_short_pool_campaign(tmp_path, "allow_gold_reuse: true\n"))
+    assert loaded.spec.allow_gold_reuse
+    assert campaign_warnings(loaded) == [
+        "the gold pool has 1 items but a worker who takes all 2 HITs meets 1 x 2 = 2 gold slots, so gold "
+        "items would recur across HITs while ordinary items never do, telling such a worker which items "
+        "are gold; add at least 1 gold items or lower gold_per_hit (allowed by allow_gold_reuse)"
+    ]
+
+
+def test_a_campaign_stored_before_allow_gold_reuse_existed_is_resumed_without_a_changed_field(
+    tmp_path,
+) -> None:
+    from hits.campaigns.models import Campaign
+    from hits.campaigns.service import changed_fields
     from hits.campaigns.spec import load_campaign_file
     from tests.campaigns.test_campaign_file import write
 
-    loaded = load_campaign_file(write(tmp_path))  # 4 items, 2 a HIT, 1 gold slot each, 1 gold item
-    assert campaign_warnings(loaded) == [
-        "the gold pool has 1 items but a worker who takes all 2 HITs meets 2 gold slots: they will "
-        "see some gold items again; add at least 1 gold items or lower gold_per_hit"
+    spec = load_campaign_file(write(tmp_path)).spec
+    stored = {k: v for k, v in spec.model_dump(mode="json").items() if k != "allow_gold_reuse"}
+    assert changed_fields(Campaign(spec=stored), spec) == []
+    assert changed_fields(Campaign(spec=stored), spec.model_copy(update={"allow_gold_reuse": True})) == [
+        "allow_gold_reuse"
     ]

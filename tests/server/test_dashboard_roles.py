@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import requests
@@ -45,14 +46,29 @@ class Seeded:
     access_key: str
 
 
+def requiring(*type_ids: str) -> dict[str, Any]:
+    """A stored campaign spec that requires these qualification types of its workers."""
+    return {
+        "qualification_requirements": [
+            {"QualificationTypeId": t, "Comparator": "GreaterThanOrEqualTo", "IntegerValues": [80]}
+            for t in type_ids
+        ]
+    }
+
+
 def seed_campaign(requester_sessions, worker_id: str | None = None, **texts: str) -> Seeded:  # type: ignore[no-untyped-def]
-    """A campaign of its own requester account with one flagged worker, one held assignment, one test."""
+    """A campaign of its own requester account with one flagged worker, one held assignment, and the
+    qualification test it requires of its workers."""
     tag = uuid.uuid4().hex[:10].upper()
     worker_id = worker_id or "A" + tag
     key = "AKIA" + tag
     with session_scope(requester_sessions) as session:
         campaign = Campaign(
-            name=texts.get("name", f"roles-{tag}"), template="rating", spec={}, budget=1, access_key_id=key
+            name=texts.get("name", f"roles-{tag}"),
+            template="rating",
+            spec=requiring("3Q" + tag),
+            budget=1,
+            access_key_id=key,
         )
         session.add(campaign)
         session.flush()
@@ -217,10 +233,79 @@ def test_a_reviewer_sees_only_assigned_campaigns(live_server, requester_sessions
     assert_all_not_found(tampering(dash, assigned, other), missing)
     unchanged(requester_sessions, other)
 
-    # The tests of the account whose campaign it reviews are its to analyse.
+    # The test the campaign it reviews requires is its to analyse.
     assert dash.get(f"/dashboard/qualification/{assigned.test_id}/items").status_code == 200
     done = dash.post(f"/dashboard/workers/{assigned.campaign_id}/{assigned.worker_id}/review", action="clear")
     assert done.status_code == 200 and "clear for worker" in done.text
+
+
+def add_test(requester_sessions, key: str, name: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+    """A qualification test published with ``key``, with one graded attempt: (test id, its type id)."""
+    type_id = "3Q" + uuid.uuid4().hex[:12].upper()
+    with session_scope(requester_sessions) as session:
+        test = QualificationTest(
+            name=f"{name}-{type_id}",
+            bank_path=str(DEFAULT_BANK),
+            qualification_type_id=type_id,
+            access_key_id=key,
+        )
+        session.add(test)
+        session.flush()
+        session.add(
+            QualificationAttempt(test_id=test.id, worker_id="AW1", seed=1, score=90, correct_items={"a": 1})
+        )
+        return test.id, type_id
+
+
+def test_a_reviewer_sees_the_tests_its_campaigns_require_not_all_of_the_account(
+    live_server, requester_sessions
+) -> None:
+    """Two campaigns of one account (one key), one assigned: only the test that campaign requires."""
+    assigned = seed_campaign(requester_sessions)  # requires its own test
+    key = assigned.access_key
+    sibling_test, sibling_type = add_test(requester_sessions, key, "sibling")
+    unlinked_test, _ = add_test(requester_sessions, key, "unlinked")
+    foreign_test, foreign_type = add_test(
+        requester_sessions, "AKIAELSEWHERE" + uuid.uuid4().hex[:6], "foreign"
+    )
+    with session_scope(requester_sessions) as session:
+        # The sibling campaign of the same key requires the sibling test.
+        session.add(
+            Campaign(
+                name=f"sibling-{uuid.uuid4().hex[:8]}",
+                template="rating",
+                spec=requiring(sibling_type),
+                budget=1,
+                access_key_id=key,
+            )
+        )
+        # The assigned campaign also names another account's test: naming it gives no right to see it.
+        campaign = session.get(Campaign, assigned.campaign_id)
+        assert campaign is not None
+        campaign.spec = requiring("3Q" + assigned.campaign_name.removeprefix("roles-"), foreign_type)
+
+    reviewer = Dashboard(
+        live_server.url, make_user(requester_sessions, "qa", assigned=(assigned.campaign_id,))
+    )
+    missing = reviewer.get("/dashboard/qualification/999999999/items")
+    assert missing.status_code == 404
+    assert reviewer.get(f"/dashboard/qualification/{assigned.test_id}/items").status_code == 200
+    refused = {
+        "the sibling campaign's test": reviewer.get(f"/dashboard/qualification/{sibling_test}/items"),
+        "a test no campaign requires": reviewer.get(f"/dashboard/qualification/{unlinked_test}/items"),
+        "another account's test": reviewer.get(f"/dashboard/qualification/{foreign_test}/items"),
+    }
+    assert_all_not_found(refused, missing)
+
+    # The account's own requester user sees all its tests, and not the other account's.
+    owner = Dashboard(live_server.url, make_user(requester_sessions, "requester", access_key=key))
+    for test_id in (assigned.test_id, sibling_test, unlinked_test):
+        assert owner.get(f"/dashboard/qualification/{test_id}/items").status_code == 200
+    assert_all_not_found({"foreign": owner.get(f"/dashboard/qualification/{foreign_test}/items")}, missing)
+    # An admin sees every test.
+    admin = Dashboard(live_server.url, make_user(requester_sessions, "admin"))
+    for test_id in (assigned.test_id, sibling_test, unlinked_test, foreign_test):
+        assert admin.get(f"/dashboard/qualification/{test_id}/items").status_code == 200
 
 
 def test_a_reviewer_with_nothing_assigned_sees_nothing(live_server, requester_sessions, two) -> None:
