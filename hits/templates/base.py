@@ -155,6 +155,14 @@ class TaskTemplate(ABC):
         """Answers as form fields, the way the page names them (for MTurk's answer XML)."""
         return [(f"answer-{i}", str(a)) for i, a in enumerate(answers)]
 
+    def export_fields(self, answers: list[Any], items: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        """Stored answers (item terms) as the export's ``Answer.*`` columns; ``items``: the payloads.
+
+        Default: :meth:`answer_fields`, right for templates whose page and item terms are one.
+        An ``arranged`` template stores answers in other terms than its page names, and overrides it.
+        """
+        return self.answer_fields(answers)
+
     def answers_from_fields(self, fields: Mapping[str, str], slots: int) -> list[Any]:
         """Read answers back from MTurk's stored fields (the marketplace is the authority)."""
         parsed = self.parse_answers(fields, slots)
