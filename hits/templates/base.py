@@ -141,6 +141,16 @@ class TaskTemplate(ABC):
         """
         return parsed
 
+    def check_submission(
+        self, session: Session, campaign_id: int, assignment_id: str, parsed: ParsedAnswers
+    ) -> ParsedAnswers:
+        """Check answers (page terms) against what the server recorded of this assignment's page.
+
+        For templates whose pages fetch things while the worker works (``heatmap``: the heatmaps
+        shown); adds errors keyed like ``parse_answers`` does. Default: none. Never commits.
+        """
+        return parsed
+
     def score_gold_item(
         self, answer: Any, key: Mapping[str, Any], item: Mapping[str, Any], options: Mapping[str, Any]
     ) -> float:

@@ -10,8 +10,10 @@ no session cookie (and no CSRF token bound to one) is needed.
 Abuse is bounded: a prompt has a length cap; each assignment's slot may make
 ``live_requests`` requests, not closer together than ``min_interval``; the
 first report sentence revealed is the only one that can be (the worker
-chooses before seeing heatmaps); every model is asked at once and the answer
-comes within the campaign's ``time_limit``, the database untouched meanwhile.
+chooses before seeing heatmaps), and no heatmap is made for the worker's own
+prompt before that choice, nor for a prompt that is a report sentence; every
+model is asked at once and the answer comes within the campaign's
+``time_limit``, the database untouched meanwhile.
 Each model's outcome is logged (``hits.heatmaps.log``). The answer names
 models by this assignment's opaque tokens only, and one message covers every
 kind of failure, so nothing in it tells models apart.
@@ -46,6 +48,7 @@ from hits.heatmaps.log import (
 from hits.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
 from hits.templates import get_template
 from hits.templates.arrangements import SlotArrangement, arrangements_for
+from hits.templates.heatmap.checks import normal_text
 from hits.templates.heatmap.options import HeatmapOptions, parse_options
 from server.db import read_only_request, requester_session, runtime
 from server.hit_pages.access import AccessRefused, PageAccess, page_access
@@ -87,6 +90,35 @@ def _clean_prompt(raw: str, options: HeatmapOptions) -> str:
         )
     if any(not ch.isprintable() for ch in prompt):
         raise Refused(400, "Your sentence holds characters that cannot be shown; type it again.")
+    return prompt
+
+
+def _own_prompt(
+    session: Session,
+    raw: str,
+    options: HeatmapOptions,
+    payload: dict[str, Any],
+    campaign_id: int,
+    access: PageAccess,
+    position: int,
+) -> str:
+    """A round-two prompt, tidied; refused before round one's choice, or when it is a report sentence.
+
+    Round one's sentence is chosen before any heatmap is seen: a live heatmap for a prompt of
+    the worker's own, before that choice, or for a report sentence typed out, would show one.
+    """
+    prompt = _clean_prompt(raw, options)
+    assert access.assignment_id is not None  # noqa: S101 - _access refuses previews
+    if revealed_sentence(session, campaign_id, access.assignment_id, position) is None:
+        raise Refused(
+            409, "Choose a report sentence and show its heatmaps first; then write a sentence of your own."
+        )
+    mine = normal_text(prompt)
+    for k, sentence in enumerate(payload["sentences"]):
+        if normal_text(sentence["text"]) == mine:
+            raise Refused(
+                400, f"That is report sentence {k + 1}; write a sentence of your own about the image."
+            )
     return prompt
 
 
@@ -223,7 +255,9 @@ def _plan(form: Any) -> dict[str, Any]:
                 )
             text = payload["sentences"][sentence]["text"]
         else:
-            text = _clean_prompt(form.get("prompt", ""), options)
+            text = _own_prompt(
+                session, form.get("prompt", ""), options, payload, campaign.id, access, position
+            )
         call_id = _take_turn(
             session,
             options,

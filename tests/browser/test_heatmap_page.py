@@ -174,6 +174,11 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
     hit_id, _ = launch(tmp_path, market, requester_sessions, private_server.url, model_server, "br-hm-fail")
     frame = _open_hit(page, live_server.url, hit_id, "heatmap-worker-2")
     for slot in range(2):
+        # Round one first (own prompts wait for its choice); its slow and failing models too.
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        report.get_by_role("radio").nth(slot).check()
+        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
         custom = frame.locator(f"#slot-{slot} section.round-custom")
         custom.get_by_label("Your sentence about the image").fill("a shadow at the top left")
         started = time.monotonic()
@@ -188,13 +193,9 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
         for panel in custom.locator("section.model-panel").all():
             failed = panel.locator(".model-message").is_visible()
             assert panel.locator('input[type="radio"]:enabled').count() == (0 if failed else 15)
-        # Everything else still works: the slider, round one, ratings, submitting.
+        # Everything else still works: the slider, ratings, submitting.
         custom.get_by_label(f"Heatmap strength, your sentence, image {slot + 1}").fill("30")
         assert set(_opacity(frame, slot, "custom")) == {"0.3"}
-        report = frame.locator(f"#slot-{slot} section.round-report")
-        report.get_by_role("radio").nth(slot).check()
-        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
-        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
         _rate_shown(frame, slot, 3)
     for slot, answer in enumerate(_submitted(page, frame, requester_sessions, hit_id).answers["answers"]):
         assert answer["sentence"] == slot and answer["prompt"] == "a shadow at the top left"

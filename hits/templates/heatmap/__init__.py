@@ -334,6 +334,14 @@ class HeatmapTemplate(TaskTemplate):
             parsed.answers = []
         return parsed
 
+    def check_submission(
+        self, session: Session, campaign_id: int, assignment_id: str, parsed: ParsedAnswers
+    ) -> ParsedAnswers:
+        """Every alias rated, the sentence and prompt the ones shown, "missing" only where one failed."""
+        from hits.templates.heatmap.checks import check_against_log
+
+        return check_against_log(session, campaign_id, assignment_id, parsed)
+
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         """Share of the chosen sentence's known answers given within ``gold_tolerance`` (default 1)."""
         tolerance = int(options.get("gold_tolerance", 1))
