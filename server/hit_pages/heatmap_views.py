@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Flask, jsonify, request
+from PIL import Image
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient
@@ -36,7 +37,7 @@ from sqlalchemy.orm import Session, make_transient
 from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope, utcnow
-from hits.heatmaps.arrays import load_precomputed, overlay_png
+from hits.heatmaps.arrays import load_precomputed, overlay_png, overlay_size
 from hits.heatmaps.log import (
     ROUNDS,
     HeatmapRequest,
@@ -291,12 +292,28 @@ def _plan(form: Any) -> dict[str, Any]:
             jobs[alias["token"]] = _job(alias["model"], options, source, text, precomputed)
         return {
             "call_id": call_id,
+            "size": _overlay_size(payload, source),
             "aliases": arrangement["aliases"],
             "jobs": jobs,
             "limit": options.time_limit,
             "kind": kind,
             "extras": _sentence_extras(payload, sentence) if sentence is not None else {},
         }
+
+
+def _overlay_size(payload: dict[str, Any], source: ImageSource) -> tuple[int, int]:
+    """One overlay size for every model of the image: its proportions, from the item or the file.
+
+    Each model's own resolution must not show: it would tell the models apart across images.
+    """
+    width, height = payload.get("width"), payload.get("height")
+    if not (width and height) and source.path is not None:
+        try:
+            with Image.open(source.path) as picture:  # reads the header only
+                width, height = picture.size
+        except (OSError, ValueError):
+            width = height = None  # a square overlay; the page stretches it over the image
+    return overlay_size(width, height)
 
 
 def _record(plan: dict[str, Any], outcomes: dict[str, Outcome], overlays: dict[str, bytes]) -> None:
@@ -324,7 +341,7 @@ def make() -> Any:
         return _refusal(refused)
     outcomes = compute_all(plan["jobs"], plan["limit"])
     overlays = {
-        token: overlay_png(outcome.heat)
+        token: overlay_png(outcome.heat, plan["size"])
         for token, outcome in outcomes.items()
         if outcome.status == "ok" and outcome.heat is not None
     }

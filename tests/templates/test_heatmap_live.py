@@ -41,6 +41,7 @@ from server import create_app
 from server.cli import main
 from server.hit_pages.heatmap_views import NO_HEATMAP
 from server.runner import RunningServer, serve_in_thread
+from tests.helpers import name_a_model_in, pixels_only
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 TIME_LIMIT = 1.5
@@ -353,7 +354,11 @@ def _words(text: str) -> set[str]:
 def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mapping(
     tmp_path, live_server, private_server, model_server, market, requester_sessions
 ) -> None:
-    hit_id, _ = launch(tmp_path, market, requester_sessions, live_server.url, model_server, "hm-blind")
+    hit_id, image = launch(tmp_path, market, requester_sessions, live_server.url, model_server, "hm-blind")
+    # The scan names a model in its PNG text and EXIF; the models' arrays differ in resolution
+    # (6x6 precomputed, 64x64 built in, 3x3 remote): neither may reach the worker.
+    name_a_model_in(tmp_path / "media" / image, "zebranet-seven")
+    overlay_sizes: set[tuple[int, int]] = set()
     secrets_ = {
         *MODELS,
         "precomputed",
@@ -374,6 +379,7 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         for img in soup.find_all("img"):
             picture = worker.get(str(img["src"]))
             assert picture.status_code == 200
+            assert pixels_only(picture.content, MODELS)[0] == (64, 48)
             seen += [str(img["src"]), json.dumps(dict(picture.headers))]
         for script in soup.find_all("script"):
             seen.append(script.get_text() + str(script.get("src", "")))
@@ -387,6 +393,10 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         for response in responses:
             assert response.status_code == 200
             seen += [response.text, json.dumps(dict(response.headers))]
+            for h in response.json()["heatmaps"]:
+                if h["ok"]:
+                    overlay = base64.b64decode(h["src"].split(",", 1)[1])
+                    overlay_sizes.add(pixels_only(overlay, MODELS)[0])
         # What a reloaded page is given back: the same heatmaps under the same tokens, nothing more.
         again = requests.post(
             live_server.url + "/tasks/heatmaps/shown", data={**frame, "position": "0"}, timeout=30
@@ -420,6 +430,8 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         handoff = worker.http.post(live_server.url + "/tasks/submit", data=data)
         assert handoff.status_code == 200 and 'id="handoff"' in handoff.text
         seen.append(handoff.text)
+    # Every overlay of every model has the scan's proportions at one size: none shows its model's grid.
+    assert overlay_sizes == {(256, 192)}
     everything = "\n".join(seen)
     for secret in secrets_:
         assert secret.lower() not in everything.lower(), secret
