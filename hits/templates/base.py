@@ -81,6 +81,11 @@ class TaskTemplate(ABC):
         """Extra, answer-free values the page needs (e.g. a rating scale)."""
         return {}
 
+    def page_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Values the page needs from the campaign's ``template_options`` (only those: the options may
+        hold what workers must not see, such as model providers). Default: none."""
+        return {}
+
     def validate_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Check one item's payload against ``item_model``; raises pydantic's error."""
         return self.item_model.model_validate(payload).model_dump()

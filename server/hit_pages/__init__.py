@@ -166,6 +166,7 @@ def _render(
         "turk_submit_to": access.turk_submit_to,
         "page_token": page_token,
         **get_template(campaign.template).page_context(),
+        **get_template(campaign.template).page_options(campaign.spec.get("template_options", {})),
         "page_title": campaign.spec.get("title", "Task"),
     }
     return render_template(f"{campaign.template}/page.html", **context), status

@@ -134,9 +134,14 @@ def test_a_submit_must_rate_every_model_for_the_sentence_and_prompt_shown_and_mi
 def test_own_prompts_wait_for_round_ones_choice_and_may_not_be_a_report_sentence(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    hit_id, _ = launch(tmp_path, market, requester_sessions, live_server.url, "", "hm-order", models=MODELS)
-    _, frame = accept_framed(live_server.url, hit_id, "orderly")
+    hit_id, _ = launch(
+        tmp_path, market, requester_sessions, live_server.url, "", "hm-order", models=MODELS, max_prompt=40
+    )
+    worker, frame = accept_framed(live_server.url, hit_id, "orderly")
     base = live_server.url
+    # The prompt box holds what the campaign allows (max_prompt), and the server says the same.
+    page = BeautifulSoup(worker.get("/tasks/hit?" + urlencode(frame)).text, "html.parser")
+    assert {str(box["maxlength"]) for box in page.select("input.prompt-input")} == {"40"}
 
     # Before round one's choice no live heatmap is made, whatever the prompt.
     for prompt in ("A faint shadow in the upper left.", "anything at all"):
@@ -151,6 +156,8 @@ def test_own_prompts_wait_for_round_ones_choice_and_may_not_be_a_report_sentence
         copied = make(base, frame, position="0", round="custom", prompt=prompt)
         assert copied.status_code == 400, copied.text
         assert f"report sentence {number}" in copied.json()["error"]
+    long = make(base, frame, position="0", round="custom", prompt="x" * 41)
+    assert long.status_code == 400 and "keep it to 40" in long.json()["error"]
     made = _rows(requester_sessions, frame["assignmentId"])
     own = make(base, frame, position="0", round="custom", prompt="the right side is clear of shadows")
     assert own.status_code == 200 and len(own.json()["heatmaps"]) == 2

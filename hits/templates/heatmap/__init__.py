@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from hits.heatmaps.arrays import ARRAY_SUFFIXES, PICTURE_SUFFIXES
 from hits.templates.base import ParsedAnswers, TaskTemplate, TemplateAgreement
-from hits.templates.heatmap.options import MODEL_NAME, check_campaign
+from hits.templates.heatmap.options import MODEL_NAME, check_campaign, parse_options
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -207,6 +207,10 @@ class HeatmapTemplate(TaskTemplate):
 
     def page_context(self) -> dict[str, Any]:
         return {"questions": QUESTIONS}
+
+    def page_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The prompt box's length cap: the campaign's ``max_prompt``."""
+        return {"max_prompt": parse_options(options).max_prompt}
 
     def own_agreement(self, session: Session, campaign_id: int) -> TemplateAgreement:
         """Krippendorff's alpha (ordinal) of the study's judgements: pooled, and per round and question."""
