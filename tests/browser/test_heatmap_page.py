@@ -274,3 +274,59 @@ def test_a_reload_brings_back_the_heatmaps_of_both_rounds_to_rate_and_submit(
             "crashy-remote",
             "garble-remote",
         }
+
+
+def _rate_by_keyboard(page: Page, frame: FrameLocator, slot: int, part: str, value: int) -> None:
+    """Every question of every heatmap shown, by keyboard: Tab into each group, arrows to ``value``."""
+    groups = frame.locator(f"#slot-{slot} section.round-{part} .rating-group")
+    for k in range(groups.count()):
+        first = groups.nth(k).get_by_role("radio").first
+        if first.is_disabled():
+            continue  # a heatmap that did not come: marked missing, nothing to rate
+        first.focus()
+        page.keyboard.press("Space")  # a radio group is entered on its first answer; Space picks it
+        for _ in range(value - 1):
+            page.keyboard.press("ArrowRight")  # each arrow moves the choice one answer on
+
+
+def test_ratings_by_keyboard_alone_and_no_box_toggle_for_a_sentence_without_boxes(
+    tmp_path, page: Page, live_server, model_server, market, requester_sessions
+) -> None:
+    models = {
+        "zebranet-seven": {"provider": "builtin", "spread": 0.1},
+        "otterscope": {"provider": "builtin", "spread": 0.2, "decoys": 1},
+    }
+    hit_id, _ = launch(
+        tmp_path, market, requester_sessions, live_server.url, model_server, "br-hm-keys", models=models
+    )
+    frame = _open_hit(page, live_server.url, hit_id, "heatmap-keys")
+    for slot in range(2):
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        # The second sentence ("The right side is clear.") has no ground-truth boxes.
+        report.get_by_role("radio").first.focus()
+        page.keyboard.press("ArrowDown")  # moves the choice to the second sentence
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown: 2 of 2").wait_for()
+        toggle = report.get_by_label("Show ground-truth boxes")
+        assert toggle.is_disabled() and not toggle.is_checked()
+        assert report.locator("svg.heat-boxes:visible").count() == 0
+        _rate_by_keyboard(page, frame, slot, "report", 4)
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        custom.get_by_label("Your sentence about the image").focus()
+        page.keyboard.type(f"a pale spot at the lower right {slot}")
+        page.keyboard.press("Enter")
+        custom.locator(".heatmap-status").filter(has_text="Heatmaps shown: 2 of 2").wait_for()
+        _rate_by_keyboard(page, frame, slot, "custom", 2)
+    frame.get_by_role("button", name="Submit").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#submitted")
+    with session_scope(requester_sessions) as session:
+        (stored,) = session.scalars(
+            select(Submission).join(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)
+        ).all()
+        answers = stored.answers["answers"]
+    for slot, answer in enumerate(answers):
+        assert answer["sentence"] == 1 and answer["prompt"] == f"a pale spot at the lower right {slot}"
+        assert answer["report"] == {m: dict.fromkeys(QUESTIONS, 4) for m in models}
+        assert answer["custom"] == {m: dict.fromkeys(QUESTIONS, 2) for m in models}
