@@ -59,9 +59,15 @@ def _rate_shown(frame: FrameLocator, slot: int, value: int) -> None:
                 radio.check()
 
 
-def _submitted(page: Page, frame: FrameLocator, requester_sessions, hit_id: str) -> Submission:  # type: ignore[no-untyped-def]
-    """Submit the page; the HIT's one stored submission."""
-    frame.get_by_role("button", name="Submit").click()
+def _submitted(
+    page: Page, frame: FrameLocator, requester_sessions, hit_id: str, keys: bool = False
+) -> Submission:  # type: ignore[no-untyped-def]
+    """Submit the page (``keys``: by keyboard, focus and Enter); the HIT's one stored submission."""
+    if keys:
+        frame.get_by_role("button", name="Submit").focus()
+        page.keyboard.press("Enter")
+    else:
+        frame.get_by_role("button", name="Submit").click()
     page.wait_for_selector("#submitted")
     with session_scope(requester_sessions) as session:
         (stored,) = session.scalars(
@@ -318,14 +324,7 @@ def test_ratings_by_keyboard_alone_and_no_box_toggle_for_a_sentence_without_boxe
         page.keyboard.press("Enter")
         custom.locator(".heatmap-status").filter(has_text="Heatmaps shown: 2 of 2").wait_for()
         _rate_by_keyboard(page, frame, slot, "custom", 2)
-    frame.get_by_role("button", name="Submit").focus()
-    page.keyboard.press("Enter")
-    page.wait_for_selector("#submitted")
-    with session_scope(requester_sessions) as session:
-        (stored,) = session.scalars(
-            select(Submission).join(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)
-        ).all()
-        answers = stored.answers["answers"]
+    answers = _submitted(page, frame, requester_sessions, hit_id, keys=True).answers["answers"]
     for slot, answer in enumerate(answers):
         assert answer["sentence"] == 1 and answer["prompt"] == f"a pale spot at the lower right {slot}"
         assert answer["report"] == {m: dict.fromkeys(QUESTIONS, 4) for m in models}
