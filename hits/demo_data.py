@@ -7,7 +7,6 @@ simulated crowd can be scored. Nothing is downloaded.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import random
@@ -15,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, ImageDraw
+
+from hits.picture_names import picture_name
 
 COLOURS = {
     "red": (214, 39, 40),
@@ -121,8 +122,8 @@ def write_rating_demo(folder: Path, *, items: int, gold: int, seed: int = 7) -> 
         for i in range(n):
             scene = random_scene(rng)
             png = draw(scene)
-            # Named by content: a file name cannot tell gold from ordinary items.
-            name = hashlib.sha256(png).hexdigest()[:20] + ".png"
+            # Named by what it shows: a file name cannot tell gold from ordinary items.
+            name = picture_name(png)
             (media / name).write_bytes(png)
             rating = rng.choice((1, 2, 3, 4))
             sentence = sentence_with_rating(scene, rating, rng)

@@ -355,3 +355,45 @@ def submit_and_relay(worker: Any, page: Any, form: Any, fields: dict[str, str]) 
     relayed = {str(i["name"]): str(i.get("value", "")) for i in out.find_all("input") if i.get("name")}
     assert worker.http.post(str(out["action"]), data=relayed).status_code == 200
     return relayed
+
+
+def name_a_model_in(path: Path, name: str, size: tuple[int, int] | None = None) -> None:
+    """Rewrite the picture at ``path`` as a model's output often is: PNG text chunks and EXIF naming it.
+
+    ``size``: resample it too (a model's own resolution). A blinded page must serve none of it.
+    """
+    from PIL import Image, PngImagePlugin
+
+    with Image.open(path) as picture:
+        pixels = picture.convert("RGB") if size is None else picture.convert("RGB").resize(size)
+    info = PngImagePlugin.PngInfo()
+    info.add_text("parameters", f"a chest scan, Steps: 20, Model: {name}")
+    info.add_text("Software", name, zip=True)  # compressed (zTXt): no byte search would find it
+    exif = Image.Exif()
+    exif[0x010E] = f"made by {name}"  # ImageDescription
+    exif[0x0131] = name  # Software
+    pixels.save(path, format="PNG", pnginfo=info, exif=exif)
+
+
+def pixels_only(data: bytes, names: Iterable[str]) -> tuple[tuple[int, int], str]:
+    """Assert ``data`` is a PNG of pixels alone, naming none of ``names``; its size and pixel digest."""
+    import io
+
+    from PIL import Image
+
+    assert not names_in(data.decode("latin-1"), names), names_in(data.decode("latin-1"), names)
+    with Image.open(io.BytesIO(data)) as picture:
+        assert picture.format == "PNG"
+        picture.load()
+        assert not getattr(picture, "text", {}), picture.text  # type: ignore[attr-defined]
+        assert not {"exif", "icc_profile", "parameters", "Software"} & set(picture.info), picture.info
+        assert not picture.getexif()
+        size = picture.size
+    return size, pixel_digest(data)
+
+
+def pixel_digest(picture: bytes | Path) -> str:
+    """What a picture (its file, or its bytes) shows, whatever its encoding: the demo's name for it."""
+    from hits.picture_names import picture_name
+
+    return picture_name(picture if isinstance(picture, bytes) else picture.read_bytes())

@@ -144,7 +144,9 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
         }
         answers = {
             f"Answer.{name}": value
-            for name, value in template.answer_fields([s["answer"] for s in record["slots"]])
+            for name, value in template.export_fields(
+                [s["answer"] for s in record["slots"]], [s["input"] for s in record["slots"]]
+            )
         }
         # After MTurk's own columns, so scripts that read those by name are unaffected.
         agreed = {

@@ -7,7 +7,6 @@ marketplace's ``externalSubmit``, exactly the way a browser would.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import requests
 from bs4 import BeautifulSoup, Tag
 
 from hits.crowd.profiles import PROFILES, Profile
+from hits.picture_names import picture_name
 
 if TYPE_CHECKING:
     from hits.demo_tasks import FillForm
@@ -151,7 +151,8 @@ class Bot:
         """Recognise each picture by what it shows, as a person would, not by its URL.
 
         HIT pages give pictures opaque URLs; the demo's pictures are named by
-        their content, so a picture's bytes give the name the bot's truth uses.
+        their pixels, so a picture as served (re-encoded on a blinded page, or
+        not) gives the name the bot's truth uses.
         """
         for img in form.find_all("img"):
             response = self.http.get(
@@ -159,7 +160,7 @@ class Bot:
             )
             if response.status_code >= 400:
                 raise CrowdError(f"GET picture {img['src']}: HTTP {response.status_code}")
-            img["src"] = hashlib.sha256(response.content).hexdigest()[:20] + ".png"
+            img["src"] = picture_name(response.content)
 
     def run(self, max_hits: int, on_submit: Callable[[], None] | None = None) -> BotResult:
         """Work until no HIT is left or ``max_hits`` are done; errors are recorded, not raised."""

@@ -95,11 +95,11 @@ def slots_of(form: Tag, css_class: str) -> list[Tag]:
 
 
 def save_png(media: Path, png: bytes) -> str:
-    """Store a picture named by its content (a name cannot tell gold from ordinary items)."""
-    import hashlib
+    """Store a picture named by what it shows (a name cannot tell gold from ordinary items)."""
+    from hits.picture_names import picture_name
 
     media.mkdir(parents=True, exist_ok=True)
-    name = hashlib.sha256(png).hexdigest()[:20] + ".png"
+    name = picture_name(png)
     (media / name).write_bytes(png)
     return name
 

@@ -1,7 +1,10 @@
 """Heatmap arrays: checked, read from files, and drawn as a coloured, transparent overlay.
 
-An overlay is a PNG the size of the array (scaled up smoothly to at least
-:data:`MIN_SIDE` pixels) that the page stretches over the image: hot areas
+An overlay is a PNG of one size for every model of an image (the image's
+proportions, :data:`OVERLAY_SIDE` pixels on the longer side, see
+:func:`overlay_size`), resampled smoothly from whatever resolution the model's
+array has: a model's native resolution would otherwise tell it apart from
+the others on every image. The page stretches it over the image: hot areas
 are red and opaque, cold ones blue and transparent, so the worker sees the
 image through everything the model does not point at. The page's strength
 slider changes the overlay's opacity.
@@ -20,8 +23,8 @@ from hits.heatmaps import HeatmapError
 
 #: The largest side a heatmap may have (a model's array is usually far coarser than its image).
 MAX_SIDE = 2048
-#: Overlays are drawn at least this many pixels on their longer side, so a 7x7 map is not blocky.
-MIN_SIDE = 256
+#: Overlays are drawn this many pixels on their longer side, whatever the array's resolution.
+OVERLAY_SIDE = 256
 #: Suffixes of precomputed heatmap files: a NumPy array, or a greyscale picture.
 ARRAY_SUFFIXES = (".npy",)
 PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif")
@@ -66,13 +69,23 @@ def load_precomputed(path: Path) -> np.ndarray:
     raise HeatmapError(f"{path.name}: a heatmap file is .npy or a picture ({', '.join(PICTURE_SUFFIXES)})")
 
 
-def overlay_png(heat: np.ndarray) -> bytes:
-    """The overlay for a checked heatmap: ramp colours, opacity growing with the heat."""
-    height, width = heat.shape
-    scale = max(1, int(np.ceil(MIN_SIDE / max(height, width))))
+def overlay_size(width: int | None, height: int | None) -> tuple[int, int]:
+    """The overlay size (width, height) for an image of ``width`` x ``height`` (square if unknown)."""
+    if not width or not height or width <= 0 or height <= 0:
+        return OVERLAY_SIDE, OVERLAY_SIDE
+    scale = OVERLAY_SIDE / max(width, height)
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def overlay_png(heat: np.ndarray, size: tuple[int, int] | None = None) -> bytes:
+    """The overlay for a checked heatmap, ``size`` (width, height): ramp colours, opacity with the heat.
+
+    The PNG carries pixels only (no text, time or colour-profile chunks).
+    """
     grey = Image.fromarray(np.uint8(np.round(heat * 255)), mode="L")
-    if scale > 1:
-        grey = grey.resize((width * scale, height * scale), Image.Resampling.BILINEAR)
+    target = size or (OVERLAY_SIDE, OVERLAY_SIDE)
+    if grey.size != target:
+        grey = grey.resize(target, Image.Resampling.BILINEAR)
     level = np.asarray(grey, dtype=float) / 255
     position = level * (len(_RAMP) - 1)
     low = np.clip(np.floor(position).astype(int), 0, len(_RAMP) - 2)

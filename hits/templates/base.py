@@ -81,6 +81,11 @@ class TaskTemplate(ABC):
         """Extra, answer-free values the page needs (e.g. a rating scale)."""
         return {}
 
+    def page_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Values the page needs from the campaign's ``template_options`` (only those: the options may
+        hold what workers must not see, such as model providers). Default: none."""
+        return {}
+
     def validate_item(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Check one item's payload against ``item_model``; raises pydantic's error."""
         return self.item_model.model_validate(payload).model_dump()
@@ -141,6 +146,16 @@ class TaskTemplate(ABC):
         """
         return parsed
 
+    def check_submission(
+        self, session: Session, campaign_id: int, assignment_id: str, parsed: ParsedAnswers
+    ) -> ParsedAnswers:
+        """Check answers (page terms) against what the server recorded of this assignment's page.
+
+        For templates whose pages fetch things while the worker works (``heatmap``: the heatmaps
+        shown); adds errors keyed like ``parse_answers`` does. Default: none. Never commits.
+        """
+        return parsed
+
     def score_gold_item(
         self, answer: Any, key: Mapping[str, Any], item: Mapping[str, Any], options: Mapping[str, Any]
     ) -> float:
@@ -154,6 +169,14 @@ class TaskTemplate(ABC):
     def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:
         """Answers as form fields, the way the page names them (for MTurk's answer XML)."""
         return [(f"answer-{i}", str(a)) for i, a in enumerate(answers)]
+
+    def export_fields(self, answers: list[Any], items: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        """Stored answers (item terms) as the export's ``Answer.*`` columns; ``items``: the payloads.
+
+        Default: :meth:`answer_fields`, right for templates whose page and item terms are one.
+        An ``arranged`` template stores answers in other terms than its page names, and overrides it.
+        """
+        return self.answer_fields(answers)
 
     def answers_from_fields(self, fields: Mapping[str, str], slots: int) -> list[Any]:
         """Read answers back from MTurk's stored fields (the marketplace is the authority)."""

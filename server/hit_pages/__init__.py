@@ -166,6 +166,7 @@ def _render(
         "turk_submit_to": access.turk_submit_to,
         "page_token": page_token,
         **get_template(campaign.template).page_context(),
+        **get_template(campaign.template).page_options(campaign.spec.get("template_options", {})),
         "page_title": campaign.spec.get("title", "Task"),
     }
     return render_template(f"{campaign.template}/page.html", **context), status
@@ -214,6 +215,7 @@ def submit() -> Any:
     template = get_template(campaign.template)
     parsed = template.parse_answers(form, len(published.slots))
     parsed = template.check_against_items(parsed, _payloads(published, access))
+    parsed = template.check_submission(requester_session(), campaign.id, access.assignment_id, parsed)
     if not parsed.ok:
         # Re-render with everything the worker entered: nothing is lost.
         return _render(published, campaign, access, form.to_dict(), parsed.errors, page_token, status=422)

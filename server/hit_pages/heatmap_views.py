@@ -10,8 +10,10 @@ no session cookie (and no CSRF token bound to one) is needed.
 Abuse is bounded: a prompt has a length cap; each assignment's slot may make
 ``live_requests`` requests, not closer together than ``min_interval``; the
 first report sentence revealed is the only one that can be (the worker
-chooses before seeing heatmaps); every model is asked at once and the answer
-comes within the campaign's ``time_limit``, the database untouched meanwhile.
+chooses before seeing heatmaps), and no heatmap is made for the worker's own
+prompt before that choice, nor for a prompt that is a report sentence; every
+model is asked at once and the answer comes within the campaign's
+``time_limit``, the database untouched meanwhile.
 Each model's outcome is logged (``hits.heatmaps.log``). The answer names
 models by this assignment's opaque tokens only, and one message covers every
 kind of failure, so nothing in it tells models apart.
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Flask, jsonify, request
+from PIL import Image
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient
@@ -34,7 +37,7 @@ from sqlalchemy.orm import Session, make_transient
 from hits.campaigns.gold import choose_gold, page_slots
 from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope, utcnow
-from hits.heatmaps.arrays import load_precomputed, overlay_png
+from hits.heatmaps.arrays import load_precomputed, overlay_png, overlay_size
 from hits.heatmaps.log import (
     ROUNDS,
     HeatmapRequest,
@@ -46,6 +49,7 @@ from hits.heatmaps.log import (
 from hits.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
 from hits.templates import get_template
 from hits.templates.arrangements import SlotArrangement, arrangements_for
+from hits.templates.heatmap.checks import normal_text
 from hits.templates.heatmap.options import HeatmapOptions, parse_options
 from server.db import read_only_request, requester_session, runtime
 from server.hit_pages.access import AccessRefused, PageAccess, page_access
@@ -87,6 +91,35 @@ def _clean_prompt(raw: str, options: HeatmapOptions) -> str:
         )
     if any(not ch.isprintable() for ch in prompt):
         raise Refused(400, "Your sentence holds characters that cannot be shown; type it again.")
+    return prompt
+
+
+def _own_prompt(
+    session: Session,
+    raw: str,
+    options: HeatmapOptions,
+    payload: dict[str, Any],
+    campaign_id: int,
+    access: PageAccess,
+    position: int,
+) -> str:
+    """A round-two prompt, tidied; refused before round one's choice, or when it is a report sentence.
+
+    Round one's sentence is chosen before any heatmap is seen: a live heatmap for a prompt of
+    the worker's own, before that choice, or for a report sentence typed out, would show one.
+    """
+    prompt = _clean_prompt(raw, options)
+    assert access.assignment_id is not None  # noqa: S101 - _access refuses previews
+    if revealed_sentence(session, campaign_id, access.assignment_id, position) is None:
+        raise Refused(
+            409, "Choose a report sentence and show its heatmaps first; then write a sentence of your own."
+        )
+    mine = normal_text(prompt)
+    for k, sentence in enumerate(payload["sentences"]):
+        if normal_text(sentence["text"]) == mine:
+            raise Refused(
+                400, f"That is report sentence {k + 1}; write a sentence of your own about the image."
+            )
     return prompt
 
 
@@ -223,7 +256,9 @@ def _plan(form: Any) -> dict[str, Any]:
                 )
             text = payload["sentences"][sentence]["text"]
         else:
-            text = _clean_prompt(form.get("prompt", ""), options)
+            text = _own_prompt(
+                session, form.get("prompt", ""), options, payload, campaign.id, access, position
+            )
         call_id = _take_turn(
             session,
             options,
@@ -257,12 +292,28 @@ def _plan(form: Any) -> dict[str, Any]:
             jobs[alias["token"]] = _job(alias["model"], options, source, text, precomputed)
         return {
             "call_id": call_id,
+            "size": _overlay_size(payload, source),
             "aliases": arrangement["aliases"],
             "jobs": jobs,
             "limit": options.time_limit,
             "kind": kind,
             "extras": _sentence_extras(payload, sentence) if sentence is not None else {},
         }
+
+
+def _overlay_size(payload: dict[str, Any], source: ImageSource) -> tuple[int, int]:
+    """One overlay size for every model of the image: its proportions, from the item or the file.
+
+    Each model's own resolution must not show: it would tell the models apart across images.
+    """
+    width, height = payload.get("width"), payload.get("height")
+    if not (width and height) and source.path is not None:
+        try:
+            with Image.open(source.path) as picture:  # reads the header only
+                width, height = picture.size
+        except (OSError, ValueError):
+            width = height = None  # a square overlay; the page stretches it over the image
+    return overlay_size(width, height)
 
 
 def _record(plan: dict[str, Any], outcomes: dict[str, Outcome], overlays: dict[str, bytes]) -> None:
@@ -290,7 +341,7 @@ def make() -> Any:
         return _refusal(refused)
     outcomes = compute_all(plan["jobs"], plan["limit"])
     overlays = {
-        token: overlay_png(outcome.heat)
+        token: overlay_png(outcome.heat, plan["size"])
         for token, outcome in outcomes.items()
         if outcome.status == "ok" and outcome.heat is not None
     }

@@ -12,6 +12,14 @@ A slot may show more pictures than its ``image``: the ``rank`` template's
 candidates. Picture ``part`` k > 0 is the item's k-th candidate's ``image``;
 k is bound into the tag and appears nowhere in the URL, so the URL does not
 tell which of the item's candidates (and so which model) a picture is.
+
+On a blinded page (an ``arranged`` template: ``sxs``, ``rank``, ``heatmap``)
+the bytes must not tell either: a text-to-image model's PNG often names it in
+a text chunk ("parameters", "Software"), a camera or editor in EXIF, and a
+file format or colour mode may differ by model. Such pictures are decoded
+and served re-encoded as plain RGBA PNGs, pixels only (EXIF orientation
+applied first), and the re-encoded bytes are cached per file version. A file
+that cannot be decoded as a picture is not served there (404).
 """
 
 from __future__ import annotations
@@ -19,14 +27,20 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import io
+import warnings
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flask import abort, current_app, request, send_from_directory, url_for
+from flask import Response, abort, current_app, request, send_from_directory, url_for
+from PIL import Image, ImageOps
 from sqlalchemy import select
+from werkzeug.security import safe_join
 
 from hits.campaigns.gold import exposures_for
 from hits.campaigns.models import Campaign, HITSlot, PublishedHIT
+from hits.templates import get_template
 from server.db import requester_session
 
 SALT = b"hitforge.hit-pages.media"
@@ -59,6 +73,40 @@ def media_url(published_id: int, position: int, assignment_id: str | None, part:
     )
 
 
+@lru_cache(maxsize=64)
+def _reencoded(path: str, version: tuple[int, int]) -> bytes | None:
+    """The picture at ``path`` as a PNG of its pixels alone (None: not a picture Pillow can read).
+
+    ``version`` (modification time, size) keys the cache: a file replaced is re-encoded again.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as picture:
+                # Orientation is EXIF's: applied to the pixels before EXIF goes. One mode for all, so
+                # neither a palette nor a missing alpha channel tells one model's pictures apart.
+                pixels = ImageOps.exif_transpose(picture).convert("RGBA")
+    except (OSError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+        return None
+    out = io.BytesIO()
+    pixels.save(out, format="PNG")  # no pnginfo, exif or icc_profile given: none written
+    return out.getvalue()
+
+
+def _blinded_picture(media: Path, image: str) -> Any:
+    """The response for a picture of a blinded page: re-encoded, pixels only (404 if it is none)."""
+    path = safe_join(str(media), image)
+    if path is None or not Path(path).is_file():
+        abort(404)
+    stat = Path(path).stat()
+    data = _reencoded(path, (stat.st_mtime_ns, stat.st_size))
+    if data is None:
+        abort(404)
+    response = Response(data, mimetype="image/png")
+    response.cache_control.max_age = 3600
+    return response
+
+
 def serve_media(published_id: int, position: int, tag: str) -> Any:
     """The picture a ``media_url`` names; 404 for anything else, forged or not."""
     assignment_id = request.args.get("a", "")
@@ -74,7 +122,7 @@ def serve_media(published_id: int, position: int, tag: str) -> Any:
     # One slot, not the whole page: the slot with its campaign's media folder, then what this
     # assignment was shown there (asked whether or not the slot is gold, so timing tells nothing).
     found = session.execute(
-        select(HITSlot, Campaign.id, Campaign.spec)
+        select(HITSlot, Campaign.id, Campaign.spec, Campaign.template)
         .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
         .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
         .where(HITSlot.published_hit_id == published_id, HITSlot.position == position)
@@ -94,6 +142,10 @@ def serve_media(published_id: int, position: int, tag: str) -> Any:
         abort(404)
     if not is_local(image):
         abort(404)
+    if get_template(found.template).arranged:
+        response = _blinded_picture(Path(found.spec["media_path"]), image)
+        response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        return response
     response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600, etag=False)
     # Flask names the file in Content-Disposition, hashes its path into the ETag and gives its
     # modification time: the file name may say what the opaque URL hides (a system,

@@ -59,9 +59,15 @@ def _rate_shown(frame: FrameLocator, slot: int, value: int) -> None:
                 radio.check()
 
 
-def _submitted(page: Page, frame: FrameLocator, requester_sessions, hit_id: str) -> Submission:  # type: ignore[no-untyped-def]
-    """Submit the page; the HIT's one stored submission."""
-    frame.get_by_role("button", name="Submit").click()
+def _submitted(
+    page: Page, frame: FrameLocator, requester_sessions, hit_id: str, keys: bool = False
+) -> Submission:  # type: ignore[no-untyped-def]
+    """Submit the page (``keys``: by keyboard, focus and Enter); the HIT's one stored submission."""
+    if keys:
+        frame.get_by_role("button", name="Submit").focus()
+        page.keyboard.press("Enter")
+    else:
+        frame.get_by_role("button", name="Submit").click()
     page.wait_for_selector("#submitted")
     with session_scope(requester_sessions) as session:
         (stored,) = session.scalars(
@@ -174,6 +180,11 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
     hit_id, _ = launch(tmp_path, market, requester_sessions, private_server.url, model_server, "br-hm-fail")
     frame = _open_hit(page, live_server.url, hit_id, "heatmap-worker-2")
     for slot in range(2):
+        # Round one first (own prompts wait for its choice); its slow and failing models too.
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        report.get_by_role("radio").nth(slot).check()
+        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
         custom = frame.locator(f"#slot-{slot} section.round-custom")
         custom.get_by_label("Your sentence about the image").fill("a shadow at the top left")
         started = time.monotonic()
@@ -188,13 +199,9 @@ def test_a_slow_or_failing_model_leaves_the_page_usable_and_is_marked_missing(
         for panel in custom.locator("section.model-panel").all():
             failed = panel.locator(".model-message").is_visible()
             assert panel.locator('input[type="radio"]:enabled').count() == (0 if failed else 15)
-        # Everything else still works: the slider, round one, ratings, submitting.
+        # Everything else still works: the slider, ratings, submitting.
         custom.get_by_label(f"Heatmap strength, your sentence, image {slot + 1}").fill("30")
         assert set(_opacity(frame, slot, "custom")) == {"0.3"}
-        report = frame.locator(f"#slot-{slot} section.round-report")
-        report.get_by_role("radio").nth(slot).check()
-        report.get_by_role("button", name="Show the heatmaps for this sentence").click()
-        report.locator(".heatmap-status").filter(has_text="Heatmaps shown").wait_for()
         _rate_shown(frame, slot, 3)
     for slot, answer in enumerate(_submitted(page, frame, requester_sessions, hit_id).answers["answers"]):
         assert answer["sentence"] == slot and answer["prompt"] == "a shadow at the top left"
@@ -273,3 +280,52 @@ def test_a_reload_brings_back_the_heatmaps_of_both_rounds_to_rate_and_submit(
             "crashy-remote",
             "garble-remote",
         }
+
+
+def _rate_by_keyboard(page: Page, frame: FrameLocator, slot: int, part: str, value: int) -> None:
+    """Every question of every heatmap shown, by keyboard: Tab into each group, arrows to ``value``."""
+    groups = frame.locator(f"#slot-{slot} section.round-{part} .rating-group")
+    for k in range(groups.count()):
+        first = groups.nth(k).get_by_role("radio").first
+        if first.is_disabled():
+            continue  # a heatmap that did not come: marked missing, nothing to rate
+        first.focus()
+        page.keyboard.press("Space")  # a radio group is entered on its first answer; Space picks it
+        for _ in range(value - 1):
+            page.keyboard.press("ArrowRight")  # each arrow moves the choice one answer on
+
+
+def test_ratings_by_keyboard_alone_and_no_box_toggle_for_a_sentence_without_boxes(
+    tmp_path, page: Page, live_server, model_server, market, requester_sessions
+) -> None:
+    models = {
+        "zebranet-seven": {"provider": "builtin", "spread": 0.1},
+        "otterscope": {"provider": "builtin", "spread": 0.2, "decoys": 1},
+    }
+    hit_id, _ = launch(
+        tmp_path, market, requester_sessions, live_server.url, model_server, "br-hm-keys", models=models
+    )
+    frame = _open_hit(page, live_server.url, hit_id, "heatmap-keys")
+    for slot in range(2):
+        report = frame.locator(f"#slot-{slot} section.round-report")
+        # The second sentence ("The right side is clear.") has no ground-truth boxes.
+        report.get_by_role("radio").first.focus()
+        page.keyboard.press("ArrowDown")  # moves the choice to the second sentence
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        report.locator(".heatmap-status").filter(has_text="Heatmaps shown: 2 of 2").wait_for()
+        toggle = report.get_by_label("Show ground-truth boxes")
+        assert toggle.is_disabled() and not toggle.is_checked()
+        assert report.locator("svg.heat-boxes:visible").count() == 0
+        _rate_by_keyboard(page, frame, slot, "report", 4)
+        custom = frame.locator(f"#slot-{slot} section.round-custom")
+        custom.get_by_label("Your sentence about the image").focus()
+        page.keyboard.type(f"a pale spot at the lower right {slot}")
+        page.keyboard.press("Enter")
+        custom.locator(".heatmap-status").filter(has_text="Heatmaps shown: 2 of 2").wait_for()
+        _rate_by_keyboard(page, frame, slot, "custom", 2)
+    answers = _submitted(page, frame, requester_sessions, hit_id, keys=True).answers["answers"]
+    for slot, answer in enumerate(answers):
+        assert answer["sentence"] == 1 and answer["prompt"] == f"a pale spot at the lower right {slot}"
+        assert answer["report"] == {m: dict.fromkeys(QUESTIONS, 4) for m in models}
+        assert answer["custom"] == {m: dict.fromkeys(QUESTIONS, 2) for m in models}

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from hits.campaigns.fileerrors import InputFileError
 from hits.campaigns.spec import load_campaign_file
 from hits.heatmaps import HeatmapError
-from hits.heatmaps.arrays import checked, heat_of_overlay, load_precomputed, overlay_png
+from hits.heatmaps.arrays import checked, heat_of_overlay, load_precomputed, overlay_png, overlay_size
 from hits.heatmaps.builtin import BlobProvider, aimed_place
 from hits.heatmaps.lanes import Lane
 from hits.heatmaps.providers import ENTRY_POINT_GROUP, ImageSource, ModelSpec, compute_all, provider_for
@@ -298,6 +298,15 @@ def test_overlay_png_is_a_real_png() -> None:
     png = overlay_png(checked(np.eye(4)))
     with Image.open(io.BytesIO(png)) as picture:
         assert picture.format == "PNG" and picture.mode == "RGBA"
+
+
+def test_overlays_of_every_resolution_come_out_one_size_with_pixels_only() -> None:
+    """A model's native resolution (3x3, 7x5, 64x64, 1000x800) never shows in its overlay."""
+    size = overlay_size(640, 480)
+    assert size == (256, 192) and overlay_size(None, None) == (256, 256)
+    for shape in ((3, 3), (5, 7), (64, 64), (800, 1000)):
+        with Image.open(io.BytesIO(overlay_png(checked(np.random.default_rng(1).random(shape)), size))) as p:
+            assert p.size == size and set(p.info) <= {"dpi"} and not p.text  # type: ignore[attr-defined]
 
 
 def test_a_lane_bounds_calls_in_flight_and_its_breaker_opens_then_tries_again() -> None:

@@ -31,17 +31,21 @@ __all__ = ["model_server"]  # a fixture shared with the HTTP tests
 AT_ONCE = 10
 
 
-def _all_at_once(url: str, frame: dict[str, str], prompts: list[str]) -> list[requests.Response]:
-    """One custom-prompt request per prompt, every one released at the same instant."""
-    start = threading.Barrier(len(prompts))
+def _all_at_once(url: str, frame: dict[str, str]) -> list[requests.Response]:
+    """AT_ONCE requests, every one released at the same instant.
 
-    def send(prompt: str) -> requests.Response:
+    Each asks again for report sentence 2 (the first request chooses it): a worker's own prompt
+    is refused before round one's choice, and the race for a turn is the same in either round.
+    """
+    start = threading.Barrier(AT_ONCE)
+
+    def send(_: int) -> requests.Response:
         start.wait()
-        data = {**frame, "position": "0", "round": "custom", "prompt": prompt}
+        data = {**frame, "position": "0", "round": "report", "sentence": "1"}
         return requests.post(url + "/tasks/heatmaps/make", data=data, timeout=60)
 
-    with ThreadPoolExecutor(len(prompts)) as pool:
-        return list(pool.map(send, prompts))
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        return list(pool.map(send, range(AT_ONCE)))
 
 
 def _calls(requester_sessions, assignment_id: str) -> int:  # type: ignore[no-untyped-def]
@@ -60,13 +64,12 @@ def test_requests_at_the_same_instant_get_one_pause_and_one_cap_between_them(
     tmp_path, live_server, model_server, market, requester_sessions
 ) -> None:
     """The pause between two requests and the cap per image hold however many requests race."""
-    prompts = [f"a shadow number {k}" for k in range(AT_ONCE)]
     hit_id, _ = launch(
         tmp_path / "pause", market, requester_sessions, live_server.url, model_server, "hm-race-pause",
         min_interval=30,
     )  # fmt: skip
     _, frame = accept_framed(live_server.url, hit_id, "race")
-    answers = _all_at_once(live_server.url, frame, prompts)
+    answers = _all_at_once(live_server.url, frame)
     statuses = sorted(a.status_code for a in answers)
     assert statuses == [200] + [429] * (AT_ONCE - 1), [a.text for a in answers]
     assert all("wait a moment" in a.json()["error"] for a in answers if a.status_code == 429)
@@ -77,7 +80,7 @@ def test_requests_at_the_same_instant_get_one_pause_and_one_cap_between_them(
         min_interval=0, live_requests=3,
     )  # fmt: skip
     _, frame = accept_framed(live_server.url, hit_id, "race")
-    answers = _all_at_once(live_server.url, frame, prompts)
+    answers = _all_at_once(live_server.url, frame)
     statuses = sorted(a.status_code for a in answers)
     assert statuses == [200] * 3 + [429] * (AT_ONCE - 3), [a.text for a in answers]
     assert _calls(requester_sessions, frame["assignmentId"]) == 3
@@ -129,7 +132,8 @@ def test_a_provider_that_never_answers_cannot_starve_the_healthy_models(
             started = time.monotonic()
             answer = requests.post(
                 live_server.url + "/tasks/heatmaps/make",
-                data={**frame, "position": position, "round": "custom", "prompt": f"upper left {n}"},
+                # Report sentence 2 has no precomputed heatmaps: every model is asked live.
+                data={**frame, "position": position, "round": "report", "sentence": "1"},
                 timeout=30,
             )
             took = time.monotonic() - started

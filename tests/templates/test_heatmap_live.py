@@ -41,6 +41,7 @@ from server import create_app
 from server.cli import main
 from server.hit_pages.heatmap_views import NO_HEATMAP
 from server.runner import RunningServer, serve_in_thread
+from tests.helpers import name_a_model_in, pixels_only
 from tests.server.worker_helpers import accept_framed, csrf_of
 
 TIME_LIMIT = 1.5
@@ -170,6 +171,18 @@ def make(base: str, frame: dict[str, str], **fields: str) -> requests.Response:
     return requests.post(base + "/tasks/heatmaps/make", data={**frame, **fields}, timeout=30)
 
 
+def rate_made(data: dict[str, str], position: int, rounds: tuple[dict, dict], value: int) -> None:
+    """Fill ``data`` as the page's script does: each heatmap of both rounds (``/make`` answers,
+    report then custom) that came rated ``value`` on every question, each one that did not marked missing."""
+    for part, made in zip(("report", "custom"), rounds, strict=True):
+        for h in made["heatmaps"]:
+            base = f"heatmap-{position}-{part}-{h['token']}"
+            if h["ok"]:
+                data.update({f"{base}-{q}": str(value) for q in QUESTIONS})
+            else:
+                data[f"{base}-missing"] = "1"
+
+
 def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_usable(
     tmp_path, settings, live_server, private_server, model_server, market, requester_sessions
 ) -> None:
@@ -178,6 +191,9 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     page = worker.get("/tasks/hit?" + urlencode(frame))
     assert page.status_code == 200
 
+    # Round one first: its sentence is chosen before any heatmap, own prompts come after.
+    report = make(private_server.url, frame, position="0", round="report", sentence="0")
+    assert report.status_code == 200
     ModelServer.received.clear()
     started = time.monotonic()
     answer = make(
@@ -215,8 +231,6 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     assert all(r.prompt == "a dark band on the left" and r.position == 0 for r in rows.values())
 
     # The page is still usable: round one's heatmaps, then a submit with the failed ones marked missing.
-    report = make(private_server.url, frame, position="0", round="report", sentence="0")
-    assert report.status_code == 200
     assert report.json()["boxes"] == [{"x": 2, "y": 2, "width": 20, "height": 16}]
     form = BeautifulSoup(page.text, "html.parser").find("form", id="task-form")
     assert isinstance(form, Tag)
@@ -231,13 +245,7 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     for position, rounds in shown.items():
         data[f"heatmap-{position}-sentence"] = str(position)
         data[f"heatmap-{position}-prompt"] = prompts[position]
-        for part, made in zip(("report", "custom"), rounds, strict=True):
-            for h in made["heatmaps"]:
-                base = f"heatmap-{position}-{part}-{h['token']}"
-                if h["ok"]:
-                    data.update({f"{base}-{q}": "3" for q in QUESTIONS})
-                else:  # what the page's script does for a heatmap that did not come
-                    data[f"{base}-missing"] = "1"
+        rate_made(data, position, rounds, 3)
     data["csrf_token"] = csrf_of(page)
     handoff = worker.http.post(live_server.url + "/tasks/submit", data=data)
     assert handoff.status_code == 200 and 'id="handoff"' in handoff.text, handoff.text[:2000]
@@ -253,7 +261,7 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     custom_rows = {r.model: r for r in round_tables(study.judgements)[1].rows["coverage"]}
     assert custom_rows["sloth-remote"].no_heatmap == 2 and custom_rows["sloth-remote"].rated == 0
     assert custom_rows["quokkaformer"].rated == 2 and custom_rows["quokkaformer"].mean == 3.0
-    # The slow model timed out for image 1's prompt and both report sentences: three in a row, so for
+    # The slow model timed out for both report sentences and image 1's prompt: three in a row, so for
     # image 2's prompt it was not called at all (hits.heatmaps.lanes), and the record says why.
     assert study.requests[("report", "sloth-remote")] == {"timeout": 2}
     assert study.requests[("custom", "sloth-remote")] == {"timeout": 1, "unavailable": 1}
@@ -283,6 +291,7 @@ def test_without_the_operators_consent_a_model_on_a_private_address_is_never_cal
     hit_id, _ = launch(tmp_path, market, requester_sessions, live_server.url, model_server, "hm-ssrf")
     _, frame = accept_framed(live_server.url, hit_id, "hm")
     ModelServer.received.clear()
+    assert make(live_server.url, frame, position="0", round="report", sentence="1").status_code == 200
     answer = make(live_server.url, frame, position="0", round="custom", prompt="anything")
     assert answer.status_code == 200
     assert sum(h["ok"] for h in answer.json()["heatmaps"]) == 1  # the built-in only
@@ -332,6 +341,9 @@ def test_abusive_requests_get_clear_refusals_never_a_server_error(
     assert make(base, frame, position="0", round="custom", prompt="one more").status_code == 200
     limited = make(base, frame, position="0", round="custom", prompt="again")
     assert limited.status_code == 429 and "3 requests" in limited.json()["error"]
+    # Another image's own prompt waits for its round one (test_heatmap_submit has the details).
+    assert make(base, frame, position="1", round="custom", prompt="other image").status_code == 409
+    assert make(base, frame, position="1", round="report", sentence="0").status_code == 200
     assert make(base, frame, position="1", round="custom", prompt="other image").status_code == 200
 
 
@@ -342,7 +354,11 @@ def _words(text: str) -> set[str]:
 def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mapping(
     tmp_path, live_server, private_server, model_server, market, requester_sessions
 ) -> None:
-    hit_id, _ = launch(tmp_path, market, requester_sessions, live_server.url, model_server, "hm-blind")
+    hit_id, image = launch(tmp_path, market, requester_sessions, live_server.url, model_server, "hm-blind")
+    # The scan names a model in its PNG text and EXIF; the models' arrays differ in resolution
+    # (6x6 precomputed, 64x64 built in, 3x3 remote): neither may reach the worker.
+    name_a_model_in(tmp_path / "media" / image, "zebranet-seven")
+    overlay_sizes: set[tuple[int, int]] = set()
     secrets_ = {
         *MODELS,
         "precomputed",
@@ -363,6 +379,7 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         for img in soup.find_all("img"):
             picture = worker.get(str(img["src"]))
             assert picture.status_code == 200
+            assert pixels_only(picture.content, MODELS)[0] == (64, 48)
             seen += [str(img["src"]), json.dumps(dict(picture.headers))]
         for script in soup.find_all("script"):
             seen.append(script.get_text() + str(script.get("src", "")))
@@ -376,6 +393,10 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
         for response in responses:
             assert response.status_code == 200
             seen += [response.text, json.dumps(dict(response.headers))]
+            for h in response.json()["heatmaps"]:
+                if h["ok"]:
+                    overlay = base64.b64decode(h["src"].split(",", 1)[1])
+                    overlay_sizes.add(pixels_only(overlay, MODELS)[0])
         # What a reloaded page is given back: the same heatmaps under the same tokens, nothing more.
         again = requests.post(
             live_server.url + "/tasks/heatmaps/shown", data={**frame, "position": "0"}, timeout=30
@@ -405,16 +426,12 @@ def test_no_page_script_url_or_response_a_worker_gets_names_a_model_or_the_mappi
             data[f"heatmap-{position}-sentence"] = str(position)
             data[f"heatmap-{position}-prompt"] = "upper left shadow" if position == 0 else "lower right"
             rounds = (made, responses[1].json() if position == 0 else custom)
-            for part, shown in zip(("report", "custom"), rounds, strict=True):
-                for h in shown["heatmaps"]:
-                    base = f"heatmap-{position}-{part}-{h['token']}"
-                    if h["ok"]:
-                        data.update({f"{base}-{q}": "2" for q in QUESTIONS})
-                    else:
-                        data[f"{base}-missing"] = "1"
+            rate_made(data, position, rounds, 2)
         handoff = worker.http.post(live_server.url + "/tasks/submit", data=data)
         assert handoff.status_code == 200 and 'id="handoff"' in handoff.text
         seen.append(handoff.text)
+    # Every overlay of every model has the scan's proportions at one size: none shows its model's grid.
+    assert overlay_sizes == {(256, 192)}
     everything = "\n".join(seen)
     for secret in secrets_:
         assert secret.lower() not in everything.lower(), secret

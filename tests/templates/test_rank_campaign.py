@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import re
@@ -23,7 +22,10 @@ from tests.helpers import (
     hidden_fields,
     hitforge_results,
     launch_template_campaign,
+    name_a_model_in,
     names_in,
+    pixel_digest,
+    pixels_only,
     sync_marketplace_answers,
 )
 from tests.server.worker_helpers import WorkerClient, accept_framed, csrf_of, soup
@@ -130,11 +132,17 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
     ids = {c["id"] for item in items for c in item["candidates"]}
     files = {c["image"] for item in items for c in item["candidates"]} | {item["image"] for item in items}
     conditions = {item["condition"] for item in items}
+    # Each candidate's file names its system as a text-to-image model's output does (PNG text, EXIF),
+    # and the reference names one too: a blinded page serves pixels only.
+    for item in items:
+        name_a_model_in(tmp_path / "media" / item["image"], "keen")
+        for c in item["candidates"]:
+            name_a_model_in(tmp_path / "media" / c["image"], c["system"])
     # Candidate ids as whole words (a CSS colour may contain "c1"), file names, conditions, systems,
     # and the names the server keeps orders under.
     words = [*ids, *(f.rsplit(".", 1)[0] for f in files), *conditions, "arrangement", "gold"]
     secret = re.compile(rf"(?<![\w#])({'|'.join(re.escape(w) for w in words)})(?![\w])", re.I)
-    content = {hashlib.sha256((tmp_path / "media" / f).read_bytes()).hexdigest(): f for f in files}
+    content = {pixel_digest(tmp_path / "media" / f): f for f in files}
 
     gotten: list[tuple[str, str]] = []  # (what, text) of everything the worker's browser receives
     pages = []
@@ -156,8 +164,9 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
                     url = urljoin(page.url, str(element[attr]))
                     fetched = worker.http.get(url, timeout=30)
                     assert fetched.status_code == 200, url
-                    if tag == "img":  # every picture is one of the campaign's, by content
-                        assert hashlib.sha256(fetched.content).hexdigest() in content
+                    if tag == "img":  # every picture is one of the campaign's, by what it shows...
+                        # ...re-encoded: no text chunk, no EXIF, nothing naming a system.
+                        assert pixels_only(fetched.content, SYSTEMS)[1] in content
                         # ...and its headers do not name its file (a requester's "model-a.png").
                         gotten.append(("picture headers", json.dumps(dict(fetched.headers))))
                         # Nor its file's date or path hash (gold pictures may be added later).
@@ -239,7 +248,7 @@ def test_candidate_pictures_are_served_in_each_assignments_order(
         image_of = {c["id"]: c["image"] for c in payloads[position]["candidates"]}
         for img, candidate in zip(fieldset.select("section.candidate img"), order[position], strict=True):
             got = worker.http.get(urljoin(page.url, str(img["src"])), timeout=30)
-            assert got.content == (tmp_path / "media" / image_of[candidate]).read_bytes()
+            assert pixel_digest(got.content) == pixel_digest(tmp_path / "media" / image_of[candidate])
             checked += 1
     assert checked >= 3 * 3  # the three ordinary items' candidates at least
 
@@ -253,11 +262,7 @@ def test_a_preview_shows_every_picture_in_a_fresh_order_and_records_none(
     viewer = WorkerClient(live_server.url, "viewer")
     frame = soup(viewer.get(f"/hits/{hit_ids[0]}")).find("iframe", id="hit-frame")
     assert isinstance(frame, Tag)
-    files = {
-        hashlib.sha256(p.read_bytes()).hexdigest(): p.name
-        for p in (tmp_path / "media").iterdir()
-        if p.is_file()
-    }
+    files = {pixel_digest(p): p.name for p in (tmp_path / "media").iterdir() if p.is_file()}
     seen = set()
     for _ in range(6):
         page = viewer.http.get(urljoin(live_server.url, str(frame["src"])), timeout=30)
@@ -270,7 +275,7 @@ def test_a_preview_shows_every_picture_in_a_fresh_order_and_records_none(
         for img in html.select("fieldset.rank-item section.candidate img"):
             got = viewer.http.get(urljoin(page.url, str(img["src"])), timeout=30)
             assert got.status_code == 200
-            names.append(files[hashlib.sha256(got.content).hexdigest()])
+            names.append(files[pixel_digest(got.content)])
         seen.add(tuple(names))
     assert len(seen) > 1  # a fresh order each time (six previews alike by chance: 1 in 6**(5*5))
     with session_scope(requester_sessions) as session:

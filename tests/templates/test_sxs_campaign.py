@@ -24,7 +24,9 @@ from tests.helpers import (
     hidden_fields,
     hitforge_results,
     launch_template_campaign,
+    name_a_model_in,
     names_in,
+    pixels_only,
     publish_campaign_file,
     sync_marketplace_answers,
 )
@@ -140,6 +142,9 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
     # Candidate ids as whole words (a CSS colour may contain "c1"), systems anywhere, and the
     # names the server keeps sides under. ("left" is on every page: the instructions use it.)
     secret = re.compile(rf"(?<![\w#])({'|'.join(re.escape(i) for i in ids)}|arrangement|gold)(?![\w])", re.I)
+    # A picture whose file names a system (PNG text, EXIF) is served as pixels only.
+    for item in [*items.values(), *gold]:
+        name_a_model_in(tmp_path / "media" / item["image"], item["candidates"][0]["system"])
 
     gotten: list[tuple[str, str]] = []  # (what, text) of everything the worker's browser receives
     pages = []
@@ -161,6 +166,8 @@ def test_no_page_script_url_or_response_a_worker_gets_tells_sides_or_systems(
                     url = urljoin(page.url, str(element[attr]))
                     fetched = worker.http.get(url, timeout=30)
                     gotten += [(f"{tag} URL", url), (f"{tag} body", fetched.content.decode("latin-1"))]
+                    if tag == "img":
+                        pixels_only(fetched.content, SYSTEMS)
         for script in html.find_all("script"):
             gotten.append(("inline script", script.get_text()))
         # A submit with one metric missing (error page), then a complete one (the hand-off page).

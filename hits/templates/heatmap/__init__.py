@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from hits.heatmaps.arrays import ARRAY_SUFFIXES, PICTURE_SUFFIXES
 from hits.templates.base import ParsedAnswers, TaskTemplate, TemplateAgreement
-from hits.templates.heatmap.options import MODEL_NAME, check_campaign
+from hits.templates.heatmap.options import MODEL_NAME, check_campaign, parse_options
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -208,6 +208,10 @@ class HeatmapTemplate(TaskTemplate):
     def page_context(self) -> dict[str, Any]:
         return {"questions": QUESTIONS}
 
+    def page_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The prompt box's length cap: the campaign's ``max_prompt``."""
+        return {"max_prompt": parse_options(options).max_prompt}
+
     def own_agreement(self, session: Session, campaign_id: int) -> TemplateAgreement:
         """Krippendorff's alpha (ordinal) of the study's judgements: pooled, and per round and question."""
         from hits.templates.heatmap.report import study_agreement
@@ -333,6 +337,14 @@ class HeatmapTemplate(TaskTemplate):
         if not parsed.ok:
             parsed.answers = []
         return parsed
+
+    def check_submission(
+        self, session: Session, campaign_id: int, assignment_id: str, parsed: ParsedAnswers
+    ) -> ParsedAnswers:
+        """Every alias rated, the sentence and prompt the ones shown, "missing" only where one failed."""
+        from hits.templates.heatmap.checks import check_against_log
+
+        return check_against_log(session, campaign_id, assignment_id, parsed)
 
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         """Share of the chosen sentence's known answers given within ``gold_tolerance`` (default 1)."""

@@ -226,6 +226,23 @@ class RankTemplate(TaskTemplate):
             (f"rank-{i}-{place}", str(r)) for i, ranks in enumerate(answers) for place, r in enumerate(ranks)
         ]
 
+    def export_fields(self, answers: list[Any], items: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        """Stored ``{candidate id: rank}`` as ``rank-<slot>-<id>`` and ``system-<slot>-<id>`` fields.
+
+        Named by candidate, not by page place: the export is the requester's, in the item's terms.
+        """
+        fields: list[tuple[str, str]] = []
+        for i, (ranks, item) in enumerate(zip(answers, items, strict=False)):
+            if not isinstance(ranks, Mapping):
+                continue
+            system_of = {str(c["id"]): str(c.get("system", "")) for c in item.get("candidates", [])}
+            for candidate, rank in ranks.items():
+                fields += [
+                    (f"rank-{i}-{candidate}", str(rank)),
+                    (f"system-{i}-{candidate}", system_of.get(candidate, "")),
+                ]
+        return fields
+
 
 def _ranks_from_places(places: Mapping[int, str], slot: int) -> tuple[list[int], str]:
     """Normalised ranks by page place, or what is wrong with them."""

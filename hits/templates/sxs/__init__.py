@@ -182,9 +182,23 @@ class SxsTemplate(TaskTemplate):
         return score >= float(options.get("gold_pass_score", GOLD_PASS_SCORE)) - 1e-9
 
     def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:
+        """Page terms (negative: left better), as the page names them: what the marketplace gets."""
         return [
             (f"sxs-{i}-{metric}", str(answer[metric]))
             for i, answer in enumerate(answers)
             for metric in METRICS
             if metric in answer
         ]
+
+    def export_fields(self, answers: list[Any], items: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+        """Stored item terms, named apart from the page's fields: ``pref-<slot>-<metric>`` (negative: the
+        item's first candidate better) and ``pref-<slot>-first`` / ``-second``, the two candidates' systems
+        (their ids when a candidate has no system)."""
+        fields: list[tuple[str, str]] = []
+        for i, (answer, item) in enumerate(zip(answers, items, strict=False)):
+            if not isinstance(answer, Mapping):
+                continue
+            first, second = (str(c.get("system") or c["id"]) for c in item.get("candidates", []))
+            fields += [(f"pref-{i}-first", first), (f"pref-{i}-second", second)]
+            fields += [(f"pref-{i}-{metric}", str(answer[metric])) for metric in METRICS if metric in answer]
+        return fields
