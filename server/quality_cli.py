@@ -19,6 +19,8 @@ TARGETS = {
     "strict_precision": ("flag precision, careless flags counted wrong", "-", None),
     "recall": ("recall: flagged after <= N gold answers", ">= 0.95", lambda v: v >= 0.95),
     "careless_flagged": ("careless workers flagged", "-", None),
+    "careless_rejected_share": ("careless assignments rejected", "-", None),
+    "careless_held_share": ("careless assignments held for QA", "-", None),
     "diligent_rejected_share": ("diligent assignments rejected", "< 0.01", lambda v: v < 0.01),
     "diligent_held_share": ("diligent assignments held for QA", "-", None),
     "copying_false_flags": ("workers in no copying pair flagged on copying", "0", lambda v: v == 0),

@@ -128,7 +128,12 @@ def recent_window(per_assignment: Sequence[tuple[int, int]], size: int) -> Recen
 
 
 def judge_recent(
-    verdict: WorkerVerdict, recent: RecentGold | None, *, threshold: float, confidence: float
+    verdict: WorkerVerdict,
+    recent: RecentGold | None,
+    *,
+    threshold: float,
+    confidence: float,
+    held: GoldRecord | None = None,
 ) -> WorkerVerdict:
     """The whole-history gold verdict, checked for a turn for the worse in the worker's gold.
 
@@ -155,6 +160,15 @@ def judge_recent(
     it while the block that will show the turn fills up. The second keeps a
     short lucky run after a turn from releasing the work held back so far:
     that waits for the block, which flags or clears it.
+
+    A block that does not flag does not clear it either: after a turn, a
+    random rater's block holds 9 or more right of 20 one time in 25, and the
+    latest half block then often looks fine, which released all the work
+    held while the block filled (10 spam assignments in a live run). So
+    ``held``, the gold of the undecided work done since the recent gold first
+    leaned below the threshold (:func:`held_back`), must itself approve the
+    worker by the confidence rule, P(accuracy >= threshold) >= confidence,
+    before that work is paid: not being confidently bad is not enough.
     """
     if recent is None:
         return verdict
@@ -183,11 +197,45 @@ def judge_recent(
                     return WorkerVerdict("flag", verdict.p_below, {**evidence, "turn": turn})
                 return WorkerVerdict("flag", p_block, {**evidence, **turn})
         before = GoldRecord(before.correct + block.correct, before.total + block.total)
+    if verdict.verdict == "approve" and leans_below(recent, threshold):
+        return WorkerVerdict("undecided", verdict.p_below, evidence)
+    if verdict.verdict == "approve" and held is not None and held.total:
+        p_held = probability_below(held, threshold)
+        evidence["held_back_gold"] = f"{held.correct}/{held.total}"
+        evidence["p_held_back_accuracy_below_threshold"] = round(p_held, 4)
+        if 1 - p_held < confidence:
+            return WorkerVerdict("undecided", verdict.p_below, evidence)
+    return WorkerVerdict(verdict.verdict, verdict.p_below, {**evidence})
+
+
+def leans_below(recent: RecentGold, threshold: float) -> bool:
+    """Whether the latest half block, or the block being filled once it holds half a block,
+    leans below the threshold (P >= :data:`RECENT_DOUBT`): the doubt that holds approvals back."""
     filling = recent.filling
     p_filling = probability_below(filling, threshold) if filling.total >= recent.half else 0.0
-    if verdict.verdict == "approve" and max(p_latest, p_filling) >= RECENT_DOUBT:
-        return WorkerVerdict("undecided", verdict.p_below, evidence)
-    return WorkerVerdict(verdict.verdict, verdict.p_below, {**evidence})
+    return max(probability_below(recent.latest, threshold), p_filling) >= RECENT_DOUBT
+
+
+def held_back(
+    per_assignment: Sequence[tuple[int, int]], undecided: Sequence[bool], size: int, threshold: float
+) -> GoldRecord | None:
+    """The gold of the undecided work done since the recent gold first leaned below the threshold.
+
+    ``per_assignment`` as for :func:`recent_window`, oldest first; ``undecided``: whether each
+    of those assignments is still undecided (approving it is still open). The hold starts at
+    the first undecided assignment after which the worker's recent gold leaned below the
+    threshold (:func:`leans_below`, judged on the history up to it, so the same history gives
+    the same answer whenever and however often it is judged). None when no undecided work was
+    done under that doubt: :func:`judge_recent` then approves on the usual rule.
+    """
+    for start, (waiting, _) in enumerate(zip(undecided, per_assignment, strict=True)):
+        if not waiting:
+            continue
+        recent = recent_window(per_assignment[: start + 1], size)
+        if recent is not None and leans_below(recent, threshold):
+            since = [g for g, w in zip(per_assignment[start:], undecided[start:], strict=True) if w]
+            return GoldRecord(sum(c for c, _ in since), sum(t for _, t in since))
+    return None
 
 
 def judge_error_rate(

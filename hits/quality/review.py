@@ -30,6 +30,7 @@ from hits.quality.live_signals import collect_signals_many
 from hits.quality.policy import (
     GoldRecord,
     WorkerVerdict,
+    held_back,
     judge_error_rate,
     judge_recent,
     judge_worker,
@@ -186,20 +187,25 @@ def _judge_gold(
     histories = _gold_histories(
         session, campaign_id, [r.worker_id for r in records if r.gold_total > policy.recent_gold // 2]
     )
-    verdicts = {
-        r.worker_id: judge_recent(
+    verdicts = {}
+    for r in records:
+        history = histories.get(r.worker_id, [])
+        gold = [g for g, _ in history]
+        recent = recent_window(gold, policy.recent_gold)
+        # Work done while the recent gold leaned bad is paid only on its own confident gold.
+        held = held_back(gold, [u for _, u in history], policy.recent_gold, policy.accuracy_threshold)
+        verdicts[r.worker_id] = judge_recent(
             judge_worker(
                 GoldRecord(r.gold_correct, r.gold_total),
                 threshold=policy.accuracy_threshold,
                 confidence=policy.confidence,
                 min_gold=policy.min_gold,
             ),
-            recent_window(histories.get(r.worker_id, []), policy.recent_gold),
+            recent,
             threshold=policy.accuracy_threshold,
             confidence=policy.confidence,
+            held=held if recent is not None else None,
         )
-        for r in records
-    }
     # Gold cannot tell yet: let the signals speak (a copycat passes some gold). Not for a
     # worker QA staff have cleared: the signals that fired then would only fire again.
     unsure = [
@@ -233,13 +239,13 @@ def _judge_gold(
 
 def _gold_histories(
     session: Session, campaign_id: int, worker_ids: list[str]
-) -> dict[str, list[tuple[int, int]]]:
-    """Each worker's (gold correct, gold total) per graded assignment, in the order they submitted."""
+) -> dict[str, list[tuple[tuple[int, int], bool]]]:
+    """Each worker's ((gold correct, gold total), undecided) per graded assignment, as submitted."""
     if not worker_ids:
         return {}
-    out: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    out: dict[str, list[tuple[tuple[int, int], bool]]] = defaultdict(list)
     rows = session.execute(
-        select(Submission.worker_id, Submission.gold_correct, Submission.gold_total)
+        select(Submission.worker_id, Submission.gold_correct, Submission.gold_total, Submission.decision)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
         .where(
             PublishedHIT.campaign_id == campaign_id,
@@ -250,8 +256,8 @@ def _gold_histories(
         # Submission order: a sync may record a later assignment first.
         .order_by(Submission.worker_id, Submission.submitted_at.nulls_last(), Submission.id)
     )
-    for worker_id, correct, total in rows:
-        out[worker_id].append((int(correct or 0), int(total or 0)))
+    for worker_id, correct, total, decision in rows:
+        out[worker_id].append(((int(correct or 0), int(total or 0)), decision is None))
     return out
 
 

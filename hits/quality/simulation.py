@@ -48,7 +48,7 @@ from hits.campaigns.spec import COPYING_FALSE_ALARM, COPYING_MIN_SHARED, DEFAULT
 from hits.crowd.profiles import PROFILES
 from hits.demo_tasks.rating import rate
 from hits.quality.aggregation import aggregate_frame
-from hits.quality.policy import GoldRecord, Verdict, judge_recent, judge_worker, recent_window
+from hits.quality.policy import GoldRecord, Verdict, held_back, judge_recent, judge_worker, recent_window
 from hits.quality.signals import (
     agreement_signals,
     agrees_with_others,
@@ -412,8 +412,13 @@ class _Campaign:
             confidence=config.confidence,
             min_gold=config.min_gold,
         )
-        recent = recent_window([*worker.gold_by_assignment, current], config.recent_gold)
-        gold = judge_recent(gold, recent, threshold=config.threshold, confidence=config.confidence)
+        history = [*worker.gold_by_assignment, current]
+        recent = recent_window(history, config.recent_gold)
+        # The worker's undecided work is the latest assignments (a decision settles all of it).
+        waiting = len(worker.pending)
+        undecided = [False] * (len(history) - waiting) + [True] * waiting
+        held = held_back(history, undecided, config.recent_gold, config.threshold) if recent else None
+        gold = judge_recent(gold, recent, threshold=config.threshold, confidence=config.confidence, held=held)
         verdict = gold.verdict
         suspicious: list[str] = []
         if config.use_signals and verdict != "flag" and self._copying_suspicious(worker):

@@ -69,6 +69,7 @@ def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str
     diligent_assignments = sum(w.assignments for w in workers if w.profile == "diligent")
     diligent_rejected = sum(w.rejected for w in workers if w.profile == "diligent")
     diligent_held = sum(w.held for w in workers if w.profile == "diligent")
+    careless_assignments = sum(w.assignments for w in workers if w.profile == "careless")
     caught = sum(w.flagged_at_gold is not None and w.flagged_at_gold <= max_gold for w in bad)
     # The copying test's false alarms: workers in no copying pair whose flag rests on it.
     unpaired = [w for w in workers if w.profile not in COPYING_PAIR]
@@ -84,8 +85,20 @@ def flag_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dict[str
         "careless_flagged": flagged_careless / careless if careless else 0.0,
         "diligent_rejected_share": diligent_rejected / diligent_assignments if diligent_assignments else 0.0,
         "diligent_held_share": diligent_held / diligent_assignments if diligent_assignments else 0.0,
+        # What the grey zone costs careless workers' pay (their work is not bad, see above).
+        "careless_rejected_share": _share(workers, "careless", "rejected", careless_assignments),
+        "careless_held_share": _share(workers, "careless", "held", careless_assignments),
         "copying_false_flags": copying_false / len(unpaired) if unpaired else 0.0,
     }
+
+
+def _share(workers: Sequence[WorkerOutcome], profile: str, outcome: str, assignments: int) -> float:
+    """The share of a profile's assignments that ended ``outcome`` (rejected, held)."""
+    return (
+        sum(getattr(w, outcome) for w in workers if w.profile == profile) / assignments
+        if assignments
+        else 0.0
+    )
 
 
 @dataclass(frozen=True)
@@ -138,7 +151,14 @@ def behaviour_metrics(workers: Sequence[WorkerOutcome], *, max_gold: int) -> dic
 
 #: Metrics where a higher figure is worse.
 COSTS = frozenset(
-    {"careless_flagged", "diligent_rejected_share", "diligent_held_share", "copying_false_flags"}
+    {
+        "careless_flagged",
+        "careless_rejected_share",
+        "careless_held_share",
+        "diligent_rejected_share",
+        "diligent_held_share",
+        "copying_false_flags",
+    }
 )
 
 

@@ -106,3 +106,48 @@ def test_a_short_lucky_run_after_a_turn_does_not_release_the_work_held_back() ->
     history = [(2, 2)] * 10 + [(0, 2), (1, 2), (1, 2), (2, 2), (1, 2), (2, 2), (1, 2)]
     assert probability_below(GoldRecord(7, 10), 0.6) < 0.5 <= probability_below(GoldRecord(8, 14), 0.6)
     assert _judged(history).verdict == "undecided"  # waits for the block, which will tell
+
+
+#: 19 of 20 right, then random ratings (a quarter right): the first block after the turn is lucky,
+#: 11 of 20 (P(accuracy < 0.6) = 0.75, no flag), and its last 10 answers hold 7 right.
+LUCKY_TURN = (
+    [(2, 2)] * 9 + [(1, 2)] + [(0, 2), (2, 2), (1, 2), (0, 2), (1, 2), (1, 2), (2, 2), (1, 2), (2, 2), (1, 2)]
+)
+
+
+def test_a_lucky_block_after_a_turn_does_not_release_the_work_held_back_while_it_filled() -> None:
+    from hits.quality.policy import held_back, judge_recent, recent_window
+
+    # Judged after every HIT, as the pipeline does: the 11th and 12th HITs are approved (the
+    # latest answers still hold the good work), the 13th to 20th wait while the block fills.
+    history, undecided = LUCKY_TURN[:12], [False] * 12
+    for gold in LUCKY_TURN[12:]:
+        history, undecided = [*history, gold], [*undecided, True]
+    recent = recent_window(history, 20)
+    assert recent is not None and recent.blocks == (GoldRecord(19, 20), GoldRecord(11, 20))
+    assert recent.latest == GoldRecord(7, 10) and recent.filling == GoldRecord(0, 0)
+    whole = judge_worker(GoldRecord(30, 40), threshold=0.6, confidence=0.9, min_gold=3)
+    # The block does not flag, the latest answers lean good, the whole record approves: without the
+    # held work's own gold, the 8 held spam assignments were approved here.
+    assert judge_recent(whole, recent, threshold=0.6, confidence=0.9).verdict == "approve"
+    held = held_back(history, undecided, 20, 0.6)
+    # Held since the 13th HIT, the first after which the latest 10 answers leaned bad (5 right).
+    assert held == GoldRecord(9, 16)
+    verdict = judge_recent(whole, recent, threshold=0.6, confidence=0.9, held=held)
+    assert verdict.verdict == "undecided"
+    assert verdict.evidence["held_back_gold"] == "9/16"
+    # Work done while the recent gold leaned good needs nothing more (a diligent worker's).
+    diligent = [(2, 2)] * 14 + [(1, 2)]
+    assert held_back(diligent, [False] * 14 + [True], 20, 0.6) is None
+    # Held work whose own gold is confidently good is paid: a careful worker's unlucky run.
+    unlucky = [(2, 2)] * 10 + [(0, 2)] * 3 + [(2, 2)] * 6
+    held = held_back(unlucky, [False] * 10 + [True] * 9, 20, 0.6)
+    assert held == GoldRecord(12, 16)  # since the 12th HIT: 6 right of the latest 10
+    whole = judge_worker(GoldRecord(32, 38), threshold=0.6, confidence=0.9, min_gold=3)
+    verdict = judge_recent(whole, recent_window(unlucky, 20), threshold=0.6, confidence=0.9, held=held)
+    assert verdict.verdict == "undecided"  # 12/16: P(accuracy < 0.6) = 0.13, not yet confident
+    unlucky += [(2, 2)] * 2
+    held = held_back(unlucky, [False] * 10 + [True] * 11, 20, 0.6)
+    whole = judge_worker(GoldRecord(36, 42), threshold=0.6, confidence=0.9, min_gold=3)
+    verdict = judge_recent(whole, recent_window(unlucky, 20), threshold=0.6, confidence=0.9, held=held)
+    assert held == GoldRecord(16, 20) and verdict.verdict == "approve"
