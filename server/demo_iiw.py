@@ -21,7 +21,6 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from hits.campaigns.service import publish_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Bot, CrowdError, Profile
 from hits.db import session_scope
@@ -90,11 +89,8 @@ def run(demo: DemoContext) -> int:
         workflow_id = workflow.id
     console.print(
         f"workflow {spec['name']}: {pictures} drawings; Task 1 (objects) then Task 2 (refine); "
-        "the Celery worker seeds, advances and publishes each round"
+        "the Celery worker seeds Task 1 from the seeds file, publishes it, then advances each round"
     )
-    with session_scope(sessions) as session:
-        first = stages_of(session, workflow_id)[0].campaign_id
-    publish_campaign(sessions, market, first, url + "/tasks/hit")
 
     finished = threading.Event()
     deadline = time.monotonic() + TIMEOUT
@@ -128,7 +124,6 @@ def _single_stage_decisions(
 ) -> dict[str, Counter[str]]:
     """Decisions on the assignments of the workflow's single (non-rounds) stages, per bot profile."""
     from hits.campaigns.models import PublishedHIT, Submission
-    from hits.workflows.engine import stages_of
 
     campaigns = [s.campaign_id for s in stages_of(session, workflow_id) if s.kind == "single"]
     out: dict[str, Counter[str]] = defaultdict(Counter)

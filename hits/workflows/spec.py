@@ -28,6 +28,9 @@ from hits.seeders import SeederOptions
 
 #: Templates whose stage runs in rounds (one worker per round, each improving the last text).
 ROUNDS_TEMPLATES = ("refine",)
+#: First-stage templates whose items show a seeder's objects (Task 1): the workflow seeds them
+#: in a Celery step before the stage is published (``hits.workflows.first_stage``).
+SEEDED_TEMPLATES = ("objects",)
 STAGE_NAME = r"^[a-z][a-z0-9_-]{0,31}$"
 
 
