@@ -343,7 +343,7 @@ def _record_decision(latest: ChainRound, submission: Submission, policy: RoundsP
     latest.status = "approved" if submission.decision == "approve" else "rejected"
     latest.decided_at = utcnow()
     if latest.status == "approved":
-        latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram)
+        latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram, policy.pos_tagger)
 
 
 def _finish(chain: Chain, reason: str) -> None:
