@@ -3,7 +3,8 @@
 Driven through the pipeline by hand (``run_step``, what the Celery task
 runs, and the review pipeline's sync) with bots over HTTP: Task 1 seeded
 from the seeds file, annotated and approved; two rounds of Task 2, each by
-a worker who never saw the picture (the Task 1 annotator is kept out). The
+a worker who never saw the picture (the Task 1 annotator, and a worker
+who only opened Task 1's HIT and returned it, are kept out). The
 rounds stage counts parts of speech with :data:`STAND_IN_TAGGER`, a
 deterministic stand-in for a real tagger (NLTK's data cannot be downloaded
 here), installed as a real ``hitforge.taggers`` entry point.
@@ -22,6 +23,7 @@ from bs4 import BeautifulSoup, Tag
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from hits.campaigns.models import PublishedHIT
 from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
 from hits.workflows.engine import stages_of
@@ -31,7 +33,8 @@ from hits.workflows.publish import run_step
 from hits.workflows.setup import create_workflow
 from server.cli import main
 from tests.server.test_dashboard_roles import Dashboard, make_user
-from tests.workflows.helpers import refine_bot
+from tests.server.worker_helpers import WorkerClient
+from tests.workflows.helpers import accept_round, refine_bot
 from tests.workflows.test_refine_blinding import _round_hit, _sync
 from tests.workflows.test_task1_redo import PERFECT, _bot, _workflow_file
 
@@ -116,12 +119,21 @@ def test_the_dashboard_shows_the_stage_graph_each_pictures_state_and_the_rounds_
     hit_page = live_server.url + "/tasks/hit"
     assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1  # Task 1, seeded
 
+    # Someone opens Task 1's HIT, sees the picture and gives the HIT back: shown it, never submitted.
+    with session_scope(requester_sessions) as session:
+        task1_hit = session.scalar(select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == task1))
+    peeker = WorkerClient(live_server.url, "dash-peeker")
+    work, frame = accept_round(peeker, str(task1_hit))
+    assert peeker.get(frame).status_code == 200
+    assert peeker.post_form(work, 'form[action$="/return"]', {}).status_code == 200
+
     annotator = _bot(live_server.url, "dash-annotator", PERFECT, truths, name)
     assert annotator.work_one() and annotator.result.submitted == 1
     _sync(requester_sessions, market)
     assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1  # round 1
 
-    # The Task 1 annotator never gets the picture's Task 2 rounds: not listed, no preview, no accept.
+    # Whoever annotated the picture in Task 1, or was only shown it there, never gets its Task 2
+    # rounds: not listed, no preview, no accept.
     title = f"Improve a description {name}"
     writers = [
         refine_bot(live_server.url, f"dash-writer-{i}", PERFECT, truths["task2"], title) for i in (1, 2)
@@ -129,6 +141,7 @@ def test_the_dashboard_shows_the_stage_graph_each_pictures_state_and_the_rounds_
     for number, writer in enumerate(writers, start=1):
         hit_id = _round_hit(requester_sessions, workflow_id, number)
         assert annotator.http.get(live_server.url + f"/hits/{hit_id}").status_code == 403
+        assert peeker.get(f"/hits/{hit_id}").status_code == 403
         assert not annotator.work_one()
         writer.sign_in()
         assert writer.work_one() and writer.result.submitted == 1
@@ -149,6 +162,7 @@ def test_the_dashboard_shows_the_stage_graph_each_pictures_state_and_the_rounds_
     assert [(n, s) for n, s, *_ in rounds] == [(1, "approved"), (2, "approved")]
     assert {w for _, _, w, *_ in rounds} == {w.result.worker_id for w in writers}
     assert annotator.result.worker_id not in {w for _, _, w, *_ in rounds}
+    assert len({w for _, _, w, *_ in rounds}) == 2  # nobody twice
     # The per-round record's parts of speech are the stand-in tagger's, counted on each round's text.
     for _, _, _, _, metrics, text in rounds:
         assert metrics["pos"] == _expected_pos(str(text)) and sum(metrics["pos"].values()) > 0
@@ -201,3 +215,33 @@ def test_the_dashboard_shows_the_stage_graph_each_pictures_state_and_the_rounds_
     assert out.exit_code == 0, out.output
     lines = [json.loads(line) for line in out.output.splitlines()]
     assert [{p: r[f"pos_{p}"] for p in pos_headers} for r in lines] == [m["pos"] for *_, m, _ in rounds]
+
+
+def test_a_pictures_rounds_wait_until_every_task1_assignment_of_it_is_in(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    """A round made while Task 1 still had an open assignment could go to a worker who then annotates."""
+    name = "iiw-wait-all"
+    truths = _workflow_file(tmp_path, "3.00", pictures=1, name=name)
+    spec = yaml.safe_load((tmp_path / "campaign.yaml").read_text())
+    spec["assignments_per_hit"] = 2
+    (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    with session_scope(requester_sessions) as session:
+        workflow = create_workflow(session, load_campaign_file(tmp_path / "campaign.yaml"))
+        workflow.access_key_id = market.access_key_id
+        workflow_id = workflow.id
+    hit_page = live_server.url + "/tasks/hit"
+    assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1
+
+    first, second = (_bot(live_server.url, f"wait-all-{i}", PERFECT, truths, name) for i in (1, 2))
+    assert first.work_one()
+    _sync(requester_sessions, market)
+    # One approved annotation is in, but the HIT's other assignment is still open: no round yet.
+    assert run_step(requester_sessions, market, workflow_id, hit_page).created == 0
+    assert second.work_one()
+    _sync(requester_sessions, market)
+    assert run_step(requester_sessions, market, workflow_id, hit_page).published == 1
+    hit_id = _round_hit(requester_sessions, workflow_id, 1)
+    for annotator in (first, second):
+        assert annotator.http.get(live_server.url + f"/hits/{hit_id}").status_code == 403
+    assert WorkerClient(live_server.url, "wait-all-new").get(f"/hits/{hit_id}").status_code == 200
