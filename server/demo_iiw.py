@@ -21,7 +21,6 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy import select
 
-from hits.campaigns.service import publish_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Bot, CrowdError, Profile
 from hits.db import session_scope
@@ -90,11 +89,8 @@ def run(demo: DemoContext) -> int:
         workflow_id = workflow.id
     console.print(
         f"workflow {spec['name']}: {pictures} drawings; Task 1 (objects) then Task 2 (refine); "
-        "the Celery worker seeds, advances and publishes each round"
+        "the Celery worker seeds Task 1 from the seeds file, publishes it, then advances each round"
     )
-    with session_scope(sessions) as session:
-        first = stages_of(session, workflow_id)[0].campaign_id
-    publish_campaign(sessions, market, first, url + "/tasks/hit")
 
     finished = threading.Event()
     deadline = time.monotonic() + TIMEOUT
@@ -128,7 +124,6 @@ def _single_stage_decisions(
 ) -> dict[str, Counter[str]]:
     """Decisions on the assignments of the workflow's single (non-rounds) stages, per bot profile."""
     from hits.campaigns.models import PublishedHIT, Submission
-    from hits.workflows.engine import stages_of
 
     campaigns = [s.campaign_id for s in stages_of(session, workflow_id) if s.kind == "single"]
     out: dict[str, Counter[str]] = defaultdict(Counter)
@@ -141,6 +136,22 @@ def _single_stage_decisions(
     return dict(out)
 
 
+def _single_stage_workers(session: Any, workflow_id: int) -> dict[str, set[str]]:
+    """Per picture, the workers who submitted work on it in the workflow's single stages (Task 1)."""
+    from hits.campaigns.models import HITSlot, Item, Submission
+
+    campaigns = [s.campaign_id for s in stages_of(session, workflow_id) if s.kind == "single"]
+    out: dict[str, set[str]] = defaultdict(set)
+    for key, worker in session.execute(
+        select(Item.external_id, Submission.worker_id)
+        .join(HITSlot, HITSlot.item_id == Item.id)
+        .join(Submission, Submission.published_hit_id == HITSlot.published_hit_id)
+        .where(Item.campaign_id.in_(campaigns))
+    ).all():
+        out[key].add(worker)
+    return dict(out)
+
+
 def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent: Any, elapsed: float) -> bool:
     profile_of = {b.result.worker_id: b.result.profile for b in bots}
     with session_scope(sessions) as session:
@@ -149,6 +160,7 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
         view = workflow_view(session, workflow)
         records = round_records(session, workflow.id, all_attempts=True)
         task1 = _single_stage_decisions(session, workflow.id, profile_of)
+        annotators = _single_stage_workers(session, workflow.id)
     stages = Table(title=f"Workflow {name}: {view.status}")
     for col in ("stage", "from", "template", "HITs", "pictures"):
         stages.add_column(col)
@@ -191,7 +203,12 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
     console.print(f"money spent (rewards + fees): ${spent}; elapsed {elapsed:.1f} s")
     for error in [e for b in bots for e in b.result.errors][:5]:
         console.print(f"[yellow]crowd error:[/yellow] {error}")
-    twice = [k for k, workers in per_chain.items() if len(set(workers)) != len(workers)]
+    # Twice: two rounds of a picture, or a round of a picture its worker had annotated in Task 1.
+    twice = [
+        k
+        for k, workers in per_chain.items()
+        if len(set(workers)) != len(workers) or set(workers) & annotators.get(k.split("/", 1)[1], set())
+    ]
     redone = any(r["status"] == "rejected" for r in records)
     described = sum(1 for c in view.chains if c.status == "done")
     # A picture may stop for a stated reason (Task 1 approved no work for it: all its annotators
@@ -201,7 +218,8 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
     console.print(
         f"[green]demo finished: {described} picture(s) converged or reached the round limit"
         + (f", {len(stopped)} stopped with a reason" if stopped else "")
-        + f"; no worker saw a picture twice{'; rejected rounds were redone' if redone else ''}[/green]"
+        + "; no worker saw a picture twice, in either task"
+        + f"{'; rejected rounds were redone' if redone else ''}[/green]"
         if ok
         else "[red]demo finished, but the outcome is not as expected[/red]"
     )

@@ -34,6 +34,9 @@ def workflow() -> None:
 def launch(campaign_file: str) -> None:
     """Store a campaign file that declares a workflow, and publish its first stage.
 
+    An object-annotation first stage whose pictures wait for a seeder's
+    objects is published by the Celery workers once they are seeded.
+
     Later stages (and every round of a rounds stage) are published by the
     Celery workers as approved work comes in (or by ``hitforge workflow step``).
     """
@@ -42,6 +45,7 @@ def launch(campaign_file: str) -> None:
     from hits.campaigns.spec import load_campaign_file
     from hits.mturk import Marketplace
     from hits.workflows.engine import stages_of
+    from hits.workflows.first_stage import needs_seeding
     from hits.workflows.setup import create_workflow
 
     settings = load_settings()
@@ -66,8 +70,13 @@ def launch(campaign_file: str) -> None:
             first = stages_of(session, workflow_id)[0]
             single_first = first.kind == "single"
             first_campaign = first.campaign_id
+            to_seed = needs_seeding(session, workflow_id)
     except (BudgetExceeded, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+    if to_seed:
+        # A seeder may be a slow model: the Celery step asks it, then publishes the first stage.
+        console.print(f"workflow {name!r} launched; the Celery workers seed its first stage and publish it")
+        return
     if single_first:
         try:
             publish_campaign(sessions, market, first_campaign, settings.public_url + "/tasks/hit")
@@ -165,6 +174,13 @@ def status(name: str, fmt: str) -> None:
                 c.stop_reason or "",
             )
         console.print(chains)
+    if view.items:
+        items = Table(title="Pictures of single stages")
+        for col in ("stage", "item", "state", "waiting on", "note"):
+            items.add_column(col)
+        for i in view.items:
+            items.add_row(i.stage, i.key, i.state, i.waiting_on, i.note)
+        console.print(items)
 
 
 @click.command("rounds")

@@ -12,8 +12,9 @@ Built in:
   (or "A picture.") as the caption, no objects.
 * ``file``: seeds computed elsewhere, one JSON line per item id
   (:class:`FileSeeder`).
-* ``http``: a model behind a web address, which gets ``{"id", "image"}`` as a
-  JSON POST and answers seeds as JSON; only public addresses, by the same
+* ``http``: a model behind a web address, which gets the picture (its bytes,
+  base64-encoded, or its web address) as a JSON POST (:func:`request_body`)
+  and answers seeds as JSON; only public addresses, by the same
   rules (and the same checked connection) as notification destinations
   (``hits.market.destinations``), unless the workflow allows private ones.
 
@@ -24,7 +25,9 @@ mapping and returning an object with a ``seed(picture) -> Seeds`` method.
 
 from __future__ import annotations
 
+import base64
 import json
+import mimetypes
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -142,8 +145,36 @@ class FileSeeder:
         return found
 
 
+#: The largest picture an HTTP seeder is sent (its bytes, base64-encoded, in the JSON body).
+MAX_IMAGE_BYTES = 20_000_000
+
+
+def request_body(picture: Picture) -> dict[str, Any]:
+    """What an HTTP seeder is sent about ``picture`` (the shape docs/templates.md documents).
+
+    ``id``, ``image`` (the items file's reference), ``alt``, and the picture
+    itself: ``image_base64`` with its ``media_type`` when it is a file of the
+    campaign's media folder, or ``image_url`` when the items file gives a web
+    address (which the model fetches; the file is never on this machine).
+    """
+    body: dict[str, Any] = {"id": picture.item_id, "image": picture.image, "alt": picture.alt}
+    if picture.path is not None:
+        try:
+            size = picture.path.stat().st_size
+            if size > MAX_IMAGE_BYTES:
+                raise SeederError(f"the picture {picture.image!r} is {size} bytes, over {MAX_IMAGE_BYTES}")
+            data = picture.path.read_bytes()
+        except OSError as exc:
+            raise SeederError(f"cannot read the picture {picture.image!r}: {exc.strerror or exc}") from exc
+        body["media_type"] = mimetypes.guess_type(picture.path.name)[0] or "application/octet-stream"
+        body["image_base64"] = base64.b64encode(data).decode("ascii")
+    elif picture.image.startswith(("http://", "https://")):
+        body["image_url"] = picture.image
+    return body
+
+
 class HttpSeeder:
-    """A model behind a web address: POST ``{"id", "image"}``, answer :class:`SeedsModel` JSON."""
+    """A model behind a web address: POST :func:`request_body` as JSON, answer :class:`SeedsModel` JSON."""
 
     def __init__(self, url: str, *, allow_private: bool = False, timeout: float = 30.0):
         try:
@@ -156,10 +187,11 @@ class HttpSeeder:
         # Checked again on every call, and the connection connects only to addresses it checked
         # (a name that later resolves to a private address is refused: DNS rebinding).
         check_destination(self.url, self.allow_private)
+        body = request_body(picture)
         with checked_session(self.allow_private) as http:
             response = http.post(
                 self.url,
-                json={"id": picture.item_id, "image": picture.image},
+                json=body,
                 timeout=self.timeout,
                 allow_redirects=False,
             )

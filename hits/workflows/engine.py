@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -28,6 +27,7 @@ from hits.workflows.metrics import round_metrics
 from hits.workflows.models import Chain, ChainRound, Exposure, Workflow, WorkflowStage
 from hits.workflows.setup import round_cost, rounds_policy
 from hits.workflows.spec import RoundsPolicy
+from hits.workflows.upstream import held_keys, unfinished_keys, upstream_output
 
 #: Chain states in which more work may come.
 ACTIVE = ("waiting", "running")
@@ -97,11 +97,12 @@ def _start_ready(
     result: Advanced,
 ) -> None:
     """Waiting chains whose input is there: seed them, or start their first round."""
-    upstream = _upstream_output(session, source, [c.key for c in chains]) if source is not None else {}
+    upstream = upstream_output(session, source, [c.key for c in chains]) if source is not None else {}
     source_done = source is None or _stage_done(session, source)
     held = (
-        _held_keys(session, source, [c.key for c in chains]) if source is not None and source_done else set()
+        held_keys(session, source, [c.key for c in chains]) if source is not None and source_done else set()
     )
+    unfinished = unfinished_keys(session, source, [c.key for c in chains]) if source is not None else set()
     for chain in chains:
         if source is not None:
             if chain.key not in upstream:
@@ -109,6 +110,8 @@ def _start_ready(
                 if source_done and chain.key not in held:
                     _stop(chain, f"stage {source.name} approved no work for this picture")
                 continue
+            if chain.key in unfinished:
+                continue  # its annotators are not all known yet: one could take a round, then annotate
             if "upstream" not in chain.image:
                 chain.image = {**chain.image, "upstream": upstream[chain.key]}
         if chain.seed_text is None:
@@ -165,77 +168,6 @@ def _redo_rejected(session: Session, workflow: Workflow, stage: WorkflowStage, r
         if entry is not None:
             committed += cost
             result.outbox.append(entry)
-
-
-def _upstream_output(
-    session: Session, source: WorkflowStage, keys: list[str]
-) -> dict[str, list[dict[str, Any]]]:
-    """Per picture key, the source stage's first approved output as ``{label, box, description}`` triples.
-
-    A single stage's answer (Task 1: a list of triples; a sentence: one
-    description) comes from its earliest approved assignment; a rounds
-    stage's is its finished chain's last approved text.
-    """
-    out: dict[str, list[dict[str, Any]]] = {}
-    if source.kind == "rounds":
-        finished = session.execute(
-            select(Chain.key, ChainRound.text)
-            .join(ChainRound, ChainRound.chain_id == Chain.id)
-            .where(
-                Chain.stage_id == source.id,
-                Chain.key.in_(keys),
-                Chain.status == "done",
-                ChainRound.status == "approved",
-            )
-            .order_by(Chain.key, ChainRound.round)
-        ).all()
-        for key, text in finished:
-            out[key] = [{"description": text}]  # the last approved round wins
-        return out
-    rows = session.execute(
-        select(Item.external_id, HITSlot.position, Submission.answers)
-        .join(HITSlot, HITSlot.item_id == Item.id)
-        .join(Submission, Submission.published_hit_id == HITSlot.published_hit_id)
-        .where(
-            Item.campaign_id == source.campaign_id,
-            Item.external_id.in_(keys),
-            Submission.decision == "approve",
-        )
-        .order_by(Submission.id)
-    )
-    for key, position, answers in rows.all():
-        if key in out:
-            continue
-        answer = (answers or {}).get("answers", [])[position]
-        out[key] = as_triples(answer)
-    return out
-
-
-def _held_keys(session: Session, source: WorkflowStage, keys: list[str]) -> set[str]:
-    """Picture keys whose work in a single source stage is held for a QA reviewer."""
-    if source.kind == "rounds":
-        return set()
-    return set(
-        session.scalars(
-            select(Item.external_id)
-            .join(HITSlot, HITSlot.item_id == Item.id)
-            .join(Submission, Submission.published_hit_id == HITSlot.published_hit_id)
-            .where(
-                Item.campaign_id == source.campaign_id,
-                Item.external_id.in_(keys),
-                Submission.decision == "held",
-            )
-        )
-    )
-
-
-def as_triples(answer: Any) -> list[dict[str, Any]]:
-    """An upstream answer as object triples: Task 1's list as it is, a text as one description."""
-    if isinstance(answer, list):
-        return [dict(a) for a in answer if isinstance(a, dict)]
-    if isinstance(answer, dict) and "objects" in answer:
-        return [dict(a) for a in answer["objects"] if isinstance(a, dict)]
-    return [{"description": str(answer)}]
 
 
 def _stage_done(session: Session, stage: WorkflowStage) -> bool:
@@ -343,7 +275,7 @@ def _record_decision(latest: ChainRound, submission: Submission, policy: RoundsP
     latest.status = "approved" if submission.decision == "approve" else "rejected"
     latest.decided_at = utcnow()
     if latest.status == "approved":
-        latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram)
+        latest.metrics = round_metrics(latest.previous_text, latest.text, policy.ngram, policy.pos_tagger)
 
 
 def _finish(chain: Chain, reason: str) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
@@ -32,8 +31,14 @@ from hits.campaigns.spec import CampaignSpec
 from hits.db import session_scope
 from hits.mturk import Marketplace, MarketplaceError
 from hits.quality import pipeline
-from hits.seeders import Picture, SeederError, SeederOptions, call_seeder, make_seeder, seed_text
+from hits.seeders import Seeder, SeederError, make_seeder, seed_text
 from hits.workflows.engine import advance, excluded_workers
+from hits.workflows.first_stage import (
+    publish_first_stage,
+    seed_first_stage,
+    seeder_setup,
+    seeds_from_json,
+)
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 
 log = logging.getLogger(__name__)
@@ -55,13 +60,19 @@ class StepReport:
 def run_step(
     sessions: Callable[[], Session], market: Marketplace, workflow_id: int, hit_page_url: str
 ) -> StepReport:
-    """Advance the workflow, seed what waits for seeds, advance again, publish what is new."""
+    """Seed and publish Task 1, advance the workflow, seed what waits for seeds, advance again, publish."""
     report = StepReport()
+    # Task 1's pictures first: its HITs go out once every picture has its seeded objects.
+    report.seeded, errors = seed_first_stage(sessions, workflow_id)
+    report.errors.extend(errors)
+    report.published, errors = publish_first_stage(sessions, market, workflow_id, hit_page_url)
+    report.errors.extend(errors)
     report.outbox = sync_reviewable_rounds(sessions, market, workflow_id)
     with session_scope(sessions) as session:
         first = advance(session, workflow_id)
     if first.need_seeds:
-        report.seeded, errors = seed_chains(sessions, workflow_id, first.need_seeds)
+        seeded, errors = seed_chains(sessions, workflow_id, first.need_seeds)
+        report.seeded += seeded
         report.errors.extend(errors)
         with session_scope(sessions) as session:
             again = advance(session, workflow_id)
@@ -72,7 +83,7 @@ def run_step(
     report.created = len(first.new_rounds)
     report.finished = first.finished
     published, errors = publish_rounds(sessions, market, workflow_id, hit_page_url)
-    report.published = published
+    report.published += published
     report.errors.extend(errors)
     return report
 
@@ -135,33 +146,28 @@ def seed_chains(
     with session_scope(sessions) as session:
         workflow = session.get(Workflow, workflow_id)
         assert workflow is not None
-        options = SeederOptions.model_validate(workflow.spec["workflow"].get("seeder") or {})
-        base_dir = Path(workflow.spec.get("base_dir") or ".")
-        media = workflow.spec.get("media_dir")
-        media_dir = (base_dir / media).resolve() if media else None
+        setup = seeder_setup(workflow)
         todo = [
             (c.id, c.key, dict(c.image))
             for c in session.scalars(select(Chain).where(Chain.id.in_(chain_ids), Chain.seed_text.is_(None)))
         ]
-    try:
-        seeder = make_seeder(options, base_dir)
-    except SeederError as exc:
-        return 0, [str(exc)]
+    seeder: Seeder | None = None
     seeded: dict[int, tuple[str, str]] = {}
     errors: list[str] = []
     for chain_id, key, image in todo:
-        name = str(image.get("image", ""))
-        local = media_dir / name if media_dir is not None and "://" not in name else None
-        picture = Picture(item_id=key, image=name, path=local, alt=str(image.get("alt", "")))
+        kept = image.get("seeds")
         try:
-            seeds = call_seeder(seeder, picture, timeout=options.timeout_seconds, attempts=options.attempts)
+            if isinstance(kept, dict):  # asked for already, when Task 1 was seeded: not asked again
+                seeds, source = seeds_from_json(kept), str(image.get("seeds_from") or "seeder")
+            else:
+                seeder = seeder or make_seeder(setup.options, setup.base_dir)
+                seeds, source = setup.call(seeder, setup.picture(key, image)), f"seeder {setup.options.kind}"
         except SeederError as exc:
             errors.append(str(exc))
             continue
         upstream = image.get("upstream")
         text = seed_text(seeds, upstream if isinstance(upstream, list) else None)
-        source = f"seeder {options.kind}" + (" + upstream stage" if upstream else "")
-        seeded[chain_id] = (text or "A picture.", source)
+        seeded[chain_id] = (text or "A picture.", source + (" + upstream stage" if upstream else ""))
     with session_scope(sessions) as session:
         for chain in session.scalars(select(Chain).where(Chain.id.in_(list(seeded)))):
             if chain.seed_text is None:

@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, PublishedHIT
+from hits.campaigns.models import Campaign, HITSlot, Item, OutboxEntry, PublishedHIT, Submission
+from hits.quality.pipeline import VOID
 from hits.workflows.engine import stages_of, workflow_committed
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 
@@ -41,6 +42,22 @@ class ChainView:
 
 
 @dataclass
+class ItemView:
+    """A picture of a single (non-rounds) stage such as Task 1: seeds, assignments, what it waits on."""
+
+    stage: str
+    key: str
+    state: str
+    assignments: int
+    submitted: int
+    approved: int
+    rejected: int
+    held: int
+    waiting_on: str
+    note: str = ""
+
+
+@dataclass
 class WorkflowView:
     id: int
     name: str
@@ -49,6 +66,7 @@ class WorkflowView:
     committed: str
     stages: list[StageView]
     chains: list[ChainView]
+    items: list[ItemView] = field(default_factory=list)
 
 
 def find_workflow(session: Session, name: str) -> Workflow | None:
@@ -89,8 +107,66 @@ def workflow_view(session: Session, workflow: Workflow) -> WorkflowView:
         str(workflow.budget),
         str(workflow_committed(session, workflow)),
         views,
-        chain_views(session, stages),
+        chain_views(session, [s for s in stages if s.kind == "rounds"]),
+        [v for s in stages if s.kind == "single" for v in item_views(session, s)],
     )
+
+
+def item_views(session: Session, stage: WorkflowStage) -> list[ItemView]:
+    """Per picture of a single stage: seeding, then assignments in and decided, and what it waits on."""
+    campaign = session.get(Campaign, stage.campaign_id)
+    assert campaign is not None
+    per_hit = int(campaign.spec.get("assignments_per_hit") or 1)
+    rows = {c.key: c for c in session.scalars(select(Chain).where(Chain.stage_id == stage.id))}
+    # A rejected assignment the workflow offered again adds one to what its HIT asks for.
+    reposted = set(
+        session.scalars(
+            select(OutboxEntry.target).where(
+                OutboxEntry.campaign_id == campaign.id, OutboxEntry.action == "repost"
+            )
+        )
+    )
+    expected: dict[int, int] = defaultdict(lambda: per_hit)
+    decisions: dict[int, list[str]] = defaultdict(list)
+    for item_id, assignment_id, decision in session.execute(
+        select(HITSlot.item_id, Submission.assignment_id, Submission.decision)
+        .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
+        .join(Submission, Submission.published_hit_id == PublishedHIT.id)
+        .where(PublishedHIT.campaign_id == campaign.id, HITSlot.item_id.is_not(None))
+    ).all():
+        if item_id is None or decision == VOID:
+            continue  # VOID: answers the marketplace never confirmed, not work
+        decisions[item_id].append(decision or "undecided")
+        expected[item_id] += assignment_id in reposted
+    out = []
+    for item in session.scalars(select(Item).where(Item.campaign_id == campaign.id).order_by(Item.id)):
+        row = rows.get(item.external_id)
+        mine = decisions.get(item.id, [])
+        n = {d: mine.count(d) for d in ("approve", "reject", "held", "undecided")}
+        view = ItemView(
+            stage.name, item.external_id, "", expected[item.id], len(mine),
+            n["approve"], n["reject"], n["held"], "-",
+        )  # fmt: skip
+        if row is not None and row.status in ("waiting", "seeding"):
+            view.state, view.waiting_on, view.note = (
+                "waiting for seeds" if row.status == "waiting" else "seeding",
+                "seeder",
+                row.stop_reason or "",
+            )
+        elif campaign.status == "draft":
+            view.state, view.waiting_on = "not published", "the next step of the pipeline"
+        else:
+            view.state = f"{len(mine)} of {view.assignments} in, {n['approve']} approved"
+            if n["held"]:
+                view.waiting_on = "a QA reviewer"
+            elif n["undecided"]:
+                view.waiting_on = "review of the work in"
+            elif len(mine) < view.assignments and campaign.status in ("publishing", "running"):
+                view.waiting_on = "workers"
+        if row is not None and row.seed_source:
+            view.note = view.note or f"seeds: {row.seed_source}"
+        out.append(view)
+    return out
 
 
 def chain_views(session: Session, stages: list[WorkflowStage]) -> list[ChainView]:

@@ -14,8 +14,15 @@ from hits.campaigns.service import BudgetExceeded, CampaignExists, create_campai
 from hits.campaigns.spec import CampaignFile, CampaignSpec
 from hits.seeders import SeederError, make_seeder
 from hits.templates.refine import MIN_WORDS
+from hits.workflows.first_stage import add_picture_rows
 from hits.workflows.models import Chain, Workflow, WorkflowStage
-from hits.workflows.spec import ROUNDS_TEMPLATES, RoundsPolicy, StageSpec, WorkflowOptions
+from hits.workflows.spec import (
+    ROUNDS_TEMPLATES,
+    SEEDED_TEMPLATES,
+    RoundsPolicy,
+    StageSpec,
+    WorkflowOptions,
+)
 
 #: Stage campaigns are named ``<workflow>.<stage>`` (the first stage takes the workflow's name).
 STAGE_SEPARATOR = "."
@@ -58,7 +65,8 @@ def create_workflow(session: Session, loaded: CampaignFile) -> Workflow:
     """Store a campaign file that declares a workflow: every stage's campaign and every chain.
 
     The first stage's HITs are planned as for any campaign when its template
-    is not a rounds template; rounds HITs are made by the pipeline as chains
+    is not a rounds template (an object-annotation one also gets a row per
+    picture, for its seeds: ``hits.workflows.first_stage``); rounds HITs are made by the pipeline as chains
     advance. Refused (:class:`BudgetExceeded`) when the budget cannot pay the
     first stage and one round of every picture in every rounds stage.
     """
@@ -119,6 +127,8 @@ def create_workflow(session: Session, loaded: CampaignFile) -> Workflow:
         )
     session.add_all(stages)
     session.flush()
+    if not rounds_first and spec.template in SEEDED_TEMPLATES:
+        add_picture_rows(session, stages[0], loaded.items)
     for stage_row in stages:
         if stage_row.kind != "rounds":
             continue

@@ -21,13 +21,17 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from hits.money import MoneyError, parse_amount
 from hits.seeders import SeederOptions
+from hits.workflows.metrics import tagger_names
 
 #: Templates whose stage runs in rounds (one worker per round, each improving the last text).
 ROUNDS_TEMPLATES = ("refine",)
+#: First-stage templates whose items show a seeder's objects (Task 1): the workflow seeds them
+#: in a Celery step before the stage is published (``hits.workflows.first_stage``).
+SEEDED_TEMPLATES = ("objects",)
 STAGE_NAME = r"^[a-z][a-z0-9_-]{0,31}$"
 
 
@@ -51,6 +55,16 @@ class RoundsPolicy(BaseModel):
     ngram: int = Field(2, ge=1, le=5)
     #: Attempts at one round (a rejected attempt is redone by another worker) before the chain stops.
     max_attempts: int = Field(5, ge=1, le=50)
+    #: The part-of-speech tagger of the per-round record: nltk, none, or a ``hitforge.taggers`` entry point.
+    pos_tagger: str = Field("nltk", min_length=1, max_length=100)
+
+    @field_validator("pos_tagger")
+    @classmethod
+    def _known_tagger(cls, value: str) -> str:
+        names = tagger_names()
+        if value not in names:
+            raise ValueError(f"unknown part-of-speech tagger {value!r}; choose one of: {', '.join(names)}")
+        return value
 
 
 class StageSpec(BaseModel):

@@ -52,6 +52,7 @@ def workflow_page(campaign_id: int) -> Any:
         stages=[s for s in view.stages if s.name in visible],
         hidden_stages=[s.name for s in view.stages if s.name not in visible],
         chains=[c for c in view.chains if c.stage in visible],
+        items=[i for i in view.items if i.stage in visible],
         summary=round_summary(approved),
         records=records,
         pos_columns=sorted({k for r in records for k in r if k.startswith("pos_")}),

@@ -174,3 +174,29 @@ def test_a_seeder_from_an_installed_package_and_never_in_a_web_request(
         pytest.raises(SeederError, match="never inside a web request"),
     ):
         call_seeder(seeder, PICTURE, timeout=5, attempts=1)
+
+
+def test_an_unknown_tagger_is_refused_with_the_names_there_are() -> None:
+    from pydantic import ValidationError
+
+    from hits.workflows.spec import RoundsPolicy
+
+    with pytest.raises(
+        ValidationError, match="unknown part-of-speech tagger 'nope'; choose one of: .*nltk.*none"
+    ):
+        RoundsPolicy.model_validate({"pos_tagger": "nope"})
+    assert round_metrics("a", "a red ball", 2, "none")["pos"] is None
+
+
+def test_an_http_seeder_is_sent_the_pictures_address_when_it_is_on_the_web() -> None:
+    from hits.seeders import request_body
+
+    body = request_body(Picture("p9", "https://example.org/9.jpg", alt="A dog."))
+    assert body == {
+        "id": "p9",
+        "image": "https://example.org/9.jpg",
+        "alt": "A dog.",
+        "image_url": body["image"],
+    }
+    with pytest.raises(SeederError, match="cannot read the picture 'gone.png'"):
+        request_body(Picture("p8", "gone.png", path=Path("/nonexistent/gone.png")))

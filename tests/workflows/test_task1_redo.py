@@ -15,7 +15,6 @@ import yaml
 from sqlalchemy import select
 
 from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission
-from hits.campaigns.service import publish_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
@@ -72,13 +71,14 @@ def _bot(url: str, name: str, profile: Profile, truths: dict, title: str) -> Bot
 
 
 def _launch(folder, market, sessions, url: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    """Store the workflow in ``folder`` and publish Task 1; (workflow id, Task 1's campaign id)."""
+    """Store the workflow; a step seeds Task 1 and publishes it: (workflow id, Task 1's campaign id)."""
     with session_scope(sessions) as session:
         workflow = create_workflow(session, load_campaign_file(folder / "campaign.yaml"))
         workflow.access_key_id = market.access_key_id
         workflow_id = workflow.id
         task1 = stages_of(session, workflow_id)[0].campaign_id
-    publish_campaign(sessions, market, task1, url + "/tasks/hit")
+    step = run_step(sessions, market, workflow_id, url + "/tasks/hit")
+    assert step.seeded == step.published and step.errors == []
     return workflow_id, task1
 
 
