@@ -397,3 +397,18 @@ def pixel_digest(picture: bytes | Path) -> str:
     from hits.picture_names import picture_name
 
     return picture_name(picture if isinstance(picture, bytes) else picture.read_bytes())
+
+
+def opaque_part(data: bytes) -> tuple[tuple[int, int], str]:
+    """The size of the PNG ``data`` and the pixel digest of its opaque part (a padded picture's own)."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as picture:
+        rgba = picture.convert("RGBA")
+    box = rgba.getchannel("A").getbbox()
+    assert box is not None, "a picture with no opaque pixel"
+    out = io.BytesIO()
+    rgba.crop(box).save(out, format="PNG")
+    return rgba.size, pixel_digest(out.getvalue())

@@ -20,6 +20,14 @@ file format or colour mode may differ by model. Such pictures are decoded
 and served re-encoded as plain RGBA PNGs, pixels only (EXIF orientation
 applied first), and the re-encoded bytes are cached per file version. A file
 that cannot be decoded as a picture is not served there (404).
+
+A candidate picture there (``rank``: a model's output) is also served at one
+canvas size for all the item's candidates, the smallest box that holds each
+of them (at most ``MAX_CANVAS_SIDE`` on a side): each picture is scaled to fit
+it, aspect ratio kept, and padded with transparent pixels. A model whose
+pictures have a size of their own (512x512 against 1024x768) cannot be told
+by the served picture's dimensions. The reference picture (part 0) is not a
+model's output and keeps its size.
 """
 
 from __future__ import annotations
@@ -46,6 +54,11 @@ from server.db import requester_session
 SALT = b"hitforge.hit-pages.media"
 #: Candidate pictures a slot may show besides its own (the ``rank`` template's maximum).
 MAX_PARTS = 8
+#: The longest side a candidates' canvas may have: pages show them at 240 pixels, this leaves room to zoom.
+MAX_CANVAS_SIDE = 2048
+#: What Pillow raises for a file that is not a picture it can (or should: a decompression bomb) decode.
+_UNREADABLE = (OSError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning)
+_ROTATED = {5, 6, 7, 8}  # EXIF orientations that turn the picture a quarter: width and height swap
 
 
 def _tag(published_id: int, position: int, assignment_id: str, part: int = 0) -> str:
@@ -74,10 +87,11 @@ def media_url(published_id: int, position: int, assignment_id: str | None, part:
 
 
 @lru_cache(maxsize=64)
-def _reencoded(path: str, version: tuple[int, int]) -> bytes | None:
+def _reencoded(path: str, version: tuple[int, int], canvas: tuple[int, int] | None = None) -> bytes | None:
     """The picture at ``path`` as a PNG of its pixels alone (None: not a picture Pillow can read).
 
     ``version`` (modification time, size) keys the cache: a file replaced is re-encoded again.
+    ``canvas``: fit the picture in that size (aspect ratio kept) and pad it with transparent pixels.
     """
     try:
         with warnings.catch_warnings():
@@ -86,20 +100,61 @@ def _reencoded(path: str, version: tuple[int, int]) -> bytes | None:
                 # Orientation is EXIF's: applied to the pixels before EXIF goes. One mode for all, so
                 # neither a palette nor a missing alpha channel tells one model's pictures apart.
                 pixels = ImageOps.exif_transpose(picture).convert("RGBA")
-    except (OSError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+    except _UNREADABLE:
         return None
+    if canvas is not None:  # a picture already of the canvas's size is left as it is
+        pixels = ImageOps.pad(pixels, canvas, method=Image.Resampling.LANCZOS, color=(0, 0, 0, 0))
     out = io.BytesIO()
     pixels.save(out, format="PNG")  # no pnginfo, exif or icc_profile given: none written
     return out.getvalue()
 
 
-def _blinded_picture(media: Path, image: str) -> Any:
-    """The response for a picture of a blinded page: re-encoded, pixels only (404 if it is none)."""
+@lru_cache(maxsize=256)
+def _shown_size(path: str, version: tuple[int, int]) -> tuple[int, int] | None:
+    """The picture's size as shown (EXIF orientation applied), from its header; None if unreadable."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as picture:
+                width, height = picture.size
+                turned = picture.getexif().get(0x0112) in _ROTATED
+    except _UNREADABLE:
+        return None
+    return (height, width) if turned else (width, height)
+
+
+def _media_file(media: Path, image: str) -> tuple[str, tuple[int, int]] | None:
+    """The path of ``image`` in the media folder and its version (None: no such file)."""
     path = safe_join(str(media), image)
     if path is None or not Path(path).is_file():
-        abort(404)
+        return None
     stat = Path(path).stat()
-    data = _reencoded(path, (stat.st_mtime_ns, stat.st_size))
+    return path, (stat.st_mtime_ns, stat.st_size)
+
+
+def _canvas(media: Path, candidates: list[Any]) -> tuple[int, int] | None:
+    """The one size all of an item's candidate pictures are served at (None: none can be read).
+
+    The smallest box holding each candidate as it is, so no picture is made smaller, unless a
+    side would pass ``MAX_CANVAS_SIDE``: then the box is scaled down to it, its shape kept.
+    """
+    sizes = []
+    for candidate in candidates:
+        found = _media_file(media, str(candidate.get("image", ""))) if isinstance(candidate, dict) else None
+        size = _shown_size(*found) if found else None
+        if size:
+            sizes.append(size)
+    if not sizes:
+        return None
+    width, height = max(w for w, _ in sizes), max(h for _, h in sizes)
+    scale = min(1.0, MAX_CANVAS_SIDE / max(width, height))
+    return max(1, round(width * scale)), max(1, round(height * scale))
+
+
+def _blinded_picture(media: Path, image: str, canvas: tuple[int, int] | None = None) -> Any:
+    """The response for a picture of a blinded page: re-encoded, pixels only (404 if it is none)."""
+    found = _media_file(media, image)
+    data = _reencoded(*found, canvas) if found else None
     if data is None:
         abort(404)
     response = Response(data, mimetype="image/png")
@@ -143,7 +198,10 @@ def serve_media(published_id: int, position: int, tag: str) -> Any:
     if not is_local(image):
         abort(404)
     if get_template(found.template).arranged:
-        response = _blinded_picture(Path(found.spec["media_path"]), image)
+        media = Path(found.spec["media_path"])
+        # A candidate's picture (a model's output) at the size all the item's candidates share.
+        canvas = _canvas(media, candidates) if part else None
+        response = _blinded_picture(media, image, canvas)
         response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
         return response
     response = send_from_directory(Path(found.spec["media_path"]), image, max_age=3600, etag=False)

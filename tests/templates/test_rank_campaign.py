@@ -10,6 +10,7 @@ from collections import defaultdict
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Tag
+from PIL import Image
 from sqlalchemy import select
 
 from hits.campaigns.models import PublishedHIT, Submission
@@ -24,6 +25,7 @@ from tests.helpers import (
     launch_template_campaign,
     name_a_model_in,
     names_in,
+    opaque_part,
     pixel_digest,
     pixels_only,
     sync_marketplace_answers,
@@ -132,12 +134,15 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
     ids = {c["id"] for item in items for c in item["candidates"]}
     files = {c["image"] for item in items for c in item["candidates"]} | {item["image"] for item in items}
     conditions = {item["condition"] for item in items}
-    # Each candidate's file names its system as a text-to-image model's output does (PNG text, EXIF),
-    # and the reference names one too: a blinded page serves pixels only.
+    # Each candidate's file names its system as a text-to-image model's output does (PNG text, EXIF)
+    # and has its system's own size; the reference names one too. A blinded page serves pixels only,
+    # every candidate at one size.
+    own_size = {"keen": (320, 240), "steady": (320, 180), "hasty": (240, 240)}
+    assert set(own_size) == set(SYSTEMS)
     for item in items:
         name_a_model_in(tmp_path / "media" / item["image"], "keen")
         for c in item["candidates"]:
-            name_a_model_in(tmp_path / "media" / c["image"], c["system"])
+            name_a_model_in(tmp_path / "media" / c["image"], c["system"], own_size[c["system"]])
     # Candidate ids as whole words (a CSS colour may contain "c1"), file names, conditions, systems,
     # and the names the server keeps orders under.
     words = [*ids, *(f.rsplit(".", 1)[0] for f in files), *conditions, "arrangement", "gold"]
@@ -146,6 +151,7 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
 
     gotten: list[tuple[str, str]] = []  # (what, text) of everything the worker's browser receives
     pages = []
+    candidate_sizes = set()
     for n in range(4):  # four workers: both assignments of each HIT
         worker, params = accept_framed(live_server.url, hit_ids[n // 2], f"blind-{n}")
         page = worker.http.get(live_server.url + "/tasks/hit", params=params, timeout=30)
@@ -165,8 +171,13 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
                     fetched = worker.http.get(url, timeout=30)
                     assert fetched.status_code == 200, url
                     if tag == "img":  # every picture is one of the campaign's, by what it shows...
-                        # ...re-encoded: no text chunk, no EXIF, nothing naming a system.
-                        assert pixels_only(fetched.content, SYSTEMS)[1] in content
+                        # ...re-encoded: no text chunk, no EXIF, nothing naming a system...
+                        size, digest = pixels_only(fetched.content, SYSTEMS)
+                        if element.find_parent("section", class_="candidate"):
+                            # ...a candidate's padded to the size all candidates share.
+                            size, digest = opaque_part(fetched.content)
+                            candidate_sizes.add(size)
+                        assert digest in content
                         # ...and its headers do not name its file (a requester's "model-a.png").
                         gotten.append(("picture headers", json.dumps(dict(fetched.headers))))
                         # Nor its file's date or path hash (gold pictures may be added later).
@@ -202,6 +213,8 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
         assert worker.http.get(urljoin(page.url, forged), timeout=30).status_code == 404
         assert worker.http.get(urljoin(page.url, src.split("?")[0]), timeout=30).status_code == 404
 
+    # Whatever size a system's pictures have, every candidate picture served has one size.
+    assert len(candidate_sizes) == 1, candidate_sizes
     for what, text in gotten:
         found = secret.search(text)
         assert found is None, f"{found.group(0)!r} in the {what}"
@@ -220,17 +233,18 @@ def test_no_page_picture_url_or_response_a_worker_gets_tells_candidates_systems_
         )
 
     assert len({shape(h) for h in pages}) == 1
+    # Within a page too, candidate pictures differ only by opaque URL and page letter (alt): no width,
+    # height or name of a system's own.
+    for html in pages:
+        imgs = html.select("section.candidate img")
+        attrs = {str(sorted((k, v) for k, v in i.attrs.items() if k not in ("src", "alt"))) for i in imgs}
+        assert len(imgs) >= 2 and len(attrs) == 1, attrs
 
 
-def test_candidate_pictures_are_served_in_each_assignments_order(
-    tmp_path, live_server, market, requester_sessions
-) -> None:
-    campaign_id, _, hit_ids = launch_template_campaign(
-        tmp_path, market, requester_sessions, live_server.url, "rank", hits=1, name="rank-pictures"
-    )
-    worker, params = accept_framed(live_server.url, hit_ids[0], "looker")
-    page = worker.http.get(live_server.url + "/tasks/hit", params=params, timeout=30)
-    html = BeautifulSoup(page.text, "html.parser")
+def _worked_page(url: str, requester_sessions, campaign_id: int, hit_id: str, worker_id: str):  # type: ignore[no-untyped-def]
+    """A worker's page of the HIT: (worker, response, soup, slot payloads and candidate order by position)."""
+    worker, params = accept_framed(url, hit_id, worker_id)
+    page = worker.http.get(url + "/tasks/hit", params=params, timeout=30)
     with session_scope(requester_sessions) as session:
         published = session.scalar(select(PublishedHIT).where(PublishedHIT.campaign_id == campaign_id))
         assert published is not None
@@ -241,6 +255,18 @@ def test_candidate_pictures_are_served_in_each_assignments_order(
                 select(SlotArrangement).where(SlotArrangement.assignment_id == params["assignmentId"])
             )
         }
+    return worker, page, BeautifulSoup(page.text, "html.parser"), payloads, order
+
+
+def test_candidate_pictures_are_served_in_each_assignments_order(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "rank", hits=1, name="rank-pictures"
+    )
+    worker, page, html, payloads, order = _worked_page(
+        live_server.url, requester_sessions, campaign_id, hit_ids[0], "looker"
+    )
     checked = 0
     for position, fieldset in enumerate(html.select("fieldset.rank-item")):
         if payloads[position].get("candidates") is None:
@@ -283,3 +309,59 @@ def test_a_preview_shows_every_picture_in_a_fresh_order_and_records_none(
             select(SlotArrangement).where(SlotArrangement.campaign_id == campaign_id)
         ).all()
     assert recorded == []
+
+
+def _model_output(path, system: str) -> None:  # type: ignore[no-untyped-def]
+    """Overwrite ``path`` with a picture of ``system``'s own kind (see the test below)."""
+    exif = Image.Exif()
+    if system == "keen":  # wider than a canvas may be
+        picture = Image.new("RGB", (4096, 256), (200, 30, 30))
+    elif system == "steady":  # stored 300x200, shown turned a quarter (EXIF orientation 6): 200x300
+        picture = Image.new("RGB", (300, 200), (30, 200, 30))
+        exif[0x0112] = 6
+    else:  # small
+        picture = Image.new("RGB", (64, 64), (30, 30, 200))
+    picture.save(path, format="PNG", exif=exif)
+
+
+def test_candidate_pictures_share_one_canvas_whatever_their_size_or_orientation(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, _, hit_ids = launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "rank", hits=1, name="rank-canvas"
+    )
+    items = [r["item"] for r in _rows(tmp_path, "items.jsonl")]
+    drawn_by = {}  # file -> the system whose picture it now holds (items may share a drawing)
+    for item in items + [r["item"] for r in _rows(tmp_path, "gold.jsonl")]:
+        for c in item["candidates"]:
+            _model_output(tmp_path / "media" / c["image"], c["system"])
+            drawn_by[c["image"]] = c["system"]
+    worker, page, html, payloads, order = _worked_page(
+        live_server.url, requester_sessions, campaign_id, hit_ids[0], "measurer"
+    )
+    # The smallest box holding 4096x256, 200x300 and 64x64 is 4096x300: halved to 2048 pixels wide.
+    # In it each picture is scaled to fit, its shape kept (the turned one taller than wide).
+    expected = {"keen": (2048, 128), "steady": (100, 150), "hasty": (150, 150)}
+    checked = 0
+    for position, fieldset in enumerate(html.select("fieldset.rank-item")):
+        candidates = payloads[position].get("candidates") or []
+        # An ordinary item (a gold slot shows the gold item this worker was given) whose files still
+        # hold its own systems' pictures, three of them.
+        known = candidates in [i["candidates"] for i in items] and all(
+            drawn_by[c["image"]] == c["system"] for c in candidates
+        )
+        system_of = {c["id"]: c["system"] for c in candidates}
+        sizes = set()
+        for img, candidate in zip(fieldset.select("section.candidate img"), order[position], strict=True):
+            got = worker.http.get(urljoin(page.url, str(img["src"])), timeout=30)
+            with Image.open(io.BytesIO(got.content)) as served:
+                sizes.add(served.size)
+                box = served.getchannel("A").getbbox()
+            if known:
+                assert served.size == (2048, 150)
+                assert (
+                    box is not None and (box[2] - box[0], box[3] - box[1]) == expected[system_of[candidate]]
+                )
+                checked += 1
+        assert len(sizes) == 1 and max(max(sizes)) <= 2048, sizes
+    assert checked >= 2 * 3  # two ordinary items' candidates at least
