@@ -9,6 +9,7 @@ honestly.
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -55,16 +56,20 @@ def _keys(form: Tag) -> list[str]:
 
 def copying_pair(url: str, name: str, truth: dict[str, Any]) -> tuple[Bot, Bot]:
     """A sloppy worker who writes its answers on a sheet, and a second account answering from it."""
-    sheet: dict[str, int] = {}
+    # One list of answers per (picture, sentence): two items of a campaign can show the same
+    # drawing and sentence, and the copier, working the same HITs in the same order after the
+    # source, must copy each its own answer, not the last one written under that key.
+    sheet: dict[str, list[int]] = defaultdict(list)
 
     def source_fill(form: Tag, truth: Any, profile: Profile, rng: random.Random) -> dict[str, str]:
         data = fill(form, truth, profile, rng)
         for index, key in enumerate(_keys(form)):
-            sheet[key] = int(data[f"rating-{index}"])
+            sheet[key].append(int(data[f"rating-{index}"]))
         return data
 
     def copier_fill(form: Tag, truth: Any, profile: Profile, rng: random.Random) -> dict[str, str]:
-        return fill(form, sheet, Profile("copier", 1.0), rng)  # the sheet's answer, every time
+        page = {key: sheet[key].pop(0) for key in _keys(form)}
+        return fill(form, page, Profile("copier", 1.0), rng)  # the sheet's answer, every time
 
     bots = []
     for role, answer in (("source", source_fill), ("copier", copier_fill)):
