@@ -46,8 +46,38 @@
     });
   };
 
+  /*
+   * A page's script may set a property (value, checked...) on an element before the crowd
+   * script defines it (the script loaded late, at the end of the body): the value then sits
+   * on the element itself and hides the class's setter. Hand it to the setter, as AWS's
+   * (Polymer) elements took such values over.
+   */
+  function takeEarlyProperties(el, proto) {
+    Object.keys(el).forEach(function (key) {
+      for (var p = proto; p && p !== HTMLElement.prototype; p = Object.getPrototypeOf(p)) {
+        var described = Object.getOwnPropertyDescriptor(p, key);
+        if (!described) continue;
+        if (described.set) {
+          var value = el[key];
+          delete el[key];
+          el[key] = value;
+        }
+        return;
+      }
+    });
+  }
+
   crowd.define = function (name, cls) {
-    if (!customElements.get(name)) customElements.define(name, cls);
+    if (customElements.get(name)) return;
+    var connected = cls.prototype.connectedCallback;
+    cls.prototype.connectedCallback = function () {
+      if (!this._earlyTaken) {
+        this._earlyTaken = true;
+        takeEarlyProperties(this, cls.prototype);
+      }
+      if (connected) connected.call(this);
+    };
+    customElements.define(name, cls);
   };
 
   // A few glyphs for the icon names AWS's examples use; any other name shows its first letter.

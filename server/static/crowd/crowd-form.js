@@ -143,6 +143,10 @@
         if (button && this.contains(button) && (button.type === "submit" || button.type === "image")) {
           event.preventDefault();
           this.submit();
+        } else if (button && this.contains(button) && button.type === "reset") {
+          // A crowd-form is no <form>: its native reset buttons would do nothing on their own.
+          event.preventDefault();
+          this.reset();
         }
       });
       this.addEventListener("keydown", (event) => {
@@ -205,12 +209,24 @@
       return answers;
     }
 
+    /** Every field back to what the page preset, as <form>.reset() does: a cancelable "reset" event first. */
     reset() {
-      this.querySelectorAll("*").forEach(function (el) {
+      if (!this.dispatchEvent(new Event("reset", { bubbles: true, cancelable: true }))) return false;
+      var fields = [];
+      (this._hosts || []).forEach(function (host) { fields.push(host); fields.push.apply(fields, host.querySelectorAll("*")); });
+      fields.push.apply(fields, this.querySelectorAll("*"));
+      fields.forEach(function (el) {
         if (typeof el.crowdReset === "function") el.crowdReset();
         else if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) el.checked = el.defaultChecked;
         else if (el.localName === "input" || el.localName === "textarea") el.value = el.defaultValue;
+        else if (el.localName === "select") {
+          Array.prototype.forEach.call(el.options, function (o) { o.selected = o.defaultSelected; });
+          // A single select with no option marked selected shows its first one, as after a page load.
+          if (!el.multiple && el.selectedIndex === -1 && el.options.length) el.selectedIndex = 0;
+        }
       });
+      this._showProblems([]);  // the problems were about answers that are gone
+      return true;
     }
 
     submit() {

@@ -374,7 +374,7 @@
       if (!this.required || this.hasAttribute("disabled") || this._moved || this.hasAttribute("value") || this._pending !== undefined) return null;
       return "\u201c" + (this.getAttribute("label") || this.getAttribute("name") || "slider") + "\u201d needs a value: move the slider.";
     }
-    crowdReset() { this.value = this.getAttribute("value") || 0; this._moved = false; }
+    crowdReset() { this.value = this.getAttribute("value") || (this._range && this._range.min) || 0; this._moved = false; }
   }
   crowd.boolProp(CrowdSlider, "disabled");
   crowd.boolProp(CrowdSlider, "required");
