@@ -95,7 +95,8 @@ def batch() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="YAML with title, description, keywords, reward, assignments, lifetime_seconds, "
     "assignment_duration_seconds, auto_approval_delay_seconds, frame_height, qualification_requirements, "
-    "gold_tolerance, gold_normalise_text, quality (as a campaign file's).",
+    "gold_tolerance, gold_field_tolerance, gold_normalise_text, gold_pass_share, "
+    "quality (as a campaign file's).",
 )
 @click.option("--title")
 @click.option("--description")
@@ -119,6 +120,11 @@ def batch() -> None:
     is_flag=True,
     default=None,
     help="Gold rows: compare text with whitespace collapsed and case ignored.",
+)
+@click.option(
+    "--gold-pass-share",
+    type=float,
+    help="Gold rows: the share of a row's checked fields that must be right (default 1: all).",
 )
 @click.option(
     "--qualification",
@@ -163,7 +169,7 @@ def publish(
                     update={"qualification_requirements": [*chosen.qualification_requirements, *extra]}
                 )
             with session_scope(sessions) as session:
-                batch_id = create_batch(session, name, layout, input_csv, chosen).id
+                batch_id = create_batch(session, name, layout, input_csv, chosen, settings_file).id
         except (InputFileError, InputFileErrors, ValueError) as exc:
             _fail(exc)
         warn_unserved(layout)  # CDN scripts/stylesheets hitforge cannot serve: the requester should know

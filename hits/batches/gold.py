@@ -9,28 +9,37 @@ one is refused), never stored with the row's inputs and never written to the
 results' ``Input.*`` columns, so a gold row's page is built exactly as any
 other row's.
 
-Scoring is field equality: numbers are equal within a tolerance; text is
-compared exactly, or with whitespace collapsed and case folded when the
-requester asks; several values of one field (checkboxes, joined with ``|``)
-are compared as a set. A field of a ``<crowd-form>`` answer is named by its
-dotted path inside the ``taskAnswers`` object (``sentiment.label``), as
+Scoring is field equality (:mod:`hits.batches.matching`): numbers are equal
+within a tolerance (the batch's, or the field's own); text is compared
+exactly, or with whitespace collapsed and case folded when the requester
+asks; several values of one field (checkboxes, joined with ``|``) are
+compared as a set; a gold value written as JSON (an annotation element's
+boxes, keypoints, polygons) is compared structurally, boxes by overlap. A
+field of a ``<crowd-form>`` answer is named by its dotted path inside the
+``taskAnswers`` object (``sentiment.label``), as
 ``answer-format="flatten-objects"`` would have named it.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from hits.batches.matching import (
+    Tolerance,
+    parse_structure,
+    plain_text,
+    structures_match,
+    tolerance_for,
+    values_match,
+)
 
 #: The prefix of the input CSV's columns holding a gold row's expected answers.
 GOLD_PREFIX = "Gold."
 #: The field ``<crowd-form>`` posts its JSON answer in (its default answer format).
 CROWD_ANSWERS = "taskAnswers"
-_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -61,68 +70,74 @@ def expected_answers(cells: Mapping[str, str], fields: list[str]) -> dict[str, s
     return {f: cells[GOLD_PREFIX + f] for f in fields if cells.get(GOLD_PREFIX + f, "").strip()}
 
 
-def answer_value(answers: Mapping[str, Any], field: str) -> str | None:
-    """The worker's value of ``field``: a posted field, else a dotted path into ``taskAnswers``."""
+def answer_value(answers: Mapping[str, Any], field: str) -> tuple[bool, Any]:
+    """``(True, value)`` for the worker's value of ``field`` (a posted field, else a dotted path
+    into ``taskAnswers``, as JSON gave it), ``(False, None)`` when the answer has none."""
     if field in answers:
-        return str(answers[field])
+        return True, answers[field]
     raw = answers.get(CROWD_ANSWERS)
     if not isinstance(raw, str):
-        return None
+        return False, None
     try:
         value: Any = json.loads(raw)
     except ValueError:
-        return None
+        return False, None
     if isinstance(value, list) and value:
         value = value[0]
     for part in field.split("."):
         if not isinstance(value, dict) or part not in value:
-            return None
+            return False, None
         value = value[part]
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict | list):
-        return json.dumps(value, sort_keys=True, separators=(",", ":"))
-    return str(value)
+    return True, value
 
 
-def _number(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+def field_matches(given: Any, expected: str, tolerance: Tolerance) -> bool:
+    """Whether the worker's value of one field matches the gold cell ``expected``.
 
-
-def _text(text: str, normalise: bool) -> str:
-    return _SPACES.sub(" ", text).strip().casefold() if normalise else text
-
-
-def values_match(given: str, expected: str, *, tolerance: float = 0.0, normalise_text: bool = False) -> bool:
-    """Whether one field's answer equals the expected one, by the rules of the module docstring."""
-    wanted, got = _number(expected), _number(given)
-    if wanted is not None and got is not None:
-        # A relative slack too, so a tolerance of 0 still equates 0.1 + 0.2 and 0.3.
-        return abs(got - wanted) <= tolerance + 1e-9 * max(1.0, abs(wanted))
-    if _text(given, normalise_text) == _text(expected, normalise_text):
-        return True
-    if "|" in given or "|" in expected:
-        return {_text(v, normalise_text) for v in given.split("|")} == {
-            _text(v, normalise_text) for v in expected.split("|")
-        }
-    return False
+    A cell written as JSON is compared structurally (:func:`structures_match`), the worker's
+    value parsed too when it came as JSON text (a posted field, or ``flatten-objects``);
+    otherwise both are compared as the form would have posted them.
+    """
+    structured, wanted = parse_structure(expected)
+    if structured:
+        if isinstance(given, str):
+            parsed, given = parse_structure(given)
+            if not parsed:
+                return False
+        return structures_match(given, wanted, tolerance)
+    if isinstance(given, dict | list):
+        given = json.dumps(given, sort_keys=True, separators=(",", ":"))
+    return values_match(
+        plain_text(given), expected, tolerance=tolerance.number, normalise_text=tolerance.normalise_text
+    )
 
 
 def score_fields(answers: Mapping[str, Any], key: Mapping[str, str], options: Mapping[str, Any]) -> float:
-    """The share of the gold row's fields answered as expected (1.0: all of them)."""
+    """The share of the gold row's fields answered as expected (1.0: all of them).
+
+    Whether a row with some fields right passes is the template's ``gold_passed``: the
+    batch's ``gold_pass_share`` (default 1.0, every field).
+    """
     if not key:
         return 1.0
-    tolerance = float(options.get("gold_tolerance", 0.0))
-    normalise = bool(options.get("gold_normalise_text", False))
     right = 0
     for field, expected in key.items():
-        given = answer_value(answers, field)
-        if given is not None and values_match(
-            given, str(expected), tolerance=tolerance, normalise_text=normalise
-        ):
+        found, given = answer_value(answers, field)
+        if found and field_matches(given, str(expected), tolerance_for(field, options)):
             right += 1
     return right / len(key)
+
+
+def json_cell_problems(cells: Mapping[str, str], fields: list[str]) -> list[tuple[str, str]]:
+    """``(column, problem)`` for each of a row's gold cells that starts like JSON but is not JSON."""
+    problems = []
+    for field in fields:
+        text = cells.get(GOLD_PREFIX + field, "").strip()
+        if text.startswith(("{", "[")):
+            try:
+                json.loads(text)
+            except ValueError as exc:
+                problems.append(
+                    (GOLD_PREFIX + field, f"the gold value starts like JSON but is not JSON: {exc}")
+                )
+    return problems

@@ -11,9 +11,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.batches.gold import GOLD_PREFIX, expected_answers, split_columns
+from hits.batches.gold import GOLD_PREFIX, expected_answers, json_cell_problems, split_columns
 from hits.batches.inputs import CsvTable, decode_utf8, read_csv
 from hits.batches.layout import missing_columns, placeholders
+from hits.batches.matching import FieldTolerance
 from hits.batches.models import Batch, BatchRow
 from hits.batches.template import BATCH_TEMPLATE
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
@@ -49,11 +50,24 @@ class BatchSettings(BaseModel):
     budget: Annotated[Decimal, BeforeValidator(_money)] | None = None
     #: Gold rows (``Gold.<field>`` columns): how far a number may be from the expected one.
     gold_tolerance: float = Field(default=0.0, ge=0, allow_inf_nan=False)
+    #: Gold rows: a field's own tolerance, by its ``Gold.<field>`` name (or a dotted parent's):
+    #: ``{count: 1, boundingBox: {iou: 0.6}, points: {distance: 5}}`` (see hits.batches.matching).
+    gold_field_tolerance: dict[str, FieldTolerance] = Field(default_factory=dict)
     #: Gold rows: compare text with whitespace collapsed and case ignored (default: exactly).
     gold_normalise_text: bool = False
+    #: Gold rows: the share of a row's checked fields that must be right for the row to pass
+    #: (default 1: all of them, one pass or fail per row as MTurk requesters judged gold).
+    gold_pass_share: float = Field(default=1.0, gt=0, le=1)
     #: How gold decides (the campaign file's ``quality``). A batch consults no other signal
     #: unless it lists some: agreement over whole forms that mix free text means little.
     quality: QualityPolicy = Field(default_factory=lambda: QualityPolicy(signals=[]))
+
+    @field_validator("gold_field_tolerance", mode="before")
+    @classmethod
+    def _named_fields(cls, value: Any) -> Any:
+        if isinstance(value, dict) and any(not str(k).strip() for k in value):
+            raise ValueError("a field name is empty: write the field of a Gold.<field> column")
+        return value
 
     @field_validator("quality", mode="before")
     @classmethod
@@ -136,6 +150,30 @@ def check_inputs(layout_path: Path | str, layout: str, table: CsvTable) -> None:
         raise InputFileError(table.path, None, None, "the CSV has a header but no rows")
 
 
+def check_gold(table: CsvTable, settings: BatchSettings, settings_path: Path | None = None) -> None:
+    """Refuse a gold cell that starts like JSON but is not, and a ``gold_field_tolerance`` entry
+    that names no ``Gold.*`` column (nor a dotted parent of one): a typo would go unnoticed."""
+    fields = split_columns(table.columns).fields
+    errors = [
+        InputFileError(table.path, row.line, column, problem)
+        for row in table.rows
+        for column, problem in json_cell_problems(row.cells, fields)
+    ]
+    for name in settings.gold_field_tolerance:
+        if not any(f == name or f.startswith(name + ".") for f in fields):
+            known = ", ".join(fields) or "none"
+            errors.append(
+                InputFileError(
+                    settings_path or "the batch settings",
+                    None,
+                    f"gold_field_tolerance.{name}",
+                    f"no column Gold.{name} (or Gold.{name}.*) in {table.path}; its gold fields: {known}",
+                )
+            )
+    if errors:
+        raise InputFileErrors(errors)
+
+
 def planned_cost(settings: BatchSettings, hit_count: int) -> Decimal:
     """Rewards plus MTurk fees for every assignment of the batch."""
     fee = mturk_fee(settings.reward, max_assignments=settings.assignments)
@@ -143,9 +181,17 @@ def planned_cost(settings: BatchSettings, hit_count: int) -> Decimal:
 
 
 def create_batch(
-    session: Session, name: str, layout_path: Path, csv_path: Path, settings: BatchSettings
+    session: Session,
+    name: str,
+    layout_path: Path,
+    csv_path: Path,
+    settings: BatchSettings,
+    settings_path: Path | None = None,
 ) -> Batch:
-    """Read and check the layout and CSV, then store the batch and one row per CSV row."""
+    """Read and check the layout and CSV, then store the batch and one row per CSV row.
+
+    ``settings_path``: the YAML the settings came from, named in errors about them.
+    """
     try:
         layout = layout_path.read_bytes()
     except OSError as exc:
@@ -153,6 +199,7 @@ def create_batch(
     layout_text = decode_utf8(layout_path, layout)
     table = read_csv(csv_path)
     check_inputs(layout_path, layout_text, table)
+    check_gold(table, settings, settings_path)
     return store_batch(session, name, layout_text, table, settings)
 
 
@@ -251,6 +298,10 @@ def campaign_spec_of(name: str, settings: BatchSettings, budget: Decimal, gold_r
         "template_options": {
             "gold_tolerance": settings.gold_tolerance,
             "gold_normalise_text": settings.gold_normalise_text,
+            "gold_field_tolerance": {
+                f: t.model_dump(exclude_none=True) for f, t in settings.gold_field_tolerance.items()
+            },
+            "gold_pass_score": settings.gold_pass_share,
         },
         "qualification_requirements": settings.qualification_requirements,
         "quality": settings.quality.model_dump(mode="json"),

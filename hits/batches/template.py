@@ -61,6 +61,11 @@ class BatchLayoutTemplate(TaskTemplate):
         """The share of the gold row's fields answered as expected."""
         return score_fields(answer if isinstance(answer, Mapping) else {}, key, options)
 
+    def gold_passed(self, score: float, options: Mapping[str, Any]) -> bool:
+        """At least the batch's ``gold_pass_share`` of the row's fields right (default: all)."""
+        # The slack absorbs float rounding of the share (7 of 10 fields right at a pass share of 0.7).
+        return score >= float(options.get("gold_pass_score", 1.0)) - 1e-9
+
 
 @cache
 def batch_template() -> BatchLayoutTemplate:

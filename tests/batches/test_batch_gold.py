@@ -14,7 +14,8 @@ import requests
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
-from hits.batches.gold import score_fields, values_match
+from hits.batches.gold import score_fields
+from hits.batches.matching import values_match
 from hits.batches.models import Batch, BatchRow
 from hits.batches.plan import BatchSettings, create_batch
 from hits.batches.publish import publish_batch
@@ -41,7 +42,14 @@ CSV = (
 )
 
 
-def make(requester_sessions, tmp_path: Path, csv: str = CSV, layout: str = LAYOUT, **settings: object) -> int:  # type: ignore[no-untyped-def]
+def make(  # type: ignore[no-untyped-def]
+    requester_sessions,
+    tmp_path: Path,
+    csv: str = CSV,
+    layout: str = LAYOUT,
+    settings_path: Path | None = None,
+    **settings: object,
+) -> int:
     (tmp_path / "layout.html").write_text(layout, encoding="utf-8")
     (tmp_path / "input.csv").write_text(csv, encoding="utf-8")
     chosen = BatchSettings.model_validate(
@@ -54,6 +62,7 @@ def make(requester_sessions, tmp_path: Path, csv: str = CSV, layout: str = LAYOU
             tmp_path / "layout.html",
             tmp_path / "input.csv",
             chosen,
+            settings_path,
         ).id
 
 
@@ -102,7 +111,12 @@ def test_gold_columns_are_split_off_stored_apart_and_never_in_the_results(
         # The follow-ups (bonus, re-post, message) read the campaign as a campaign file states it.
         spec = campaign_spec(campaign)
         assert spec.quality.min_gold == 2 and spec.quality.signals == []
-        assert spec.template_options == {"gold_tolerance": 0.5, "gold_normalise_text": False}
+        assert spec.template_options == {
+            "gold_tolerance": 0.5,
+            "gold_normalise_text": False,
+            "gold_field_tolerance": {},
+            "gold_pass_score": 1.0,
+        }
     publish_batch(requester_sessions, market, batch_id)
     no_gold = make(requester_sessions, tmp_path, csv="image_url,alt\na,b\n")
     publish_batch(requester_sessions, market, no_gold)
@@ -248,7 +262,17 @@ def test_gold_settings_from_the_command_line_and_a_budget_below_the_cost_refused
     assert bad.exit_code == 2 and "field '--gold-tolerance'" in bad.output
     made = CliRunner().invoke(
         main,
-        [*base, "--name", name, "--gold-tolerance", "0.5", "--gold-normalise-text", "--budget", "2"],
+        [
+            *base,
+            "--name",
+            name,
+            "--gold-tolerance",
+            "0.5",
+            "--gold-normalise-text",
+            "--gold-pass-share",
+            "0.5",
+        ]
+        + ["--budget", "2"],
         env=env,
     )
     assert made.exit_code == 0, made.output
@@ -257,4 +281,9 @@ def test_gold_settings_from_the_command_line_and_a_budget_below_the_cost_refused
         assert batch is not None
         campaign = session.get(Campaign, batch.campaign_id)
         assert campaign is not None and str(campaign.budget) == "2.00"
-        assert campaign.spec["template_options"] == {"gold_tolerance": 0.5, "gold_normalise_text": True}
+        assert campaign.spec["template_options"] == {
+            "gold_tolerance": 0.5,
+            "gold_normalise_text": True,
+            "gold_field_tolerance": {},
+            "gold_pass_score": 0.5,
+        }
