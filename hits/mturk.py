@@ -334,6 +334,10 @@ class Marketplace:
         """UpdateHITReviewStatus to Reviewing: ListReviewableHITs(Status=Reviewable) stops returning it."""
         self._call("update_hit_review_status", HITId=hit_id, Revert=False)
 
+    def update_hit_type_of_hit(self, hit_id: str, hit_type_id: str) -> None:
+        """UpdateHITTypeOfHIT: the HIT takes the type's properties (its requirements) from now on."""
+        self._call("update_hit_type_of_hit", HITId=hit_id, HITTypeId=hit_type_id)
+
     def add_assignments(self, hit_id: str, count: int, unique_request_token: str) -> None:
         """CreateAdditionalAssignmentsForHIT; the token makes a retried call add them once."""
         self._call(

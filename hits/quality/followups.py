@@ -148,19 +148,24 @@ def on_rejected(
     return queue_repost(session, campaign.id, submission, cost)
 
 
-def queue_repost(session: Session, campaign_id: int, submission: Submission, cost: Decimal) -> int | None:
+def queue_repost(
+    session: Session,
+    campaign_id: int,
+    submission: Submission,
+    cost: Decimal,
+    exclude: list[dict[str, Any]] | None = None,
+) -> int | None:
     """Queue one more assignment of a rejected submission's HIT, once per assignment; the entry's id.
 
     The caller has checked that ``cost`` fits the budget (a campaign's, or a
-    workflow's across its stages). ``None`` when it was queued already.
+    workflow's across its stages). ``exclude``: ``{qualification_type_id,
+    workers}`` rules the HIT is made to keep out first (``outbox.exclude_from_hit``).
+    ``None`` when it was queued already.
     """
-    return _enqueue(
-        session,
-        campaign_id,
-        "repost",
-        submission.assignment_id,
-        {"hit_id": submission.published_hit.mturk_hit_id, "cost": format_amount(cost)},
-    )
+    payload: dict[str, Any] = {"hit_id": submission.published_hit.mturk_hit_id, "cost": format_amount(cost)}
+    if exclude:
+        payload["exclude"] = exclude
+    return _enqueue(session, campaign_id, "repost", submission.assignment_id, payload)
 
 
 def on_approved(

@@ -214,6 +214,8 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
                 return _Applied("repost (not needed: approved on the marketplace)", not_needed=True)
             if state != "Rejected":
                 raise RejectionPending(state, f"assignment {target} is not rejected yet")
+            if payload.get("exclude"):
+                exclude_from_hit(market, payload["hit_id"], payload["exclude"])
             market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
         else:
             raise ValueError(f"unknown outbox action {action}")
@@ -237,6 +239,48 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
         else:
             raise
     return _Applied(outcome)
+
+
+#: A HIT's properties a HIT type of the same look is made from (``exclude_from_hit``).
+_TYPE_FIELDS = (
+    "Title",
+    "Description",
+    "Keywords",
+    "AssignmentDurationInSeconds",
+    "AutoApprovalDelayInSeconds",
+)
+
+
+def exclude_from_hit(market: Marketplace, hit_id: str, exclude: list[dict[str, Any]]) -> None:
+    """Keep workers out of a HIT's next assignments: each gets the qualification the HIT then requires absent.
+
+    An added assignment (CreateAdditionalAssignmentsForHIT) takes the HIT's
+    requirements, which cannot be edited; the HIT is moved to a HIT type like
+    its own plus a ``DoesNotExist`` requirement per qualification (guarding
+    discovery, preview and accept). Every call is idempotent: associating
+    again sets the same value, and the same properties give the same type.
+    """
+    for rule in exclude:
+        for worker_id in rule["workers"]:
+            market.associate_qualification(rule["qualification_type_id"], worker_id, 1)
+    hit = market.get_hit(hit_id)
+    requirements = list(hit.get("QualificationRequirements") or [])
+    have = {r.get("QualificationTypeId") for r in requirements}
+    for rule in exclude:
+        if rule["qualification_type_id"] not in have:
+            requirements.append(
+                {
+                    "QualificationTypeId": rule["qualification_type_id"],
+                    "Comparator": "DoesNotExist",
+                    "ActionsGuarded": "DiscoverPreviewAndAccept",
+                }
+            )
+    params = {k: hit[k] for k in _TYPE_FIELDS if hit.get(k) not in (None, "")}
+    hit_type_id = market.create_hit_type(
+        reward=Decimal(str(hit["Reward"])), QualificationRequirements=requirements, **params
+    )
+    if hit_type_id != hit.get("HITTypeId"):
+        market.update_hit_type_of_hit(hit_id, hit_type_id)
 
 
 def _bonus_already_paid(market: Marketplace, payload: dict[str, Any]) -> bool:

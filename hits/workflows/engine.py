@@ -23,11 +23,18 @@ from hits.db import utcnow
 from hits.money import format_amount
 from hits.quality.followups import assignment_cost, campaign_spec, committed_cost, queue_repost
 from hits.quality.pipeline import VOID
+from hits.workflows.exposures import redo_exclusions
 from hits.workflows.metrics import round_metrics
-from hits.workflows.models import Chain, ChainRound, Exposure, Workflow, WorkflowStage
+from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.setup import round_cost, rounds_policy
 from hits.workflows.spec import RoundsPolicy
-from hits.workflows.upstream import held_keys, unfinished_keys, upstream_output
+from hits.workflows.upstream import (
+    held_keys,
+    not_yet_redone,
+    redo_allowed,
+    unfinished_keys,
+    upstream_output,
+)
 
 #: Chain states in which more work may come.
 ACTIVE = ("waiting", "running")
@@ -82,7 +89,7 @@ def advance(session: Session, workflow_id: int) -> Advanced:
             _start_ready(session, workflow, stage, by_name.get(stage.source), waiting, result)
         for chain in chains:
             if chain.status == "running":
-                _follow(session, workflow, stage, policy, chain, result)
+                _follow(session, workflow, stage, policy, chain, by_name.get(stage.source), result)
     session.flush()
     result.finished = _finish_if_done(session, workflow, stages)
     return result
@@ -128,27 +135,20 @@ def _redo_rejected(session: Session, workflow: Workflow, stage: WorkflowStage, r
 
     One more assignment of the same HIT (the outbox's re-post, exactly once per
     rejected assignment: its key is the assignment), which the rejected worker
-    cannot take, having worked on that HIT. Its cost is checked under the
+    cannot take, having worked on that HIT, nor anyone who has seen its
+    pictures in a later stage (``redo_exclusions``). Its cost is checked under the
     workflow's lock against the budget minus what every stage has committed,
     as a new round's is; one that does not fit is not queued, and says why.
     """
-    reposted = select(OutboxEntry.target).where(
-        OutboxEntry.campaign_id == stage.campaign_id, OutboxEntry.action == "repost"
-    )
     rejected = [
         s
         for s in session.scalars(
             select(Submission)
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-            .where(
-                PublishedHIT.campaign_id == stage.campaign_id,
-                Submission.decision == "reject",
-                Submission.synced.is_(True),
-                Submission.assignment_id.not_in(reposted),
-            )
+            .where(PublishedHIT.campaign_id == stage.campaign_id, *not_yet_redone(stage.campaign_id))
             .order_by(Submission.id)
         )
-        if "not_reposted" not in (s.evidence or {})
+        if redo_allowed(s.evidence)
     ]
     if not rejected:
         return
@@ -157,6 +157,9 @@ def _redo_rejected(session: Session, workflow: Workflow, stage: WorkflowStage, r
     cost = assignment_cost(campaign_spec(campaign))
     committed = workflow_committed(session, workflow)
     for submission in rejected:
+        exclude = redo_exclusions(session, workflow, submission)
+        if exclude is None:
+            continue  # a later stage's HIT of the picture is open: its worker is not known yet
         if committed + cost > workflow.budget:
             submission.evidence = {
                 **(submission.evidence or {}),
@@ -164,7 +167,7 @@ def _redo_rejected(session: Session, workflow: Workflow, stage: WorkflowStage, r
                 f"{format_amount(committed)} of the workflow's {format_amount(workflow.budget)} is committed",
             }
             continue
-        entry = queue_repost(session, campaign.id, submission, cost)
+        entry = queue_repost(session, campaign.id, submission, cost, exclude)
         if entry is not None:
             committed += cost
             result.outbox.append(entry)
@@ -199,6 +202,7 @@ def _follow(
     stage: WorkflowStage,
     policy: RoundsPolicy,
     chain: Chain,
+    source: WorkflowStage | None,
     result: Advanced,
 ) -> None:
     """A running chain: take its latest round's decision and act on it."""
@@ -239,6 +243,9 @@ def _follow(
             # Closed with no work in it (it expired unworked, or its worker's answers were never
             # confirmed): nobody saw it through, so the round is offered again from the same text.
             latest.status, latest.decided_at = "expired", utcnow()
+    next_round = latest.status in ("rejected", "expired", "approved")
+    if next_round and source is not None and chain.key in unfinished_keys(session, source, [chain.key]):
+        return  # a redo of the picture's earlier work is to come: it goes first (``redo_exclusions``)
     if latest.status in ("rejected", "expired"):
         if latest.attempt >= policy.max_attempts:
             _stop(chain, f"round {latest.round} was rejected or expired {latest.attempt} times")
@@ -364,47 +371,6 @@ def stage_waits(session: Session, campaign_id: int) -> bool:
         )
         is not None
     )
-
-
-def excluded_workers(session: Session, chain: Chain) -> list[str]:
-    """Everyone who has been shown this chain's picture or worked on it, in any stage of the workflow."""
-    workers = set(
-        w for w in session.scalars(select(ChainRound.worker_id).where(ChainRound.chain_id == chain.id)) if w
-    )
-    stage = session.get(WorkflowStage, chain.stage_id)
-    assert stage is not None
-    # Shown the picture in any stage, work submitted or not (a returned HIT is listed nowhere else).
-    workers.update(
-        session.scalars(
-            select(Exposure.worker_id).where(
-                Exposure.workflow_id == stage.workflow_id, Exposure.key == chain.key
-            )
-        )
-    )
-    # Work submitted but not yet read by the advance (a round's HIT synced just now).
-    workers.update(
-        session.scalars(
-            select(Submission.worker_id)
-            .join(ChainRound, ChainRound.published_hit_id == Submission.published_hit_id)
-            .where(ChainRound.chain_id == chain.id)
-        )
-    )
-    if stage.source != "items":
-        source = session.scalar(
-            select(WorkflowStage).where(
-                WorkflowStage.workflow_id == stage.workflow_id, WorkflowStage.name == stage.source
-            )
-        )
-        if source is not None:
-            workers.update(
-                session.scalars(
-                    select(Submission.worker_id)
-                    .join(HITSlot, HITSlot.published_hit_id == Submission.published_hit_id)
-                    .join(Item, Item.id == HITSlot.item_id)
-                    .where(Item.campaign_id == source.campaign_id, Item.external_id == chain.key)
-                )
-            )
-    return sorted(workers)
 
 
 def round_counts(session: Session, workflow_id: int) -> dict[str, dict[str, int]]:

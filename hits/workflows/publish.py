@@ -32,7 +32,8 @@ from hits.db import session_scope
 from hits.mturk import Marketplace, MarketplaceError
 from hits.quality import pipeline
 from hits.seeders import Seeder, SeederError, make_seeder, seed_text
-from hits.workflows.engine import advance, excluded_workers
+from hits.workflows.engine import advance
+from hits.workflows.exposures import excluded_workers
 from hits.workflows.first_stage import (
     publish_first_stage,
     seed_first_stage,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import HITSlot, Item, OutboxEntry, PublishedHIT, Submission
@@ -77,7 +77,34 @@ def unfinished_keys(session: Session, source: WorkflowStage, keys: list[str]) ->
             )
         )
     )
-    return open_hits | redo
+    # Rejected and not offered again yet: its redo may be waiting for a later stage's HIT to close.
+    to_redo = {
+        key
+        for key, evidence in session.execute(
+            on_hits.join(Submission, Submission.published_hit_id == PublishedHIT.id)
+            .where(*not_yet_redone(source.campaign_id))
+            .add_columns(Submission.evidence)
+        ).all()
+        if redo_allowed(evidence)
+    }
+    return open_hits | redo | to_redo
+
+
+def not_yet_redone(campaign_id: int) -> tuple[ColumnElement[bool], ...]:
+    """Conditions on a submission of the campaign: rejected, synced, and no redo of it queued yet."""
+    offered = select(OutboxEntry.target).where(
+        OutboxEntry.campaign_id == campaign_id, OutboxEntry.action == "repost"
+    )
+    return (
+        Submission.decision == "reject",
+        Submission.synced.is_(True),
+        Submission.assignment_id.not_in(offered),
+    )
+
+
+def redo_allowed(evidence: dict[str, Any] | None) -> bool:
+    """Whether a rejected submission's evidence leaves its redo to come (the budget refused none yet)."""
+    return "not_reposted" not in (evidence or {})
 
 
 def held_keys(session: Session, source: WorkflowStage, keys: list[str]) -> set[str]:
