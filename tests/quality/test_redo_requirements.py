@@ -9,8 +9,10 @@ lists the moved HIT under its new type, where the sync looks too.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from hits.campaigns.models import OutboxEntry, PublishedHIT
@@ -18,8 +20,14 @@ from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.validation import MAX_REQUIREMENTS
 from hits.quality import pipeline
-from hits.quality.outbox import MOVED_TO, apply_entries, redo_qualification_name
-from tests.helpers import campaign_bot, launch_demo_campaign
+from hits.quality.outbox import (
+    MOVED_TO,
+    TooManyRequirements,
+    apply_entries,
+    exclude_from_hit,
+    redo_qualification_name,
+)
+from tests.helpers import campaign_bot, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient
 
 NAME = "redo-many"
@@ -95,3 +103,28 @@ def test_a_redo_keeping_out_more_pictures_than_requirements_fit_is_posted_and_sy
     pipeline.queue_syncs(requester_sessions, market, sent.extend, batch_size=25)
     # What ListReviewableHITs said of the HIT travels with its sync (not GetHIT after page-stored work).
     assert [(t[2], t[3] is not None) for t in sent] == [(hit_id, True)]
+
+
+def test_a_redo_of_a_hit_already_at_the_requirement_limit_fails_clearly(live_server, market) -> None:  # type: ignore[no-untyped-def]
+    full = [
+        {
+            "QualificationTypeId": market.ensure_qualification_type(f"hitforge {NAME} full {i}", "x"),
+            "Comparator": "DoesNotExist",
+        }
+        for i in range(MAX_REQUIREMENTS)
+    ]
+    hit = market.create_hit(
+        unique_request_token=f"{NAME}-full",
+        reward=Decimal("0.25"),
+        **{k: v for k, v in hit_params(QualificationRequirements=full).items() if k != "Reward"},
+    )
+    rules = [
+        {
+            "qualification_type_id": market.ensure_qualification_type(f"hitforge {NAME} picture", "x"),
+            "workers": [WorkerClient(live_server.url, "full").worker_id],
+        }
+    ]
+    with pytest.raises(TooManyRequirements, match="already has 10 qualification requirements") as refused:
+        exclude_from_hit(market, hit["HITId"], rules)
+    assert not refused.value.retryable
+    assert market.get_hit(hit["HITId"])["HITTypeId"] == hit["HITTypeId"]  # left as it was
