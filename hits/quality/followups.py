@@ -95,6 +95,23 @@ def _enqueue(
     return entry.id
 
 
+def decided_in_outbox(session: Session, assignment_ids: list[str]) -> dict[str, str]:
+    """The approve or reject already queued for each of the assignments that has one.
+
+    A decision made elsewhere (a batch's reviewed results file) may be queued
+    before its submission says so: a second, different decision would
+    contradict it, and the same one would clash with its unique key.
+    """
+    if not assignment_ids:
+        return {}
+    rows = session.execute(
+        select(OutboxEntry.target, OutboxEntry.action).where(
+            OutboxEntry.target.in_(assignment_ids), OutboxEntry.action.in_(("approve", "reject"))
+        )
+    )
+    return {str(target): str(action) for target, action in rows}
+
+
 def on_flagged(session: Session, campaign: Campaign, policy: QualityPolicy, worker_id: str) -> list[int]:
     """Blocks and a message for a worker who has just been flagged."""
     created = []
@@ -255,7 +272,11 @@ def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> 
                 (Submission.decision.is_(None)) | (Submission.decision == "held"),
             )
         ).all()
+        queued = decided_in_outbox(session, [s.assignment_id for s in due])
         for submission in due:
+            if submission.assignment_id in queued:
+                submission.decision = queued[submission.assignment_id]  # decided already, not by default
+                continue
             entry = _enqueue(session, campaign.id, "approve", submission.assignment_id, {})
             if entry is None:
                 continue
