@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from hits.batches.models import Batch
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import CampaignSpec, QualityPolicy
 from hits.money import format_amount, mturk_fee
@@ -44,13 +45,26 @@ def committed_cost(session: Session, campaign: Campaign) -> Decimal:
     hits = session.scalar(
         select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign.id)
     )
-    total = assignment_cost(spec) * spec.assignments_per_hit * int(hits or 0)
+    total = assignment_cost(spec) * assignments_per_hit(session, campaign, spec) * int(hits or 0)
     extras = session.scalars(
         select(OutboxEntry.payload).where(
             OutboxEntry.campaign_id == campaign.id, OutboxEntry.action.in_(PAID_ACTIONS)
         )
     )
     return total + sum((Decimal(str(p.get("cost", "0"))) for p in extras), Decimal("0"))
+
+
+def assignments_per_hit(session: Session, campaign: Campaign, spec: CampaignSpec) -> int:
+    """How many assignments each of the campaign's HITs was published with.
+
+    A layout batch may ask for more than a campaign file's limit of 100, which
+    its spec is capped at (see ``hits.batches.plan.campaign_spec_of``): its own
+    settings hold the real number, and every one of them is paid for.
+    """
+    settings = session.scalar(select(Batch.settings).where(Batch.campaign_id == campaign.id))
+    if not settings:
+        return spec.assignments_per_hit
+    return int(settings.get("assignments", spec.assignments_per_hit))
 
 
 def check_budget(session: Session, campaign: Campaign, cost: Decimal, what: str) -> None:

@@ -3,15 +3,19 @@ batch is refused, and a CSV mark is the submission's decision, which the pipelin
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.batches.models import Batch
+from hits.batches.plan import batch_settings, planned_cost
 from hits.batches.publish import publish_batch
-from hits.campaigns.models import OutboxEntry
+from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import session_scope
+from hits.quality.followups import OverBudget, check_budget, committed_cost
 from server.cli import main
 from tests.batches.test_batch_cli import cli_env
 from tests.batches.test_batch_flow import hit_ids, make_batch, work
@@ -162,3 +166,18 @@ def test_the_pipeline_leaves_alone_work_whose_decision_is_queued_already(
     assert entries_for(requester_sessions, targets) == sorted((a, "reject") for a in targets)
     others = [a for (w, i), a in done.items() if i > 0]
     assert sorted(t for t, _ in entries_for(requester_sessions, others)) == sorted(others)  # one each
+
+
+def test_a_batch_of_more_than_a_hundred_assignments_a_hit_commits_them_all(
+    requester_sessions, tmp_path
+) -> None:
+    # No budget given: the batch's budget is exactly what its HITs cost, every assignment counted.
+    batch_id = make(requester_sessions, tmp_path, csv=CSV, assignments=150)
+    with session_scope(requester_sessions) as session:
+        batch = session.get(Batch, batch_id)
+        assert batch is not None
+        campaign = session.get(Campaign, batch.campaign_id)
+        assert campaign is not None
+        assert committed_cost(session, campaign) == campaign.budget == planned_cost(batch_settings(batch), 4)
+        with pytest.raises(OverBudget, match="committed"):
+            check_budget(session, campaign, Decimal("0.01"), "a bonus")
