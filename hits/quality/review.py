@@ -185,6 +185,7 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             pending[submission.worker_id].append(submission)
         elif held_on_signals(submission):
             held[submission.worker_id].append(submission)
+    _drop_queued(session, pending, held)
     if has_gold:
         straightline = get_template(campaign.template).straightlining_suspicious
         verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
@@ -204,6 +205,25 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             )
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
+
+
+def _drop_queued(session: Session, *waiting: dict[str, list[Submission]]) -> None:
+    """Leave out work whose approval or rejection is queued already (see ``followups.decided_in_outbox``).
+
+    Its submission takes that decision: deciding it again would queue a
+    contradicting entry, or one whose unique key fails the whole batch.
+    """
+    queued = followups.decided_in_outbox(
+        session, [s.assignment_id for lists in waiting for work in lists.values() for s in work]
+    )
+    if not queued:
+        return
+    for lists in waiting:
+        for worker_id, work in lists.items():
+            for submission in work:
+                if submission.assignment_id in queued:
+                    submission.decision = queued[submission.assignment_id]
+            lists[worker_id] = [s for s in work if s.assignment_id not in queued]
 
 
 def _judge_gold(
