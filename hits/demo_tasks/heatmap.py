@@ -181,6 +181,24 @@ def _heat(src: str) -> np.ndarray:
     return heat_of_overlay(base64.b64decode(src.split(",", 1)[1]))
 
 
+#: How often a bot asks again for heatmaps that did not come (a model busy with other
+#: workers' calls: at most a few of one model's calls run at once), as a person presses the
+#: page's button again; then the ones still missing are marked so.
+ASK_AGAIN = 4
+
+
+def _ask(endpoint: str, data: dict[str, str]) -> dict[str, Any]:
+    """The endpoint's heatmaps for one round, asked again after a pause while some did not come."""
+    for attempt in range(ASK_AGAIN + 1):
+        answer: dict[str, Any] = requests.post(endpoint, data=data, timeout=60).json()
+        if "error" in answer:
+            raise requests.HTTPError(f"heatmaps refused: {answer['error']}")
+        if all(hm["ok"] for hm in answer["heatmaps"]) or attempt == ASK_AGAIN:
+            return answer
+        time.sleep(1.0 + attempt)
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns
+
+
 def fill(form: Tag, truth: Truth, profile: Profile, rng: random.Random) -> dict[str, str]:
     """Ask the page's endpoint for heatmaps (as the page's script does), look at them, rate them."""
     hidden = {
@@ -208,11 +226,7 @@ def fill(form: Tag, truth: Truth, profile: Profile, rng: random.Random) -> dict[
             ("report", {"sentence": str(pick)}, place),
             ("custom", {"prompt": prompt_for(own)}, own),
         ):
-            answer = requests.post(
-                endpoint, data={**hidden, "position": str(i), "round": part, **extra}, timeout=60
-            ).json()
-            if "error" in answer:
-                raise requests.HTTPError(f"heatmaps refused: {answer['error']}")
+            answer = _ask(endpoint, {**hidden, "position": str(i), "round": part, **extra})
             for hm in answer["heatmaps"]:
                 base = f"heatmap-{i}-{part}-{hm['token']}"
                 if not hm["ok"]:
