@@ -17,6 +17,16 @@ EXTERNAL_QUESTION = (
 )
 
 
+def altered_token(token: str) -> str:
+    """``token`` with its first character changed: a forgery, never the token itself.
+
+    The first, not the last: a base64 token's last character carries padding
+    bits a decoder may ignore, and a fixed replacement at the end is the token
+    itself whenever it already ends that way (a flaky test, 1 run in 64).
+    """
+    return ("B" if token[0] == "A" else "A") + token[1:]
+
+
 def hit_params(url: str = "https://example.org/task", **overrides: Any) -> dict[str, Any]:
     params: dict[str, Any] = {
         "MaxAssignments": 2,

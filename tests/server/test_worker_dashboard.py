@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from hits.db import session_scope
 from hits.market.models import Assignment
-from tests.helpers import EXTERNAL_QUESTION
+from tests.helpers import EXTERNAL_QUESTION, altered_token
 from tests.server.worker_helpers import (
     MTURK_HTML,
     WorkerClient,
@@ -141,7 +141,7 @@ def test_another_worker_can_neither_open_nor_submit_an_assignment(
         == 404
     )
     # Her own token names her own assignment, not Alice's; a forged one is no token at all.
-    for forged in (own_token, alice_token[:-2] + "xx", "nonsense"):
+    for forged in (own_token, altered_token(alice_token), "nonsense"):
         refused = requests.post(
             f"{live_server.url}/mturk/externalSubmit",
             data={"assignmentId": html_assignment, "hitforgeToken": forged, "caption": "stolen"},

@@ -35,7 +35,7 @@ from hits.mturk import Marketplace
 from qualification.models import QualificationAttempt
 from server.worker_site.uploads import SALT as UPLOAD_SALT
 from tests.conftest import boto3_client, new_requester
-from tests.helpers import launch_demo_campaign
+from tests.helpers import altered_token, launch_demo_campaign
 from tests.server.test_dashboard_roles import seed_campaign
 from tests.server.test_site_fuzz import _rules
 from tests.server.worker_helpers import (
@@ -303,6 +303,12 @@ def world(live_server, market_sessions, requester_sessions, tmp_path_factory) ->
     return World(live_server.url, held[0], held[1], html_hit, campaign_hit, campaign_id, test_id)
 
 
+def _capability_altered(submit_to: str) -> str:
+    """A ``turkSubmitTo`` URL whose capability is forged (:func:`altered_token`)."""
+    head, capability = submit_to.rsplit("/s/", 1)
+    return f"{head}/s/{altered_token(capability)}"
+
+
 def _same(refused: requests.Response, missing: requests.Response, what: str) -> None:
     """``refused`` answers exactly as ``missing`` (a made-up id) does."""
     assert refused.status_code == missing.status_code, (what, refused.status_code, missing.status_code)
@@ -384,7 +390,7 @@ def test_capabilities_and_tokens_bound_to_another_assignment(world: World, marke
     made_up = "3" + uuid.uuid4().hex[:29].upper()
     missing = requests.post(f"{base}/s/{b_capability}/mturk/externalSubmit", data={"assignmentId": made_up})
     assert missing.status_code == 403
-    for capability in (b_capability, "A" * 43, b_capability[:-1] + ("A" if b_capability[-1] != "A" else "B")):
+    for capability in (b_capability, "A" * 43, altered_token(b_capability)):
         refused = requests.post(
             f"{base}/s/{capability}/mturk/externalSubmit", data={"assignmentId": a.assignment}
         )
@@ -394,7 +400,7 @@ def test_capabilities_and_tokens_bound_to_another_assignment(world: World, marke
     mixes = [
         {**frame, "hitforgeToken": b.frame["hitforgeToken"]},
         {**b.frame, "assignmentId": a.assignment},
-        {**frame, "hitforgeToken": frame["hitforgeToken"][:-2] + "xx"},
+        {**frame, "hitforgeToken": altered_token(frame["hitforgeToken"])},
         {**frame, "assignmentId": made_up},
     ]
     for params in mixes:
@@ -464,7 +470,7 @@ def test_campaign_pages_of_another_assignment(world: World, requester_sessions) 
         {**a.page, "workerId": b.page["workerId"]},
         {**a.page, "turkSubmitTo": b.page["turkSubmitTo"]},
         {**b.page, "assignmentId": a.page["assignmentId"]},
-        {**a.page, "turkSubmitTo": a.page["turkSubmitTo"][:-1] + "A"},
+        {**a.page, "turkSubmitTo": _capability_altered(a.page["turkSubmitTo"])},
     ]
     anonymous = requests.Session()
     people = {
