@@ -213,7 +213,7 @@ def review(name: str, reviewed_csv: Path) -> None:
     An ``x`` (anything) in Approve approves; text in Reject rejects with that
     text as the worker's feedback. Handing the same file in again changes nothing.
     """
-    from hits.batches.results import queue_review, read_review
+    from hits.batches.results import marked_work, queue_review, read_review
     from hits.campaigns.fileerrors import InputFileError, InputFileErrors
     from hits.db import session_scope
     from hits.mturk import Marketplace
@@ -221,19 +221,22 @@ def review(name: str, reviewed_csv: Path) -> None:
 
     sessions = _sessions()
     batch_id = _batch_id(sessions, name)
+    market = Marketplace.from_settings(load_settings())
     try:
         marks = read_review(reviewed_csv)
+        handed_in = marked_work(sessions, market, batch_id, marks)
         try:
             with session_scope(sessions) as session:
-                entry_ids = queue_review(session, batch_id, reviewed_csv, marks)
+                entry_ids = queue_review(session, batch_id, reviewed_csv, marks, handed_in)
         except IntegrityError:
             # Someone handed in a file marking the same assignments at the same moment:
-            # their entries are now there, and this pass finds and reuses them.
+            # their entries are now there, and this pass finds and reuses them (or refuses
+            # the lines they decided the other way).
             with session_scope(sessions) as session:
-                entry_ids = queue_review(session, batch_id, reviewed_csv, marks)
+                entry_ids = queue_review(session, batch_id, reviewed_csv, marks, handed_in)
     except (InputFileError, InputFileErrors) as exc:
         _fail(exc)
-    applied = apply_entries(sessions, Marketplace.from_settings(load_settings()), entry_ids)
+    applied = apply_entries(sessions, market, entry_ids)
     done = [o for o in applied.outcomes.values() if not o.startswith("skipped")]
     click.echo(
         f"{len(marks)} marks: {len(done)} applied now, {len(applied.outcomes) - len(done)} applied before, "

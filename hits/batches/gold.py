@@ -29,6 +29,7 @@ from typing import Any
 
 from hits.batches.matching import (
     Tolerance,
+    load_json,
     parse_structure,
     plain_text,
     structures_match,
@@ -78,9 +79,8 @@ def answer_value(answers: Mapping[str, Any], field: str) -> tuple[bool, Any]:
     raw = answers.get(CROWD_ANSWERS)
     if not isinstance(raw, str):
         return False, None
-    try:
-        value: Any = json.loads(raw)
-    except ValueError:
+    parsed, value = load_json(raw)
+    if not parsed:
         return False, None
     if isinstance(value, list) and value:
         value = value[0]
@@ -106,7 +106,10 @@ def field_matches(given: Any, expected: str, tolerance: Tolerance) -> bool:
                 return False
         return structures_match(given, wanted, tolerance)
     if isinstance(given, dict | list):
-        given = json.dumps(given, sort_keys=True, separators=(",", ":"))
+        try:
+            given = json.dumps(given, sort_keys=True, separators=(",", ":"))
+        except (ValueError, RecursionError):  # nested past what a form could mean: not the answer
+            return False
     return values_match(
         plain_text(given), expected, tolerance=tolerance.number, normalise_text=tolerance.normalise_text
     )

@@ -102,15 +102,24 @@ def tolerance_for(field: str, options: Mapping[str, Any]) -> Tolerance:
     )
 
 
+def load_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` for JSON text, ``(False, None)`` for anything else.
+
+    A worker writes the text: besides malformed JSON, nesting deep enough to exhaust the
+    parser's recursion (``[[[[...``) is refused here, not raised into the grading batch.
+    """
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
 def parse_structure(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when ``text`` is a JSON object or array, else ``(False, None)``."""
     stripped = text.strip()
     if not stripped.startswith(("{", "[")):
         return False, None
-    try:
-        return True, json.loads(stripped)
-    except ValueError:
-        return False, None
+    return load_json(stripped)
 
 
 def _number(text: str) -> float | None:
@@ -147,8 +156,17 @@ def plain_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+#: Integers past this are not coordinates: ``math.isfinite`` and the float arithmetic of the
+#: comparisons overflow on them (a worker can send ``1`` followed by 400 zeros).
+_LARGEST_INTEGER = 2**53
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= _LARGEST_INTEGER
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _has_numbers(value: Mapping[str, Any], keys: Sequence[str]) -> bool:

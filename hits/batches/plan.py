@@ -285,8 +285,8 @@ def campaign_spec_of(name: str, settings: BatchSettings, budget: Decimal, gold_r
         "keywords": settings.keywords,
         "reward": str(settings.reward),
         "budget": str(budget),
-        # A campaign file allows at most 100; only the fee tier (the same above 10) and budget
-        # checks of bonuses and re-posts read it.
+        # A campaign file allows at most 100; only the fee tier (the same above 10) reads it. The
+        # budget checks of bonuses and re-posts count the batch's own number (followups.committed_cost).
         "assignments_per_hit": min(settings.assignments, 100),
         "items_per_hit": 1,
         "gold_per_hit": 1 if gold_rows else 0,

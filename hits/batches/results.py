@@ -9,7 +9,7 @@ outbox entry, which the outbox applies through the API exactly once.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,10 +22,13 @@ from hits.batches.columns import REVIEW_COLUMNS, batch_header
 from hits.batches.inputs import read_csv
 from hits.batches.models import Batch, BatchRow
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-from hits.campaigns.models import OutboxEntry
+from hits.campaigns.models import OutboxEntry, Submission
 from hits.db import session_scope
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
+from hits.quality.outbox import count_decisions
+from hits.quality.pipeline import VOID, record_assignments
+from hits.quality.review import grade_submissions
 
 #: Assignments that belong in the results: work handed in (MTurk lists no others).
 _HANDED_IN = ["Submitted", "Approved", "Rejected"]
@@ -155,44 +158,105 @@ def read_review(path: Path | str, data: bytes | None = None) -> list[ReviewMark]
     return marks
 
 
-def queue_review(session: Session, batch_id: int, path: Path | str, marks: list[ReviewMark]) -> list[int]:
+def marked_work(
+    sessions: Callable[[], Session], market: Marketplace, batch_id: int, marks: list[ReviewMark]
+) -> dict[str, list[dict[str, Any]]]:
+    """The marketplace's handed-in assignments of each of the batch's HITs the marks name.
+
+    Read before :func:`queue_review`'s transaction (no row lock is held over
+    the network); the marketplace is the authority on which work is a HIT's.
+    """
+    with session_scope(sessions) as session:
+        hits = set(session.scalars(select(BatchRow.mturk_hit_id).where(BatchRow.batch_id == batch_id)))
+    named = sorted({m.hit_id for m in marks} & hits)
+    return {hit_id: list(market.assignments_for_hit(hit_id, _HANDED_IN)) for hit_id in named}
+
+
+def queue_review(
+    session: Session,
+    batch_id: int,
+    path: Path | str,
+    marks: list[ReviewMark],
+    handed_in: Mapping[str, list[dict[str, Any]]],
+) -> list[int]:
     """Outbox entries for the marks (one per assignment, however often the file is handed in).
 
-    An assignment already decided the other way through hitforge, or a HIT
-    that is not the batch's, is an error naming the line; nothing is queued then.
+    ``handed_in``: the marketplace's assignments per HIT (:func:`marked_work`).
+    Each is recorded as a sync records it, then the marked submissions are
+    row-locked and given the mark as their decision, so the review pipeline,
+    QA and the deadline's approval leave them alone. A HIT that is not the
+    batch's, an assignment that is not work handed in for the line's HIT, or
+    one already decided the other way is an error naming the line; nothing is
+    queued or recorded then.
     """
     batch = session.get(Batch, batch_id)
     if batch is None:
         raise ValueError(f"batch {batch_id} does not exist")
-    hits = set(
-        session.scalars(
-            select(BatchRow.mturk_hit_id).where(
+    published: dict[str, int | None] = {
+        str(hit_id): published_id
+        for hit_id, published_id in session.execute(
+            select(BatchRow.mturk_hit_id, BatchRow.published_hit_id).where(
                 BatchRow.batch_id == batch_id, BatchRow.mturk_hit_id.isnot(None)
             )
         )
-    )
+    }
+    # As a sync would (HITs locked in id order first, as every caller takes them): the
+    # submissions then exist to lock and decide, graded as evidence on their workers.
+    named: dict[int, list[dict[str, Any]]] = {}
+    for hit_id in sorted({m.hit_id for m in marks}):
+        published_id = published.get(hit_id)
+        if published_id is not None:
+            named[published_id] = list(handed_in.get(hit_id, []))
+    recorded = record_assignments(session, named)
+    grade_submissions(session, recorded.new_ids)
+    count_decisions(session, recorded.market_decisions)
+    submissions = {
+        s.assignment_id: s
+        for s in session.scalars(
+            select(Submission)
+            .where(Submission.assignment_id.in_(sorted({m.assignment_id for m in marks})))
+            .order_by(Submission.id)
+            .with_for_update(of=Submission)
+            .execution_options(populate_existing=True)
+        )
+    }
     existing = {
         e.target: e
         for e in session.scalars(
             select(OutboxEntry).where(
-                OutboxEntry.target.in_([m.assignment_id for m in marks]),
-                OutboxEntry.action.in_(("approve", "reject")),
+                OutboxEntry.target.in_(list(submissions)), OutboxEntry.action.in_(("approve", "reject"))
             )
         )
     }
     errors = []
     decided: dict[str, str] = {}
     for mark in marks:
-        if mark.hit_id not in hits:
+        if mark.hit_id not in published:
             errors.append(
                 InputFileError(
                     path, mark.line, "HITId", f"HIT {mark.hit_id} is not one of batch {batch.name}'s"
                 )
             )
             continue
-        earlier = decided.setdefault(mark.assignment_id, mark.action)
+        submission = submissions.get(mark.assignment_id)
+        if (
+            submission is None
+            or submission.published_hit_id != published[mark.hit_id]
+            or not submission.synced
+            or submission.decision == VOID
+        ):
+            errors.append(
+                InputFileError(
+                    path,
+                    mark.line,
+                    "AssignmentId",
+                    f"assignment {mark.assignment_id} is not work handed in for HIT {mark.hit_id}",
+                )
+            )
+            continue
         entry = existing.get(mark.assignment_id)
-        first = earlier if entry is None else entry.action
+        earlier = decided.setdefault(mark.assignment_id, mark.action)
+        first = entry.action if entry is not None else _final(submission.decision) or earlier
         if first != mark.action:
             errors.append(
                 InputFileError(
@@ -202,12 +266,16 @@ def queue_review(session: Session, batch_id: int, path: Path | str, marks: list[
                     f"assignment {mark.assignment_id} is marked to {first} already",
                 )
             )
-    # Checked in full before anything is added: a file with one bad line queues nothing.
+    # Checked in full before anything is added: a file with one bad line queues nothing
+    # (the caller's rollback also undoes the recording above).
     if errors:
         raise InputFileErrors(errors)
-    entries = []
+    entries: list[OutboxEntry] = []
     for mark in marks:
+        submission = submissions[mark.assignment_id]
         entry = existing.get(mark.assignment_id)
+        if entry is None and _final(submission.decision) == mark.action:
+            continue  # the marketplace has it so already: nothing to apply
         if entry is None:
             payload = {"feedback": mark.feedback} if mark.action == "reject" else {}
             entry = OutboxEntry(
@@ -215,6 +283,17 @@ def queue_review(session: Session, batch_id: int, path: Path | str, marks: list[
             )
             session.add(entry)
             existing[mark.assignment_id] = entry
+            submission.decision = mark.action
+            submission.evidence = {
+                **(submission.evidence or {}),
+                "decided_by": "batch review",
+                "line": mark.line,
+            }
         entries.append(entry)
     session.flush()
     return [e.id for e in entries]
+
+
+def _final(decision: str | None) -> str | None:
+    """A submission's decision if it is an approval or rejection (not none, held or void)."""
+    return decision if decision in ("approve", "reject") else None

@@ -7,6 +7,7 @@ and reading QuestionFormAnswers, the XML MTurk stores submitted answers in.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
@@ -94,6 +95,21 @@ def _height(el: etree._Element | None) -> int:
     return value
 
 
+#: Characters XML 1.0 cannot hold, even escaped: C0 controls but tab, newline and carriage
+#: return, surrogates, U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` escaped for XML, each character XML cannot hold replaced by U+FFFD.
+
+    A worker's answer may hold one (a vertical tab pasted from a word processor): written as
+    it is, the stored answer would be XML no parser reads, and every sync, review and export
+    that reads it would fail. The replacement keeps the rest of the answer, and shows where.
+    """
+    return escape(_NOT_XML.sub("\ufffd", text))
+
+
 def answers_to_xml(fields: list[tuple[str, str]]) -> str:
     """QuestionFormAnswers XML for submitted form fields, as MTurk stores them."""
     parts = [
@@ -101,8 +117,8 @@ def answers_to_xml(fields: list[tuple[str, str]]) -> str:
     ]
     for name, value in fields:
         parts.append(
-            f"<Answer><QuestionIdentifier>{escape(name)}</QuestionIdentifier>"
-            f"<FreeText>{escape(value)}</FreeText></Answer>"
+            f"<Answer><QuestionIdentifier>{xml_text(name)}</QuestionIdentifier>"
+            f"<FreeText>{xml_text(value)}</FreeText></Answer>"
         )
     parts.append("</QuestionFormAnswers>")
     return "".join(parts)
@@ -114,7 +130,11 @@ def xml_to_answers(xml: str) -> dict[str, str]:
     Repeated identifiers (multi-valued fields) are joined with ``|``, as MTurk's
     batch-results CSV does.
     """
-    root = etree.fromstring(xml.encode("utf-8"), _PARSER)
+    try:
+        root = etree.fromstring(xml.encode("utf-8"), _PARSER)
+    except etree.XMLSyntaxError:
+        # Stored before such characters were replaced on submit (answers_to_xml): read it the same way.
+        root = etree.fromstring(_NOT_XML.sub("\ufffd", xml).encode("utf-8"), _PARSER)
     out: dict[str, str] = {}
     for answer in root:
         if not isinstance(answer.tag, str):

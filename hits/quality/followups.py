@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from hits.batches.models import Batch
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import CampaignSpec, QualityPolicy
 from hits.money import format_amount, mturk_fee
@@ -44,13 +45,26 @@ def committed_cost(session: Session, campaign: Campaign) -> Decimal:
     hits = session.scalar(
         select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign.id)
     )
-    total = assignment_cost(spec) * spec.assignments_per_hit * int(hits or 0)
+    total = assignment_cost(spec) * assignments_per_hit(session, campaign, spec) * int(hits or 0)
     extras = session.scalars(
         select(OutboxEntry.payload).where(
             OutboxEntry.campaign_id == campaign.id, OutboxEntry.action.in_(PAID_ACTIONS)
         )
     )
     return total + sum((Decimal(str(p.get("cost", "0"))) for p in extras), Decimal("0"))
+
+
+def assignments_per_hit(session: Session, campaign: Campaign, spec: CampaignSpec) -> int:
+    """How many assignments each of the campaign's HITs was published with.
+
+    A layout batch may ask for more than a campaign file's limit of 100, which
+    its spec is capped at (see ``hits.batches.plan.campaign_spec_of``): its own
+    settings hold the real number, and every one of them is paid for.
+    """
+    settings = session.scalar(select(Batch.settings).where(Batch.campaign_id == campaign.id))
+    if not settings:
+        return spec.assignments_per_hit
+    return int(settings.get("assignments", spec.assignments_per_hit))
 
 
 def check_budget(session: Session, campaign: Campaign, cost: Decimal, what: str) -> None:
@@ -93,6 +107,23 @@ def _enqueue(
     except IntegrityError:
         return None  # a concurrent decision queued it first
     return entry.id
+
+
+def decided_in_outbox(session: Session, assignment_ids: list[str]) -> dict[str, str]:
+    """The approve or reject already queued for each of the assignments that has one.
+
+    A decision made elsewhere (a batch's reviewed results file) may be queued
+    before its submission says so: a second, different decision would
+    contradict it, and the same one would clash with its unique key.
+    """
+    if not assignment_ids:
+        return {}
+    rows = session.execute(
+        select(OutboxEntry.target, OutboxEntry.action).where(
+            OutboxEntry.target.in_(assignment_ids), OutboxEntry.action.in_(("approve", "reject"))
+        )
+    )
+    return {str(target): str(action) for target, action in rows}
 
 
 def on_flagged(session: Session, campaign: Campaign, policy: QualityPolicy, worker_id: str) -> list[int]:
@@ -255,7 +286,11 @@ def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> 
                 (Submission.decision.is_(None)) | (Submission.decision == "held"),
             )
         ).all()
+        queued = decided_in_outbox(session, [s.assignment_id for s in due])
         for submission in due:
+            if submission.assignment_id in queued:
+                submission.decision = queued[submission.assignment_id]  # decided already, not by default
+                continue
             entry = _enqueue(session, campaign.id, "approve", submission.assignment_id, {})
             if entry is None:
                 continue

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope, utcnow
+from hits.market.validation import MAX_REQUIREMENTS
 from hits.mturk import (
     DuplicateRequest,
     InvalidAssignmentState,
@@ -57,6 +58,8 @@ class _Applied:
     superseded_by: str | None = None
     #: Nothing was called: the entry turned out not to be needed (it is done all the same).
     not_needed: bool = False
+    #: A redo moved its HIT to this HIT type (``exclude_from_hit``): the sync lists it there.
+    moved_to: str | None = None
 
 
 @dataclass
@@ -173,6 +176,7 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
     """The API call for one entry; its outcome."""
     action, target, payload = claim.action, claim.target, claim.payload
     outcome = action
+    moved_to = None
     try:
         if action == "approve":
             market.approve(target, payload.get("feedback"))
@@ -215,7 +219,7 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
             if state != "Rejected":
                 raise RejectionPending(state, f"assignment {target} is not rejected yet")
             if payload.get("exclude"):
-                exclude_from_hit(market, payload["hit_id"], payload["exclude"])
+                moved_to = exclude_from_hit(market, payload["hit_id"], payload["exclude"])
             market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
         else:
             raise ValueError(f"unknown outbox action {action}")
@@ -238,7 +242,7 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
             return _Applied(f"{action} (superseded: {state} on the marketplace)", _DECIDED[state])
         else:
             raise
-    return _Applied(outcome)
+    return _Applied(outcome, moved_to=moved_to)
 
 
 #: A HIT's properties a HIT type of the same look is made from (``exclude_from_hit``).
@@ -251,36 +255,65 @@ _TYPE_FIELDS = (
 )
 
 
-def exclude_from_hit(market: Marketplace, hit_id: str, exclude: list[dict[str, Any]]) -> None:
-    """Keep workers out of a HIT's next assignments: each gets the qualification the HIT then requires absent.
+class TooManyRequirements(MarketplaceError):
+    """A redo cannot keep anyone out: the HIT already has as many requirements as a HIT type takes.
+
+    Not retryable: the same call would be refused again forever; the entry
+    keeps the message (shown with the campaign's outbox) for a person to act.
+    """
+
+    retryable = False
+
+
+def redo_qualification_name(hit_id: str) -> str:
+    """The name of the one qualification type a redo of ``hit_id`` requires absent (one per HIT)."""
+    return f"hitforge redo of HIT {hit_id}: kept out"
+
+
+def exclude_from_hit(market: Marketplace, hit_id: str, exclude: list[dict[str, Any]]) -> str:
+    """Keep workers out of a HIT's next assignments; return the HIT type the HIT now has.
 
     An added assignment (CreateAdditionalAssignmentsForHIT) takes the HIT's
     requirements, which cannot be edited; the HIT is moved to a HIT type like
-    its own plus a ``DoesNotExist`` requirement per qualification (guarding
-    discovery, preview and accept). Every call is idempotent: associating
-    again sets the same value, and the same properties give the same type.
+    its own plus one ``DoesNotExist`` requirement (guarding discovery, preview
+    and accept) on a qualification type of this HIT's own, which every worker
+    to keep out is given. One requirement however many pictures (and so
+    exclusion rules) the HIT shows: a HIT type takes at most
+    ``MAX_REQUIREMENTS``, and a HIT already at that limit is refused with a
+    clear error. Every call is idempotent: the type is found by its name,
+    associating again sets the same value, and the same properties give the
+    same HIT type.
     """
-    for rule in exclude:
-        for worker_id in rule["workers"]:
-            market.associate_qualification(rule["qualification_type_id"], worker_id, 1)
     hit = market.get_hit(hit_id)
     requirements = list(hit.get("QualificationRequirements") or [])
-    have = {r.get("QualificationTypeId") for r in requirements}
-    for rule in exclude:
-        if rule["qualification_type_id"] not in have:
-            requirements.append(
-                {
-                    "QualificationTypeId": rule["qualification_type_id"],
-                    "Comparator": "DoesNotExist",
-                    "ActionsGuarded": "DiscoverPreviewAndAccept",
-                }
+    qualification_id = market.ensure_qualification_type(
+        redo_qualification_name(hit_id),
+        "Workers who have already seen this HIT's pictures (a redo of its work).",
+    )
+    if not any(r.get("QualificationTypeId") == qualification_id for r in requirements):
+        if len(requirements) >= MAX_REQUIREMENTS:
+            raise TooManyRequirements(
+                "TooManyRequirements",
+                f"HIT {hit_id} already has {len(requirements)} qualification requirements, the most a "
+                f"HIT type takes ({MAX_REQUIREMENTS}): its redo cannot keep out the workers who saw "
+                "its pictures.",
             )
+        requirements.append(
+            {
+                "QualificationTypeId": qualification_id,
+                "Comparator": "DoesNotExist",
+                "ActionsGuarded": "DiscoverPreviewAndAccept",
+            }
+        )
+    for worker_id in sorted({w for rule in exclude for w in rule["workers"]}):
+        market.associate_qualification(qualification_id, worker_id, 1)
     params = {k: hit[k] for k in _TYPE_FIELDS if hit.get(k) not in (None, "")}
     hit_type_id = market.create_hit_type(
         reward=Decimal(str(hit["Reward"])), QualificationRequirements=requirements, **params
     )
     if hit_type_id != hit.get("HITTypeId"):
         market.update_hit_type_of_hit(hit_id, hit_type_id)
+    return hit_type_id
 
 
 def _bonus_already_paid(market: Marketplace, payload: dict[str, Any]) -> bool:
@@ -305,6 +338,10 @@ def _bonus_already_paid(market: Marketplace, payload: dict[str, Any]) -> bool:
 _DECIDED = {"Approved": "approve", "Rejected": "reject"}
 
 
+#: The payload key a done redo records the HIT type its HIT was moved to under (``running_hit_types``).
+MOVED_TO = "moved_to_hit_type"
+
+
 def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
     """Mark entries done; re-open re-posted HITs; count decisions on the workers' records.
 
@@ -321,6 +358,11 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
         .values(status="done", applied_at=now, last_error=None)
     )
     reposts = sorted((c for c, a in done if c.action == "repost" and not a.not_needed), key=lambda c: c.id)
+    for claim, applied in done:
+        if applied.moved_to is not None:
+            entry = session.get(OutboxEntry, claim.id)
+            if entry is not None:  # a new dict: the JSON column sees a reassignment, not an edit
+                entry.payload = {**entry.payload, MOVED_TO: applied.moved_to}
     _reopen_hits(session, [c.payload["hit_id"] for c in reposts])
     decided = {
         c.target: applied.superseded_by or c.action

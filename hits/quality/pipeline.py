@@ -18,12 +18,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from hits.campaigns.models import BATCH_STATUS, Campaign, PublishedHIT, Submission
+from hits.campaigns.models import BATCH_STATUS, Campaign, OutboxEntry, PublishedHIT, Submission
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
 from hits.quality import followups
-from hits.quality.outbox import count_decisions
+from hits.quality.outbox import MOVED_TO, count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
@@ -59,16 +59,33 @@ def open_hits(
 
 
 def running_hit_types(session: Session, access_key_id: str) -> list[str]:
-    """HIT types of the running campaigns published with ``access_key_id``."""
-    return [
-        t
-        for t in session.scalars(
-            select(Campaign.hit_type_id)
-            .where(Campaign.status.in_(SYNCED_CAMPAIGNS), Campaign.access_key_id == access_key_id)
-            .distinct()
+    """HIT types of the running campaigns published with ``access_key_id``.
+
+    Their own, and those a redo moved one of their HITs to (``exclude_from_hit``):
+    ListReviewableHITs lists a HIT by the type it has now, so a moved HIT that
+    expires, or whose work arrives without its page, is found only there.
+    """
+    running = (Campaign.status.in_(SYNCED_CAMPAIGNS), Campaign.access_key_id == access_key_id)
+    own = list(session.scalars(select(Campaign.hit_type_id).where(*running)))
+    payloads = session.scalars(
+        select(OutboxEntry.payload)
+        .join(Campaign, Campaign.id == OutboxEntry.campaign_id)
+        .where(*running, OutboxEntry.action == "repost", OutboxEntry.status == "done")
+    )
+    moved = {p["hit_id"]: p[MOVED_TO] for p in payloads if p.get(MOVED_TO)}
+    # Only the types of moved HITs still open: a finished one has nothing more to list.
+    still_open = (
+        set(
+            session.scalars(
+                select(PublishedHIT.mturk_hit_id).where(
+                    PublishedHIT.mturk_hit_id.in_(sorted(moved)), PublishedHIT.status == "open"
+                )
+            )
         )
-        if t
-    ]
+        if moved
+        else set()
+    )
+    return [t for t in dict.fromkeys([*own, *(moved[h] for h in sorted(h for h in still_open if h))]) if t]
 
 
 def hits_to_sync(

@@ -13,15 +13,17 @@ workers queue in the same order instead of deadlocking.
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.campaigns.gold import exposures_for, slots_with_gold
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.campaigns.models import Campaign, GoldItem, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
 from hits.quality.aggregation import HELD_ON_FLAG
@@ -38,6 +40,9 @@ from hits.quality.policy import (
 )
 from hits.quality.signals import combined_verdict
 from hits.templates import get_template
+from hits.templates.base import TaskTemplate
+
+log = logging.getLogger(__name__)
 
 
 def lock_worker_stats(
@@ -115,8 +120,8 @@ def grade_submissions(session: Session, submission_ids: list[int]) -> list[Submi
                 if slot.gold is None:
                     continue
                 total += 1
-                score = template.score_gold_item(
-                    answers[slot.position], slot.gold.answer, slot.gold.payload, options
+                score = _score_or_zero(
+                    template, answers[slot.position], slot.gold, options, submission.assignment_id
                 )
                 correct += int(template.gold_passed(score, options))
             submission.gold_correct, submission.gold_total, submission.graded = correct, total, True
@@ -127,6 +132,27 @@ def grade_submissions(session: Session, submission_ids: list[int]) -> list[Submi
         count_pairs(session, campaign, todo)  # once per submission: it is graded once
     session.flush()
     return submissions
+
+
+def _score_or_zero(
+    template: TaskTemplate, answer: Any, gold: GoldItem, options: Mapping[str, Any], assignment_id: str
+) -> float:
+    """A gold item's score; 0 (a wrong answer) when scoring the worker's answer raises.
+
+    The answer is the worker's own text: one that a template's scoring cannot take must
+    cost that worker the item, not stop the whole sync batch's transaction (retried, it
+    would fail again, and the marketplace would auto-approve everything in it unjudged).
+    """
+    try:
+        return template.score_gold_item(answer, gold.answer, gold.payload, options)
+    except Exception:  # noqa: BLE001 - any failure on worker input scores the item wrong
+        log.warning(
+            "gold item %s of assignment %s could not be scored; counted wrong",
+            gold.id,
+            assignment_id,
+            exc_info=True,
+        )
+        return 0.0
 
 
 def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]) -> list[int]:
@@ -159,6 +185,7 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             pending[submission.worker_id].append(submission)
         elif held_on_signals(submission):
             held[submission.worker_id].append(submission)
+    _drop_queued(session, pending, held)
     if has_gold:
         straightline = get_template(campaign.template).straightlining_suspicious
         verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
@@ -178,6 +205,25 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             )
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
+
+
+def _drop_queued(session: Session, *waiting: dict[str, list[Submission]]) -> None:
+    """Leave out work whose approval or rejection is queued already (see ``followups.decided_in_outbox``).
+
+    Its submission takes that decision: deciding it again would queue a
+    contradicting entry, or one whose unique key fails the whole batch.
+    """
+    queued = followups.decided_in_outbox(
+        session, [s.assignment_id for lists in waiting for work in lists.values() for s in work]
+    )
+    if not queued:
+        return
+    for lists in waiting:
+        for worker_id, work in lists.items():
+            for submission in work:
+                if submission.assignment_id in queued:
+                    submission.decision = queued[submission.assignment_id]
+            lists[worker_id] = [s for s in work if s.assignment_id not in queued]
 
 
 def _judge_gold(

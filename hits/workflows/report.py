@@ -14,6 +14,7 @@ from hits.campaigns.models import Campaign, HITSlot, Item, OutboxEntry, Publishe
 from hits.quality.pipeline import VOID
 from hits.workflows.engine import stages_of, workflow_committed
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+from hits.workflows.upstream import unfinished_keys
 
 
 @dataclass
@@ -190,6 +191,14 @@ def chain_views(session: Session, stages: list[WorkflowStage]) -> list[ChainView
             )
         ).all()
     )
+    # Pictures whose next round waits for their source stage: a HIT of it still open, or a redo
+    # to come (the engine's rule, ``unfinished_keys``), so the status names that, not "the pipeline".
+    by_name = {s.name: s for s in stages}
+    upstream_busy: dict[int, set[str]] = {}
+    for stage in stages:
+        source = by_name.get(stage.source)
+        keys = [c.key for c in chains if c.stage_id == stage.id]
+        upstream_busy[stage.id] = unfinished_keys(session, source, keys) if source is not None else set()
     out = []
     for chain in chains:
         stage = names[chain.stage_id]
@@ -203,7 +212,9 @@ def chain_views(session: Session, stages: list[WorkflowStage]) -> list[ChainView
                 chain.status,
                 len(approved),
                 len(mine),
-                _waiting_on(chain, stage, mine[-1] if mine else None, published),
+                _waiting_on(
+                    chain, stage, mine[-1] if mine else None, published, chain.key in upstream_busy[stage.id]
+                ),
                 chain.stop_reason,
                 (approved[-1].metrics or {}).get("jaccard") if approved else None,
             )
@@ -212,7 +223,11 @@ def chain_views(session: Session, stages: list[WorkflowStage]) -> list[ChainView
 
 
 def _waiting_on(
-    chain: Chain, stage: WorkflowStage, latest: ChainRound | None, published: dict[int, str | None]
+    chain: Chain,
+    stage: WorkflowStage,
+    latest: ChainRound | None,
+    published: dict[int, str | None],
+    upstream_busy: bool = False,
 ) -> str:
     if chain.status in ("done", "stopped"):
         return "-"
@@ -227,6 +242,8 @@ def _waiting_on(
         return f"{where}: a QA reviewer"
     if published.get(latest.published_hit_id) is None:
         return f"{where}: its HIT being created"
+    if latest.status in ("approved", "rejected", "expired") and upstream_busy:
+        return f"{where}: stage {stage.source}'s open HIT or redo of this picture"
     if latest.status in ("approved", "rejected"):
         return f"{where}: the next step of the pipeline"
     return f"{where}: a worker"

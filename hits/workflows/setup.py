@@ -17,11 +17,13 @@ from hits.templates.refine import MIN_WORDS
 from hits.workflows.first_stage import add_picture_rows
 from hits.workflows.models import Chain, Workflow, WorkflowStage
 from hits.workflows.spec import (
+    REDO_MONEY_REFUSED,
     ROUNDS_TEMPLATES,
     SEEDED_TEMPLATES,
     RoundsPolicy,
     StageSpec,
     WorkflowOptions,
+    redo_money_fields,
 )
 
 #: Stage campaigns are named ``<workflow>.<stage>`` (the first stage takes the workflow's name).
@@ -52,7 +54,11 @@ def stage_spec(spec: CampaignSpec, stage: StageSpec) -> dict[str, Any]:
     if "min_words" not in (stage.quality or {}) and "min_words" not in spec.quality.model_fields_set:
         quality["min_words"] = MIN_WORDS
     data["quality"] = quality
-    return CampaignSpec.model_validate(data).model_dump(mode="json")
+    child = CampaignSpec.model_validate(data)
+    refused = redo_money_fields(child.quality)
+    if refused:  # the file's check refuses these; a spec built in code must not slip past it
+        raise ValueError(f"stage {stage.name!r}: {REDO_MONEY_REFUSED}: remove quality.{refused[0]}")
+    return child.model_dump(mode="json")
 
 
 def round_cost(spec_json: dict[str, Any]) -> Decimal:

@@ -21,7 +21,15 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from hits.money import MoneyError, parse_amount
 from hits.seeders import SeederOptions
@@ -137,11 +145,41 @@ def check_first_stage(spec: Any) -> None:
             )
     elif workflow.rounds is not None:
         raise ValueError(f"workflow.rounds applies to a rounds template; {spec.template!r} is not one")
-    quality = spec.quality
-    if quality.repost_rejected or quality.bonus is not None:
-        # Money beyond the HITs is counted per campaign, and a workflow's budget spans its stages.
-        raise ValueError(
-            "a workflow redoes rejected work itself (rounds, and each rejected assignment of its first "
-            "stage once, within the workflow's budget) and pays no bonuses yet: "
-            "remove quality.repost_rejected and quality.bonus"
+    if redo_money_fields(spec.quality):
+        raise ValueError(f"{REDO_MONEY_REFUSED}: remove quality.repost_rejected and quality.bonus")
+    for index, stage in enumerate(workflow.stages):
+        _check_stage_quality(spec.quality, stage, f"workflow.stages.{index}.quality")
+
+
+#: Why a workflow refuses reposts and bonuses: money beyond the HITs is counted per campaign,
+#: and a workflow's budget spans its stages (a repost would also redo a round the engine redoes).
+REDO_MONEY_REFUSED = (
+    "a workflow redoes rejected work itself (rounds, and each rejected assignment of its first "
+    "stage once, within the workflow's budget) and pays no bonuses yet"
+)
+
+
+def redo_money_fields(quality: Any) -> list[str]:
+    """The fields of a quality policy that a workflow refuses that it sets."""
+    fields = (("repost_rejected", quality.repost_rejected), ("bonus", quality.bonus is not None))
+    return [name for name, on in fields if on]
+
+
+def _check_stage_quality(base: Any, stage: StageSpec, where: str) -> None:
+    """Validate a stage's quality merged over the file's, as its campaign gets it; ``ValueError``.
+
+    A stage's ``quality`` is a plain mapping until its campaign is made: checking the merged
+    policy here refuses a typo, and a repost or bonus, at load rather than at launch.
+    """
+    merged = {**base.model_dump(mode="json"), **(stage.quality or {})}
+    try:
+        quality = type(base).model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join([where, *map(str, err['loc'])])}: {err['msg']}" for err in exc.errors()
         )
+        raise ValueError(f"stage {stage.name!r}: {problems}") from exc
+    refused = redo_money_fields(quality)
+    if refused:
+        fields = " and ".join(f"{where}.{name}" for name in refused)
+        raise ValueError(f"stage {stage.name!r}: {REDO_MONEY_REFUSED}: remove {fields}")

@@ -311,7 +311,7 @@ def _overlay_size(payload: dict[str, Any], source: ImageSource) -> tuple[int, in
         try:
             with Image.open(source.path) as picture:  # reads the header only
                 width, height = picture.size
-        except (OSError, ValueError):
+        except (OSError, ValueError, Image.DecompressionBombError):
             width = height = None  # a square overlay; the page stretches it over the image
     return overlay_size(width, height)
 

@@ -36,7 +36,9 @@ import base64
 import hashlib
 import hmac
 import io
+import threading
 import warnings
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,11 @@ SALT = b"hitforge.hit-pages.media"
 MAX_PARTS = 8
 #: The longest side a candidates' canvas may have: pages show them at 240 pixels, this leaves room to zoom.
 MAX_CANVAS_SIDE = 2048
+#: The most pixels a picture of a blinded page may have (40 MP: 160 MB decoded): larger ones are
+#: not served, so that a few requests at once cannot take the web process's memory.
+MAX_PICTURE_PIXELS = 40_000_000
+#: How many bytes of re-encoded pictures a web process keeps.
+CACHE_BYTES = 256 * 2**20
 #: What Pillow raises for a file that is not a picture it can (or should: a decompression bomb) decode.
 _UNREADABLE = (OSError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning)
 _ROTATED = {5, 6, 7, 8}  # EXIF orientations that turn the picture a quarter: width and height swap
@@ -86,17 +93,63 @@ def media_url(published_id: int, position: int, assignment_id: str | None, part:
     )
 
 
-@lru_cache(maxsize=64)
+class _ReencodedCache:
+    """Re-encoded pictures by (path, version, canvas), the least recently used dropped first.
+
+    Bounded by bytes, not entries: one requester's large pictures must not fill the web
+    process's memory (an entry count let 64 pictures of any size stay).
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.used = max_bytes, 0
+        self.entries: OrderedDict[tuple[Any, ...], bytes | None] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> tuple[bool, bytes | None]:
+        with self.lock:
+            if key not in self.entries:
+                return False, None
+            self.entries.move_to_end(key)
+            return True, self.entries[key]
+
+    def put(self, key: tuple[Any, ...], data: bytes | None) -> None:
+        size = len(data or b"")
+        if size > self.max_bytes:
+            return
+        with self.lock:
+            if key in self.entries:
+                return
+            self.entries[key] = data
+            self.used += size
+            while self.used > self.max_bytes:
+                _, dropped = self.entries.popitem(last=False)
+                self.used -= len(dropped or b"")
+
+
+_REENCODED = _ReencodedCache(CACHE_BYTES)
+
+
 def _reencoded(path: str, version: tuple[int, int], canvas: tuple[int, int] | None = None) -> bytes | None:
     """The picture at ``path`` as a PNG of its pixels alone (None: not a picture Pillow can read).
 
     ``version`` (modification time, size) keys the cache: a file replaced is re-encoded again.
     ``canvas``: fit the picture in that size (aspect ratio kept) and pad it with transparent pixels.
     """
+    key = (path, version, canvas)
+    cached, data = _REENCODED.get(key)
+    if not cached:
+        data = _reencode(path, canvas)
+        _REENCODED.put(key, data)
+    return data
+
+
+def _reencode(path: str, canvas: tuple[int, int] | None) -> bytes | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(path) as picture:
+                if picture.width * picture.height > MAX_PICTURE_PIXELS:
+                    return None  # decoding it would take gigabytes a request; refused like a bomb
                 # Orientation is EXIF's: applied to the pixels before EXIF goes. One mode for all, so
                 # neither a palette nor a missing alpha channel tells one model's pictures apart.
                 pixels = ImageOps.exif_transpose(picture).convert("RGBA")

@@ -18,7 +18,7 @@ from hits.batches.columns import LEADING_COLUMNS
 from hits.batches.models import Batch, BatchRow
 from hits.batches.plan import BatchSettings, create_batch
 from hits.batches.publish import publish_batch
-from hits.batches.results import queue_review, read_review, result_rows, write_results
+from hits.batches.results import marked_work, queue_review, read_review, result_rows, write_results
 from hits.campaigns.fileerrors import InputFileErrors
 from hits.campaigns.models import OutboxEntry
 from hits.db import session_scope
@@ -157,8 +157,9 @@ def test_batch_publishes_is_worked_and_reviewed_through_its_results_csv(
     frame.to_csv(edited, index=False)
     for _ in range(2):  # handed in twice: still one decision per assignment
         marks = read_review(edited)
+        handed_in = marked_work(requester_sessions, market, batch_id, marks)
         with session_scope(requester_sessions) as session:
-            entry_ids = queue_review(session, batch_id, edited, marks)
+            entry_ids = queue_review(session, batch_id, edited, marks, handed_in)
         applied = apply_entries(requester_sessions, market, entry_ids)
         assert not applied.failures
     with session_scope(requester_sessions) as session:
@@ -195,8 +196,12 @@ def test_marks_on_both_columns_or_another_batch_name_file_and_line(
         str(both.value) == f"{path}, line 3, field 'Approve': both Approve and Reject are filled in: keep one"
     )
     path.write_text("\n".join([lines[0], lines[1], lines[3]]) + "\n", encoding="utf-8")
+    marks = read_review(path)
+    handed_in = marked_work(requester_sessions, market, batch_id, marks)
     with session_scope(requester_sessions) as session, pytest.raises(InputFileErrors) as foreign:
-        queue_review(session, batch_id, path, read_review(path))
+        queue_review(session, batch_id, path, marks, handed_in)
     assert f"{path}, line 3, field 'HITId'" in str(foreign.value)
+    # A1 is no work handed in for the batch's HIT: no outbox key is spent on it.
+    assert f"{path}, line 2, field 'AssignmentId': assignment A1 is not work handed in" in str(foreign.value)
     with session_scope(requester_sessions) as session:
         assert session.scalar(select(func.count()).where(OutboxEntry.target.in_(["A1", "A3"]))) == 0

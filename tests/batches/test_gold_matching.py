@@ -184,3 +184,26 @@ def test_a_tolerance_for_no_gold_column_and_a_gold_cell_that_is_broken_json_are_
     ]
     assert "starts like JSON but is not JSON" in refused.value.errors[0].message
     assert "its gold fields: count, box" in refused.value.errors[1].message
+
+
+def test_hostile_answers_score_wrong_instead_of_raising() -> None:
+    """A worker writes the answer: numbers too large for a float and nesting deep enough to
+    exhaust the JSON parser once raised OverflowError and RecursionError out of the grading
+    batch. Each is now just a wrong answer; the row's other fields still count."""
+    key = {"annotatedResult.boundingBoxes": json.dumps([CAT]), "count": "2"}
+    huge = '[{"label": "cat", "left": 1' + "0" * 400 + ', "top": 50, "width": 80, "height": 60}]'
+    deep = "[" * 100_000 + "]" * 100_000
+    for text in (huge, deep):
+        flat = {"annotatedResult.boundingBoxes": text, "count": "2"}
+        assert score_fields(flat, key, {}) == 0.5
+        default_format = {
+            "taskAnswers": '[{"annotatedResult": {"boundingBoxes": ' + text + "}}]",
+            "count": "2",
+        }
+        assert score_fields(default_format, key, {}) == 0.5
+    # Already parsed (a posted field kept as a structure): too deep to compare as text either.
+    nested: list[Any] = []
+    for _ in range(5_000):
+        nested = [nested]
+    assert score_fields({"annotatedResult.boundingBoxes": json.dumps([CAT]), "count": nested}, key, {}) == 0.5
+    assert structures_match([{**CAT, "width": 10**400}], [CAT], Tolerance()) is False

@@ -85,3 +85,25 @@ def test_painting_every_segmentation_in_the_flat_format(offline, live_server, mt
     assert colours(traffic) == {car1: 1, car2: 1, person: 1, NONE: total - 3}
     assert [traffic.getpixel((x, 160)) for x in (200, 201, 202)] == [car1, car2, person]
     assert hit.blocked == []
+
+
+#: An earlier worker's answer passed on as the next job's initial-value, its colour made markup.
+HOSTILE_BODY = f"""
+<crowd-form answer-format="flatten-objects">
+  <crowd-semantic-segmentation name="checked" src="{IMAGE}" labels="['Bird', 'Sky']" header="Fix the bird"
+      initial-value='{{"labelMappings": {{"Bird": {{"color":
+      "#ff0080\\"><img src=x onerror=\\"window.hostileRan=1\\">"}}}}}}'>
+  </crowd-semantic-segmentation>
+</crowd-form>
+"""
+
+
+def test_a_colour_from_an_earlier_answer_cannot_add_markup(offline, live_server, mturk) -> None:  # type: ignore[no-untyped-def]
+    hit = open_crowd_hit(offline, live_server, mturk, HOSTILE_BODY, height=900)
+    element = hit.frame.locator("crowd-semantic-segmentation")
+    classes = element.locator(".classes button")
+    expect(classes).to_have_count(2)
+    assert element.evaluate("() => window.hostileRan === undefined")
+    assert element.evaluate("el => el.shadowRoot.querySelectorAll('img[src=x]').length") == 0
+    # The colour is refused, not half-used: Bird keeps the element's own first colour.
+    assert "#1f77b4" in classes.first.evaluate("b => b.getAttribute('style')")

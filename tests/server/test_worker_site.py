@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
+from hits.market.questions import QFA_NS, xml_to_answers
 from tests.helpers import hidden_fields, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient, soup
 
@@ -192,3 +193,27 @@ def test_turk_submit_to_carries_the_right_to_submit_one_assignment_only(live_ser
     for tag in ("cat", "sofa"):  # a repeated field is one Answer a value, as MTurk stores it
         assert f"<QuestionIdentifier>tags</QuestionIdentifier><FreeText>{tag}</FreeText></Answer>" in answer
     assert mturk.list_assignments_for_hit(HITId=bob_hit)["Assignments"] == []
+
+
+def test_an_answer_with_characters_xml_cannot_hold_is_stored_readable(live_server, mturk) -> None:
+    """A vertical tab (pasted from a word processor) or a backspace in an answer made the stored
+    QuestionFormAnswers unreadable XML: every sync, review and export reading it failed. Each
+    such character is stored as U+FFFD; the rest of the answer is kept."""
+    _, hit_id, assignment_id, submit_to = accept_external(mturk, live_server.url, "vt-paster")
+    done = requests.post(
+        submit_to + "/mturk/externalSubmit",
+        data={"assignmentId": assignment_id, "caption": "A cat\x0bon a mat\x08.", "note\x1f": "fine"},
+    )
+    assert done.status_code == 200, done.text
+    (stored,) = mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
+    assert xml_to_answers(stored["Answer"]) == {"caption": "A cat\ufffdon a mat\ufffd.", "note\ufffd": "fine"}
+
+
+def test_an_answer_stored_with_such_characters_before_is_still_read() -> None:
+    raw = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n<QuestionFormAnswers xmlns="'
+        + QFA_NS
+        + '"><Answer><QuestionIdentifier>caption</QuestionIdentifier><FreeText>a\x0bb</FreeText></Answer>'
+        "</QuestionFormAnswers>"
+    )
+    assert xml_to_answers(raw) == {"caption": "a\ufffdb"}

@@ -25,6 +25,7 @@ from hits.quality.outbox import apply_entries
 from hits.workflows.engine import stages_of
 from hits.workflows.models import Chain, ChainRound
 from hits.workflows.publish import run_step
+from hits.workflows.report import chain_views
 from tests.quality.test_signal_flags import _reviewer
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup
 from tests.workflows.helpers import work_until
@@ -115,6 +116,11 @@ def test_a_redo_of_task1_work_rejected_after_the_rounds_began_keeps_out_a_round_
         assert redo is not None and redo.id in step.outbox
         excluded = set(redo.payload["exclude"][0]["workers"])
     assert {careful.result.worker_id, spammer.result.worker_id, rounder.result.worker_id} <= excluded
+    # What waits is said: the picture's Task 1 redo, not "the next step of the pipeline".
+    with session_scope(requester_sessions) as session:
+        stages = stages_of(session, workflow_id)
+        waiting = [v.waiting_on for v in chain_views(session, stages) if v.stage == stages[1].name]
+    assert waiting == [f"round 1: stage {stages[1].source}'s open HIT or redo of this picture"], waiting
     apply_entries(requester_sessions, market, step.outbox)
     assert market.get_hit(task1_hit)["MaxAssignments"] == 3
 

@@ -18,7 +18,8 @@ from hits.db import session_scope
 from hits.workflows.engine import advance, workflow_committed
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.publish import publish_rounds
-from hits.workflows.setup import create_workflow
+from hits.workflows.setup import create_workflow, stage_spec
+from hits.workflows.spec import StageSpec
 from server.cli import main
 from tests.workflows.helpers import write_refine_workflow
 
@@ -56,6 +57,50 @@ def test_a_workflow_file_with_a_mistake_is_refused_naming_it(tmp_path, changes, 
     _edit(path, **changes)
     with pytest.raises((InputFileError, InputFileErrors), match=message):
         load_campaign_file(path)
+
+
+_STAGE = {"name": "again", "template": "refine", "from": "describe"}
+
+
+@pytest.mark.parametrize(
+    ("quality", "field"),
+    [({"repost_rejected": True}, "repost_rejected"), ({"bonus": {"amount": "0.05"}}, "bonus")],
+)
+def test_a_stage_quality_that_redoes_or_pays_bonuses_is_refused_at_launch(  # type: ignore[no-untyped-def]
+    tmp_path, settings, requester_sessions, quality, field
+) -> None:
+    # A stage's own quality is merged into its campaign: a repost there would redo a rejected
+    # round a second time (the engine redoes it too) and spend outside the workflow's budget.
+    path, _ = write_refine_workflow(tmp_path, "stage-repost", pictures=1)
+    _edit(path, workflow__stages=[{**_STAGE, "quality": quality}])
+    with pytest.raises(
+        InputFileErrors, match=rf"stage 'again'.*workflow\.stages\.0\.quality\.{field}"
+    ) as info:
+        load_campaign_file(path)
+    assert [e.path for e in info.value.errors] == [str(path)]
+    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    result = CliRunner().invoke(main, ["workflow", "launch", str(path)], env=env)
+    assert result.exit_code == 1, result.output
+    assert str(path) in result.output and "redoes rejected work itself" in result.output
+    assert f"workflow.stages.0.quality.{field}" in result.output
+    with session_scope(requester_sessions) as session:
+        assert session.scalar(select(Workflow.id).where(Workflow.name == "stage-repost")) is None
+
+
+def test_a_stage_quality_with_a_mistake_is_refused_at_load(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path, _ = write_refine_workflow(tmp_path, "stage-typo", pictures=1)
+    _edit(path, workflow__stages=[{**_STAGE, "quality": {"min_wrods": 3}}])
+    with pytest.raises(InputFileErrors, match=r"stage 'again'.*min_wrods"):
+        load_campaign_file(path)
+
+
+def test_a_stage_added_in_code_with_a_repost_gets_no_campaign(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # The merged policy is checked again where the stage's campaign spec is made.
+    path, _ = write_refine_workflow(tmp_path, "stage-in-code", pictures=1)
+    spec = load_campaign_file(path).spec
+    stage = StageSpec.model_validate({**_STAGE, "quality": {"repost_rejected": "yes"}})
+    with pytest.raises(ValueError, match="stage 'again'.*remove quality.repost_rejected"):
+        stage_spec(spec, stage)
 
 
 def test_launch_points_a_workflow_file_to_workflow_launch(tmp_path, settings) -> None:  # type: ignore[no-untyped-def]

@@ -152,6 +152,8 @@
       Object.keys(mappings).forEach((label) => {
         var index = this._labels.indexOf(label);
         if (index === -1 || !mappings[label] || !mappings[label].color) return;
+        // Only a colour of the answer format (#rrggbb): the value comes from an earlier worker's answer.
+        if (!/^#[0-9a-f]{6}$/i.test(String(mappings[label].color))) return;
         this._classes[index].color = String(mappings[label].color).toLowerCase();  // keep the earlier job's colours
         byColour[rgbOf(mappings[label].color).join(",")] = index + 1;
       });
@@ -191,7 +193,7 @@
       var bar = root.querySelector(".classes");
       bar.innerHTML = this._classes.map((c, i) => {
         var name = this.constructor.instances ? c.label + " #" + this._instanceNumber(i) : c.label;
-        return "<button type=\"button\" role=\"radio\" data-index=\"" + i + "\" style=\"--c:" + c.color + "\" aria-checked=\"" +
+        return "<button type=\"button\" role=\"radio\" data-index=\"" + i + "\" style=\"--c:" + crowd.escape(c.color) + "\" aria-checked=\"" +
           (i === this._current) + "\">" + (!this.constructor.instances && i < 9 ? "<kbd>" + (i + 1) + "</kbd> " : "") +
           crowd.escape(name) + "</button>";
       }).join("");
