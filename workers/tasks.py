@@ -108,15 +108,25 @@ def register(app: Celery) -> None:
         """
         rt = runtime(self)
         known = {str(t[2]): t[3] for t in targets if len(t) > 3 and t[3]}
-        fetched = pipeline.fetch_hits(
-            rt.market, [(int(t[0]), int(t[1]), str(t[2])) for t in targets], known=known
-        )
+        with session_scope(rt.sessions) as session:
+            own, foreign = pipeline.own_targets(
+                session, rt.market.access_key_id, [(int(t[0]), int(t[1]), str(t[2])) for t in targets]
+            )
+        for campaign_id, _, mturk_hit_id in foreign:
+            log.warning(
+                "HIT %s of campaign %s skipped: published with another access key (or not in this "
+                "database); a worker holding its credentials syncs it",
+                mturk_hit_id,
+                campaign_id,
+            )
+        fetched = pipeline.fetch_hits(rt.market, own, known=known)
         with session_scope(rt.sessions) as session:
             outbox = pipeline.review_hits(session, fetched)
             if outbox:
                 call_after_commit(session, partial(apply_decisions.delay, outbox))
         return {
             "hits": len(fetched),
+            "skipped": len(targets) - len(fetched),
             "submissions": sum(len(f.assignments) for f in fetched),
             "decisions": len(outbox),
         }

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from hits.campaigns.models import BATCH_STATUS, Campaign, OutboxEntry, PublishedHIT, Submission
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.market.questions import xml_to_answers
-from hits.mturk import Marketplace
+from hits.mturk import Marketplace, NotFound
 from hits.quality import followups
 from hits.quality.outbox import MOVED_TO, count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
@@ -341,6 +341,24 @@ def hit_snapshot(hit: dict[str, Any]) -> dict[str, Any]:
     return {name: hit[name] for name in HIT_FIELDS}
 
 
+def own_targets(
+    session: Session, access_key_id: str, targets: list[tuple[int, int, str]]
+) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]]:
+    """``targets`` split into those of campaigns published with ``access_key_id`` and the rest.
+
+    A broker may be shared by workers holding other credentials (or hold a
+    message from before a restore): only a campaign's own credentials can
+    read its HITs, so the rest are left for a worker that holds them.
+    """
+    keys = dict(
+        session.execute(
+            select(Campaign.id, Campaign.access_key_id).where(Campaign.id.in_({t[0] for t in targets}))
+        ).all()
+    )
+    own = [t for t in targets if keys.get(t[0]) == access_key_id]
+    return own, [t for t in targets if keys.get(t[0]) != access_key_id]
+
+
 def fetch_hits(
     market: Marketplace,
     targets: list[tuple[int, int, str]],
@@ -353,19 +371,28 @@ def fetch_hits(
     no submission can arrive after the listing, so closing it is safe. A HIT
     in ``known`` (from a ListReviewableHITs made before now, which is just as
     safe) is not read again. The calls wait on the network, not the CPU: a
-    few threads overlap them.
+    few threads overlap them. A HIT the marketplace does not have (deleted by
+    the requester's own script) is left out with a warning, so the others in
+    the batch are still synced; its queued mark goes stale and it is tried
+    again later.
     """
     known = known or {}
 
-    def one(target: tuple[int, int, str]) -> FetchedHIT:
+    def one(target: tuple[int, int, str]) -> FetchedHIT | None:
         campaign_id, published_id, mturk_hit_id = target
-        hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id))
-        return FetchedHIT(campaign_id, published_id, hit, fetch_assignments(market, mturk_hit_id))
+        try:
+            hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id))
+            return FetchedHIT(campaign_id, published_id, hit, fetch_assignments(market, mturk_hit_id))
+        except NotFound as exc:
+            log.warning("HIT %s of campaign %s not synced: %s", mturk_hit_id, campaign_id, exc.message)
+            return None
 
     if len(targets) <= 1:
-        return [one(t) for t in targets]
-    with ThreadPoolExecutor(max_workers=min(threads, len(targets))) as pool:
-        return list(pool.map(one, targets))
+        found = [one(t) for t in targets]
+    else:
+        with ThreadPoolExecutor(max_workers=min(threads, len(targets))) as pool:
+            found = list(pool.map(one, targets))
+    return [f for f in found if f is not None]
 
 
 def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from hits.market.questions import xml_to_answers
 from server.cdn.cdn_map import load_cdn_map
 from tests.browser.test_crowd_form import accept, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.server.worker_helpers import create_hit, html_question, mturk_form_page
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, used by name below
@@ -33,34 +33,25 @@ GOOGLE = """
 
 def jquery_ui_page(head: str) -> str:
     """An MTurk-style page: a slider and a datepicker, each writing a hidden input of mturk_form."""
-    return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8">
-<script src="https://s3.amazonaws.com/mturk-public/externalHIT_v1.js"></script>
-{head}
-</head><body>
-<form name="mturk_form" method="post" id="mturk_form" action="https://www.mturk.com/mturk/externalSubmit">
-<input type="hidden" value="" name="assignmentId" id="assignmentId">
-<p>How sure are you? <span id="shown">5</span></p>
+    return mturk_form_page(
+        """<p>How sure are you? <span id="shown">5</span></p>
 <div id="confidence"></div>
 <input type="hidden" name="confidence" id="confidence-value" value="5">
 <p><label for="day">When was the photo taken?</label> <input id="day" readonly></p>
 <input type="hidden" name="day" id="day-value">
 <input type="hidden" name="versions" id="versions">
-<input type="submit" id="submitButton" value="Submit">
-</form>
-<script>
-  turkSetAssignmentID();
-  $(function () {{
-    $("#confidence").slider({{min: 1, max: 10, value: 5, slide: function (event, ui) {{
+<input type="submit" id="submitButton" value="Submit">""",
+        head,
+        """  $(function () {
+    $("#confidence").slider({min: 1, max: 10, value: 5, slide: function (event, ui) {
       $("#shown").text(ui.value);
       $("#confidence-value").val(ui.value);
-    }}}});
-    $("#day").datepicker({{dateFormat: "yy-mm-dd", defaultDate: "2024-03-14", altField: "#day-value",
-                           altFormat: "dd/mm/yy"}});
+    }});
+    $("#day").datepicker({dateFormat: "yy-mm-dd", defaultDate: "2024-03-14", altField: "#day-value",
+                           altFormat: "dd/mm/yy"});
     $("#versions").val("jQuery " + $.fn.jquery + ", jQuery UI " + $.ui.version);
-  }});
-</script>
-</body></html>"""
+  });""",
+    )
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from hits.market.questions import xml_to_answers
 from server.cdn.cdn_map import load_cdn_map
 from tests.browser.test_crowd_form import accept, offline, stored_answer
-from tests.server.worker_helpers import create_hit, html_question
+from tests.server.worker_helpers import create_hit, html_question, mturk_form_page
 
 pytestmark = pytest.mark.browser
 __all__ = ["offline"]  # the fixture, used by name below
@@ -55,14 +55,8 @@ MODERN = ("data-bs-toggle", "show", "fa-solid fa-star", ["Font Awesome 6 Free: l
 
 def mturk_page(head: str, toggle: str, icon: str) -> str:
     """An MTurk-style HTMLQuestion page: its form, a collapse opened by a button, jQuery filling a field."""
-    return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8">
-<script src="https://s3.amazonaws.com/mturk-public/externalHIT_v1.js"></script>
-{head}
-</head><body>
-<form name="mturk_form" method="post" id="mturk_form" action="https://www.mturk.com/mturk/externalSubmit">
-<input type="hidden" value="" name="assignmentId" id="assignmentId">
-<div class="container">
+    return mturk_form_page(
+        f"""<div class="container">
   <button type="button" id="reveal" class="btn btn-primary" {toggle}="collapse" data-target="#question"
           data-bs-target="#question"><i id="icon" class="{icon}"></i> Show the question</button>
   <div id="question" class="collapse">
@@ -71,13 +65,10 @@ def mturk_page(head: str, toggle: str, icon: str) -> str:
   </div>
   <input type="hidden" name="jquery" id="jquery">
   <input type="submit" id="submitButton" class="btn btn-success" value="Submit">
-</div>
-</form>
-<script>
-  turkSetAssignmentID();
-  $(function () {{ $("#jquery").val("jQuery " + $.fn.jquery); }});
-</script>
-</body></html>"""
+</div>""",
+        head,
+        """  $(function () { $("#jquery").val("jQuery " + $.fn.jquery); });""",
+    )
 
 
 @pytest.mark.parametrize(

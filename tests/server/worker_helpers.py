@@ -61,19 +61,32 @@ def html_question(body: str, height: int = 500) -> str:
     )
 
 
-MTURK_HTML = """<!DOCTYPE html>
+def mturk_form_page(body: str, head: str = "", script: str = "") -> str:
+    """An HTMLQuestion page as MTurk requesters write them: ``externalHIT_v1.js``,
+    ``mturk_form`` with its hidden ``assignmentId``, then ``body``; ``head`` goes in
+    the head, and ``script`` runs after ``turkSetAssignmentID()``."""
+    return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8">
 <script src="https://s3.amazonaws.com/mturk-public/externalHIT_v1.js" type="text/javascript"></script>
+{head}
 </head><body>
 <form name="mturk_form" method="post" id="mturk_form" action="https://www.mturk.com/mturk/externalSubmit">
 <input type="hidden" value="" name="assignmentId" id="assignmentId">
-<p><label for="caption">Describe the picture</label> <input id="caption" name="caption"></p>
+{body}
+</form>
+<script>
+  turkSetAssignmentID();
+{script}
+</script>
+</body></html>"""
+
+
+MTURK_HTML = mturk_form_page(
+    """<p><label for="caption">Describe the picture</label> <input id="caption" name="caption"></p>
 <p><label><input type="checkbox" name="tags" value="cat"> cat</label>
 <label><input type="checkbox" name="tags" value="dog"> dog</label></p>
-<p><input type="submit" id="submitButton" value="Submit"></p>
-</form>
-<script>turkSetAssignmentID();</script>
-</body></html>"""
+<p><input type="submit" id="submitButton" value="Submit"></p>"""
+)
 
 
 def selection(
