@@ -6,6 +6,7 @@ same way.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -103,16 +104,21 @@ def spawn_worker(
 
 
 def stop_process(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
-    """Ask a worker to stop (warm shutdown), then insist."""
-    if process.poll() is not None:
-        return
+    """Ask a worker to stop (warm shutdown), then insist; no process of its group outlives it.
+
+    A child left behind (an embedded beat slow to follow its parent) would keep
+    the scheduler lock and consume the broker's messages after the worker is
+    gone: it goes with the group.
+    """
     import signal
 
-    # SIGTERM to the main process only: Celery's warm shutdown stops its pool itself.
-    process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
     if process.poll() is None:
+        # SIGTERM to the main process only: Celery's warm shutdown stops its pool itself.
+        process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    # Its own session (start_new_session), so only its group; none left: nothing to do.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait(5)
+    process.wait(5)
