@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hits.db import make_engine, make_session_factory, session_scope
+from hits.quality.outbox import apply_entries
 from hits.settings import load_settings
 
 console = Console()
@@ -108,8 +109,6 @@ def step(name: str) -> None:
         raise click.ClickException(str(exc)) from exc
     report = run_step(sessions, market, workflow_id, settings.public_url + "/tasks/hit")
     if report.outbox:
-        from hits.quality.pipeline import apply_entries
-
         apply_entries(sessions, market, report.outbox)  # decisions on rounds' work, as a worker would
     console.print(
         f"seeded {report.seeded}, made {report.created} round(s), published {report.published} HIT(s)"

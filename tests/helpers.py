@@ -242,7 +242,7 @@ def sync_marketplace_answers(  # type: ignore[no-untyped-def]
     """
     from hits.db import session_scope
     from hits.market.questions import xml_to_answers
-    from hits.quality import pipeline
+    from hits.quality import pipeline, sync_queue
 
     held = {
         a["AssignmentId"]: xml_to_answers(a["Answer"])
@@ -250,7 +250,7 @@ def sync_marketplace_answers(  # type: ignore[no-untyped-def]
         for a in mturk.list_assignments_for_hit(HITId=hit_id)["Assignments"]
     }
     with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(requester_sessions) as session:
         pipeline.review_hits(session, fetched)

@@ -17,7 +17,7 @@ from sqlalchemy.exc import OperationalError
 from hits.campaigns.models import Campaign
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.mturk import MarketplaceError
-from hits.quality import aggregation, followups, pipeline
+from hits.quality import aggregation, followups, outbox, pipeline, sync_queue
 from hits.workflows.publish import run_step, running_workflows
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def register(app: Celery) -> None:
     def sync_submissions(self: Task) -> dict[str, int]:
         """Find HITs with new work and sync each in its own task; finish campaigns; mind deadlines."""
         rt = runtime(self)
-        counts = {"hits": pipeline.queue_syncs(rt.sessions, rt.market, sync_hits.delay, SYNC_BATCH)}
+        counts = {"hits": sync_queue.queue_syncs(rt.sessions, rt.market, sync_hits.delay, SYNC_BATCH)}
         with session_scope(rt.sessions) as session:
             finished = pipeline.finish_campaigns(session, rt.market.access_key_id)
             for campaign_id in finished:
@@ -109,7 +109,7 @@ def register(app: Celery) -> None:
         rt = runtime(self)
         known = {str(t[2]): t[3] for t in targets if len(t) > 3 and t[3]}
         with session_scope(rt.sessions) as session:
-            own, foreign = pipeline.own_targets(
+            own, foreign = sync_queue.own_targets(
                 session, rt.market.access_key_id, [(int(t[0]), int(t[1]), str(t[2])) for t in targets]
             )
         for campaign_id, _, mturk_hit_id in foreign:
@@ -146,7 +146,7 @@ def register(app: Celery) -> None:
         """Apply one outbox decision through the API; back off on throttling and faults."""
         rt = runtime(self)
         try:
-            return pipeline.apply_entry(rt.sessions, rt.market, entry_id)
+            return outbox.apply_entry(rt.sessions, rt.market, entry_id)
         except MarketplaceError as exc:
             if exc.retryable:
                 raise self.retry(exc=exc, countdown=_backoff(self)) from exc
@@ -168,7 +168,7 @@ def register(app: Celery) -> None:
         resend sweep tries it again later).
         """
         rt = runtime(self)
-        report = pipeline.apply_entries(rt.sessions, rt.market, entry_ids)
+        report = outbox.apply_entries(rt.sessions, rt.market, entry_ids)
         again = report.retryable()
         if again:
             raise self.retry(args=[again], exc=report.failures[again[0]], countdown=_backoff(self))
@@ -181,7 +181,7 @@ def register(app: Celery) -> None:
         """Re-send decisions still pending a while after they were last sent (a lost message, a crash)."""
         rt = runtime(self)
         with session_scope(rt.sessions) as session:
-            stale = pipeline.claim_stale_entries(session, rt.market.access_key_id, utcnow() - _STALE)
+            stale = outbox.claim_stale_entries(session, rt.market.access_key_id, utcnow() - _STALE)
             if stale:
                 call_after_commit(session, partial(apply_decisions.delay, stale))
         return len(stale)

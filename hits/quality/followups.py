@@ -2,7 +2,7 @@
 
 Each follow-up is an outbox entry created in the same transaction as the
 decision that caused it, and applied through the API exactly once by
-:func:`hits.quality.pipeline.apply_entry`. Money-moving follow-ups (bonuses,
+:func:`hits.quality.outbox.apply_entry`. Money-moving follow-ups (bonuses,
 re-posts) pass the budget guard first: a campaign's committed cost never
 exceeds its budget. Tokens sent to the marketplace derive from outbox rows.
 """

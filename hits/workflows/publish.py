@@ -30,7 +30,7 @@ from hits.campaigns.service import create_external_hit
 from hits.campaigns.spec import CampaignSpec
 from hits.db import session_scope
 from hits.mturk import Marketplace, MarketplaceError
-from hits.quality import pipeline
+from hits.quality import pipeline, sync_queue
 from hits.seeders import Seeder, SeederError, make_seeder, seed_text
 from hits.workflows.engine import advance
 from hits.workflows.exposures import excluded_workers
@@ -127,7 +127,7 @@ def sync_reviewable_rounds(
         return []
     with session_scope(sessions) as session:
         # Marked as queued, so the pipeline's own sync of the same HITs waits its turn.
-        targets = pipeline.hits_to_sync(session, market.access_key_id, set(snapshots), unsynced_too=False)
+        targets = sync_queue.hits_to_sync(session, market.access_key_id, set(snapshots), unsynced_too=False)
     if not targets:
         return []
     fetched = pipeline.fetch_hits(market, targets, known=snapshots)

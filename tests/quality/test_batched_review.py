@@ -12,7 +12,7 @@ from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.requester_options import set_options
 from hits.mturk import Marketplace, ServiceUnavailable
-from hits.quality import pipeline
+from hits.quality import outbox, pipeline, sync_queue
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
@@ -55,7 +55,7 @@ def test_a_batch_of_hits_is_graded_and_decided_in_one_transaction(
     )
     good, bad = _submit(live_server, truth, "batch-1", hits=3)
     with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     assert len(targets) == 3
     # What ListReviewableHITs said of a HIT stands in for GetHIT; the others are read.
     listed = {h["HITId"]: pipeline.hit_snapshot(h) for h in mturk.list_hits()["HITs"]}
@@ -102,7 +102,7 @@ def test_decisions_are_applied_several_at_a_time_and_throttled_ones_on_the_retry
     )
     workers = _submit(live_server, truth, "batch-2", hits=3)
     with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(requester_sessions) as session:
         entries = pipeline.review_hits(session, fetched)
@@ -111,7 +111,7 @@ def test_decisions_are_applied_several_at_a_time_and_throttled_ones_on_the_retry
     # A marketplace that lets about one call a second through: most of a burst is throttled.
     with session_scope(market_sessions) as session:
         set_options(session, requester.requester_id, throttle_rate=1.0)
-    first = pipeline.apply_entries(requester_sessions, market, entries, threads=4)
+    first = outbox.apply_entries(requester_sessions, market, entries, threads=4)
     again = first.retryable()
     assert again and len(first.outcomes) + len(again) == decisions
     assert set(first.failures) == set(again)
@@ -121,10 +121,10 @@ def test_decisions_are_applied_several_at_a_time_and_throttled_ones_on_the_retry
         assert all("Rate exceeded" in (rows[i].last_error or "") for i in again)
     with session_scope(market_sessions) as session:
         set_options(session, requester.requester_id)
-    second = pipeline.apply_entries(requester_sessions, market, again)
+    second = outbox.apply_entries(requester_sessions, market, again)
     assert not second.failures and set(second.outcomes) == set(again)
     # Everything is applied once: a redelivered message skips it all.
-    replay = pipeline.apply_entries(requester_sessions, market, entries)
+    replay = outbox.apply_entries(requester_sessions, market, entries)
     assert set(replay.outcomes.values()) == {"skipped"}
     with session_scope(requester_sessions) as session:
         submissions = _own_submissions(session, campaign_id)

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from hits.campaigns.models import OutboxEntry, PublishedHIT
 from hits.db import session_scope
-from hits.quality import pipeline
+from hits.quality import pipeline, sync_queue
 from tests.helpers import launch_demo_campaign
 
 
@@ -17,7 +17,7 @@ def test_an_expired_hit_with_no_work_closes(tmp_path, live_server, market, mturk
         tmp_path, market, requester_sessions, live_server.url, hits=1, name="expired-unworked"
     )
     with session_scope(requester_sessions) as session:
-        targets = [t for t in pipeline.open_hits(session, market.access_key_id) if t[0] == campaign_id]
+        targets = [t for t in sync_queue.open_hits(session, market.access_key_id) if t[0] == campaign_id]
     assert len(targets) == 1
     mturk.update_expiration_for_hit(HITId=targets[0][2], ExpireAt=datetime(2015, 1, 1, tzinfo=UTC))
     fetched = pipeline.fetch_hits(market, targets)

@@ -11,7 +11,7 @@ from hits.campaigns.models import Campaign, OutboxEntry, Submission, WorkerStats
 from hits.crowd import Profile
 from hits.db import session_scope, utcnow
 from hits.market.models import WorkerMessage
-from hits.quality import followups, pipeline
+from hits.quality import followups, outbox, pipeline, sync_queue
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
@@ -20,12 +20,12 @@ CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
 def review(sessions, market) -> list[int]:  # type: ignore[no-untyped-def]
     """One pass of what the sync task does (one batch of every open HIT), then apply every queued entry."""
     with session_scope(sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(sessions) as session:
         entries = pipeline.review_hits(session, fetched)
     for entry_id in entries:
-        pipeline.apply_entry(sessions, market, entry_id)
+        outbox.apply_entry(sessions, market, entry_id)
     return entries
 
 
@@ -113,7 +113,7 @@ def test_soft_block_hides_the_campaign_and_bonuses_are_paid_once(
     assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(good.result.worker_id, "0.05")]
     # Applying again (a redelivered task) pays nothing more.
     for entry_id in entries:
-        assert pipeline.apply_entry(requester_sessions, market, entry_id) == "skipped"
+        assert outbox.apply_entry(requester_sessions, market, entry_id) == "skipped"
     assert len(mturk.list_bonus_payments(AssignmentId=bonuses[0][3]["assignment_id"])["BonusPayments"]) == 1
 
 
@@ -139,7 +139,7 @@ def test_undecided_work_is_approved_before_the_auto_approval_deadline(
         assert "auto-approval deadline" in (submission.evidence or {})["reason"]
         stats = session.scalar(select(WorkerStats).where(WorkerStats.worker_id == bot.result.worker_id))
         assert stats is not None and not stats.flagged
-    assert pipeline.apply_entry(requester_sessions, market, due[0]) == "approve"
+    assert outbox.apply_entry(requester_sessions, market, due[0]) == "approve"
     assert mturk.get_assignment(AssignmentId=submission.assignment_id)["Assignment"]["AssignmentStatus"] == (
         "Approved"
     )

@@ -10,7 +10,7 @@ from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.crowd import Profile
 from hits.db import session_scope
-from hits.quality import pipeline
+from hits.quality import outbox, pipeline, sync_queue
 from hits.quality.aggregation import answers_frame
 from tests.helpers import campaign_bot, launch_demo_campaign
 
@@ -55,13 +55,13 @@ def test_work_decided_on_the_marketplace_is_recorded_and_the_campaign_reaches_re
         )
 
     with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     assert len(targets) == 2
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(requester_sessions) as session:
         entries = pipeline.review_hits(session, fetched)
     for entry_id in entries:
-        pipeline.apply_entry(requester_sessions, market, entry_id)
+        outbox.apply_entry(requester_sessions, market, entry_id)
 
     with session_scope(requester_sessions) as session:
         decided = {

@@ -17,7 +17,7 @@ from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.models import BonusPayment, LedgerEntry
 from hits.market.request_tokens import UNIQUE_TOKEN_WINDOW
-from hits.quality import pipeline
+from hits.quality import outbox, pipeline, sync_queue
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
@@ -26,7 +26,7 @@ CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
 def _sync(sessions, market) -> list[int]:  # type: ignore[no-untyped-def]
     """One sync batch over every open HIT (what the sync task does); the queued entry ids."""
     with session_scope(sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(sessions) as session:
         return pipeline.review_hits(session, fetched)
@@ -69,7 +69,7 @@ def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
         tmp_path, live_server, market, requester_sessions, "replay-1"
     )
     for entry_id in sorted(i for i in ids if i != bonus_id):
-        pipeline.apply_entry(requester_sessions, market, entry_id)
+        outbox.apply_entry(requester_sessions, market, entry_id)
     before = market.balance()
     # The killed attempt: the bonus went through, the outbox never heard of it.
     market.send_bonus(
@@ -79,7 +79,7 @@ def test_a_bonus_paid_but_not_recorded_is_done_and_paid_once(
         payload["reason"],
         unique_request_token=f"hitforge-bonus-{bonus_id}",
     )
-    assert pipeline.apply_entry(requester_sessions, market, bonus_id) == "bonus (already applied)"
+    assert outbox.apply_entry(requester_sessions, market, bonus_id) == "bonus (already applied)"
     with session_scope(requester_sessions) as session:
         entry = session.get(OutboxEntry, bonus_id)
         assert entry is not None and entry.status == "done" and entry.last_error is None
@@ -119,7 +119,7 @@ def test_a_bonus_retried_after_the_marketplace_forgot_its_token_is_not_paid_agai
         assert payment is not None
         payment.granted_at -= UNIQUE_TOKEN_WINDOW + timedelta(hours=1)
     before = market.balance()
-    outcome = pipeline.apply_entry(requester_sessions, market, bonus_id)
+    outcome = outbox.apply_entry(requester_sessions, market, bonus_id)
     assert outcome == "bonus (already paid: listed by ListBonusPayments)"
     paid = mturk.list_bonus_payments(AssignmentId=payload["assignment_id"])["BonusPayments"]
     assert [(p["WorkerId"], p["BonusAmount"]) for p in paid] == [(worker_id, "0.05")]
@@ -145,7 +145,7 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
     reposts = sorted(i for i, (action, _, _) in entries.items() if action == "repost")
     assert len(reposts) == 2
     for entry_id in sorted(i for i in ids if i not in reposts):
-        pipeline.apply_entry(requester_sessions, market, entry_id)
+        outbox.apply_entry(requester_sessions, market, entry_id)
     with session_scope(requester_sessions) as session:
         assert pipeline.finish_campaigns(session, market.access_key_id) == [campaign_id]
     repost_id = reposts[0]
@@ -153,7 +153,7 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
     assert mturk.get_hit(HITId=hit_id)["HIT"]["HITStatus"] == "Reviewing"
     # The killed attempt: the assignment was added, the outbox never heard of it.
     market.add_assignments(hit_id, 1, unique_request_token=f"hitforge-repost-{repost_id}")
-    assert pipeline.apply_entry(requester_sessions, market, repost_id) == "repost (already applied)"
+    assert outbox.apply_entry(requester_sessions, market, repost_id) == "repost (already applied)"
     hit = mturk.get_hit(HITId=hit_id)["HIT"]
     assert hit["MaxAssignments"] == 3 and hit["HITStatus"] == "Assignable"  # added once
     with session_scope(requester_sessions) as session:
@@ -165,7 +165,7 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None and campaign.status == "running"
         assert (published.campaign_id, published.mturk_hit_id) in {
-            (c, h) for c, _, h in pipeline.open_hits(session, market.access_key_id)
+            (c, h) for c, _, h in sync_queue.open_hits(session, market.access_key_id)
         }
 
 
@@ -189,9 +189,9 @@ def test_a_rejection_the_marketplace_overtook_with_an_approval_takes_the_marketp
     # Before hitforge's rejection is applied, the marketplace approves (its auto-approval, or a
     # person outside hitforge): it is the authority, so the entry must not fail forever.
     market.approve(target)
-    outcome = pipeline.apply_entry(requester_sessions, market, rejections[0])
+    outcome = outbox.apply_entry(requester_sessions, market, rejections[0])
     assert outcome == "reject (superseded: Approved on the marketplace)"
-    assert pipeline.apply_entry(requester_sessions, market, rejections[1]) == "reject"
+    assert outbox.apply_entry(requester_sessions, market, rejections[1]) == "reject"
     with session_scope(requester_sessions) as session:
         entry = session.get(OutboxEntry, rejections[0])
         submission = session.scalar(select(Submission).where(Submission.assignment_id == target))
@@ -207,7 +207,7 @@ def test_a_rejection_the_marketplace_overtook_with_an_approval_takes_the_marketp
     assert len(reposts) == 2 and target in reposts
     hits = {assignment: queued[i][2]["hit_id"] for assignment, i in reposts.items()}
     sizes = {a: market.get_hit(hit)["MaxAssignments"] for a, hit in hits.items()}
-    outcomes = {a: pipeline.apply_entry(requester_sessions, market, i) for a, i in reposts.items()}
+    outcomes = {a: outbox.apply_entry(requester_sessions, market, i) for a, i in reposts.items()}
     assert outcomes[target] == "repost (not needed: approved on the marketplace)"
     for assignment, hit in hits.items():
         grown = market.get_hit(hit)["MaxAssignments"] - sizes[assignment]

@@ -19,7 +19,7 @@ from hits.campaigns.models import OutboxEntry, PublishedHIT
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.validation import MAX_REQUIREMENTS
-from hits.quality import pipeline
+from hits.quality import sync_queue
 from hits.quality.outbox import (
     MOVED_TO,
     TooManyRequirements,
@@ -100,7 +100,7 @@ def test_a_redo_keeping_out_more_pictures_than_requirements_fit_is_posted_and_sy
     third = campaign_bot(live_server.url, "many-c", Profile("perfect", 1.0), truth, NAME)
     assert third.run(max_hits=1).submitted == 1
     sent: list[list[Any]] = []
-    pipeline.queue_syncs(requester_sessions, market, sent.extend, batch_size=25)
+    sync_queue.queue_syncs(requester_sessions, market, sent.extend, batch_size=25)
     # What ListReviewableHITs said of the HIT travels with its sync (not GetHIT after page-stored work).
     assert [(t[2], t[3] is not None) for t in sent] == [(hit_id, True)]
 

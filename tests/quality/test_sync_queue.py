@@ -11,7 +11,7 @@ from hits.campaigns.models import PublishedHIT
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.mturk import Marketplace
-from hits.quality import pipeline
+from hits.quality import sync_queue
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 
@@ -46,7 +46,7 @@ def test_each_page_is_queued_before_the_next_is_read(
         events.append(("sent", [t[2] for t in batch], [t[3] is not None for t in batch]))
 
     recorder: Any = PageRecorder(market, events)
-    queued = pipeline.queue_syncs(requester_sessions, recorder, send, batch_size=25, page_size=1)
+    queued = sync_queue.queue_syncs(requester_sessions, recorder, send, batch_size=25, page_size=1)
     assert queued == 3
     reads = [e for e in events if e[0] == "read"]
     assert len(reads) == 2 and all(len(e[1]) == 1 for e in reads)
@@ -62,5 +62,5 @@ def test_each_page_is_queued_before_the_next_is_read(
     assert events[4:] == [("sent", sorted(rest), [False])]
     # Queued HITs stay queued until their sync runs (or goes stale): nothing is sent twice.
     events.clear()
-    assert pipeline.queue_syncs(requester_sessions, recorder, send, batch_size=25, page_size=1) == 0
+    assert sync_queue.queue_syncs(requester_sessions, recorder, send, batch_size=25, page_size=1) == 0
     assert [e for e in events if e[0] == "sent"] == []

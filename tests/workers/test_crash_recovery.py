@@ -13,7 +13,7 @@ from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.models import LedgerEntry
-from hits.quality import pipeline
+from hits.quality import pipeline, sync_queue
 from server.runner import spawn_worker, stop_process
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.workers.test_review_pipeline import wait_for, worker_env
@@ -144,7 +144,7 @@ def test_follow_ups_made_by_a_killed_attempt_are_recognised_on_redelivery(
     assert good.run(max_hits=2).submitted == 2
     assert bad.run(max_hits=2).submitted == 2
     with session_scope(requester_sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(requester_sessions) as session:
         ids = pipeline.review_hits(session, fetched)

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from hits.campaigns.models import PublishedHIT
 from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.quality import pipeline
+from hits.quality import pipeline, sync_queue
 from hits.workflows.models import Chain, ChainRound, WorkflowStage
 from hits.workflows.publish import run_step
 from hits.workflows.setup import create_workflow
@@ -90,7 +90,7 @@ def _work(worker: WorkerClient, hit_id: str, text_for: callable) -> list[request
 
 def _sync(sessions, market) -> None:  # type: ignore[no-untyped-def]
     with session_scope(sessions) as session:
-        targets = pipeline.open_hits(session, market.access_key_id)
+        targets = sync_queue.open_hits(session, market.access_key_id)
     fetched = pipeline.fetch_hits(market, targets)
     with session_scope(sessions) as session:
         pipeline.review_hits(session, fetched)
