@@ -33,8 +33,12 @@ from hits.workflows.report import find_workflow, round_records, round_summary, w
 from hits.workflows.setup import create_workflow
 from server.demo_context import DemoContext
 
-#: The crowd: enough careful people for every picture's rounds, and a few who are not.
-CROWD = [("spammer", 2), ("diligent", 6), ("careless", 2)]
+#: The crowd: enough careful people for every picture's rounds, and a few who are not. Nobody
+#: works a picture twice, so a picture needs its Task 1 workers (3, plus a redo for each rejected
+#: assignment: up to 4 by the spammers and careless bots, and now and then a diligent one's),
+#: then up to 4 rounds, plus a redo for each rejected round: about 12 bots at worst. With 10
+#: bots a picture's round now and then found nobody left to work it (1 CI run in about 10).
+CROWD = [("spammer", 2), ("diligent", 12), ("careless", 2)]
 MAX_PICTURES = 8
 #: The name ``hitforge demo --template`` knows this demo by.
 NAME = "iiw"
@@ -69,7 +73,7 @@ def _work(bot: Bot, finished: threading.Event, deadline: float) -> None:
             # A bot that meets an error keeps working, as a person would; the summary lists errors.
             bot.result.errors.append(str(exc))
         if bot.result.submitted == before:
-            time.sleep(0.4)
+            time.sleep(0.6)  # 16 bots polling for the next round: a pause, not a busy loop
 
 
 def run(demo: DemoContext) -> int:
@@ -170,6 +174,9 @@ def _summary(console: Console, sessions: Any, name: str, bots: list[Bot], spent:
     console.print(stages)
     reasons = Counter((c.stop_reason or c.status).split(":")[0] for c in view.chains)
     console.print("pictures: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+    for chain in view.chains:
+        if chain.status not in ("done", "stopped"):
+            console.print(f"  {chain.stage}/{chain.key} waits on {chain.waiting_on}", highlight=False)
     summary = round_summary([r for r in records if r["status"] == "approved"])
     table = Table(title="Task 2 over rounds (means)")
     for col in ("round", "pictures", "seconds", "words", "Jaccard", "edit distance"):

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from hits.campaigns.models import Campaign, HITSlot, Item, OutboxEntry, PublishedHIT, Submission
 from hits.quality.pipeline import VOID
 from hits.workflows.engine import stages_of, workflow_committed
+from hits.workflows.exposures import excluded_workers
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.upstream import unfinished_keys
 
@@ -213,7 +214,14 @@ def chain_views(session: Session, stages: list[WorkflowStage]) -> list[ChainView
                 len(approved),
                 len(mine),
                 _waiting_on(
-                    chain, stage, mine[-1] if mine else None, published, chain.key in upstream_busy[stage.id]
+                    chain,
+                    stage,
+                    mine[-1] if mine else None,
+                    published,
+                    chain.key in upstream_busy[stage.id],
+                    # For an open round: how many the exclusion keeps out. A pool no larger
+                    # than this never works the round (MTurk cannot say how many workers there are).
+                    len(excluded_workers(session, chain)) if mine and mine[-1].status == "open" else None,
                 ),
                 chain.stop_reason,
                 (approved[-1].metrics or {}).get("jaccard") if approved else None,
@@ -228,6 +236,7 @@ def _waiting_on(
     latest: ChainRound | None,
     published: dict[int, str | None],
     upstream_busy: bool = False,
+    kept_out: int | None = None,
 ) -> str:
     if chain.status in ("done", "stopped"):
         return "-"
@@ -246,6 +255,8 @@ def _waiting_on(
         return f"{where}: stage {stage.source}'s open HIT or redo of this picture"
     if latest.status in ("approved", "rejected"):
         return f"{where}: the next step of the pipeline"
+    if kept_out:
+        return f"{where}: a worker new to the picture ({kept_out} kept out, having seen it)"
     return f"{where}: a worker"
 
 

@@ -119,6 +119,13 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
     assert writer_view.status_code == 403
     newcomer = WorkerClient(live_server.url, "two-stage-new")
     assert newcomer.get(f"/hits/{hit_id}").status_code == 200
+    # The status says how many are kept out: a pool no larger never works the round.
+    status = json.loads(
+        runner.invoke(main, ["workflow", "status", "two-stage", "--format", "json"], env=env).output
+    )
+    assert {c["waiting_on"] for c in status["chains"] if c["stage"] == "describe"} == {
+        "round 1: a worker new to the picture (1 kept out, having seen it)"
+    }
 
 
 def test_a_picture_whose_first_stage_work_is_held_waits_for_the_reviewer(
