@@ -186,6 +186,8 @@ class FetchedHIT:
 
 #: The fields of a HIT the review reads (ListReviewableHITs returns them as GetHIT does).
 HIT_FIELDS = ("HITId", "HITStatus", "NumberOfAssignmentsPending", "NumberOfAssignmentsCompleted")
+#: MTurk's status of a deleted HIT; also what a sync takes a HIT the marketplace no longer has for.
+DISPOSED = "Disposed"
 
 
 def hit_snapshot(hit: dict[str, Any]) -> dict[str, Any]:
@@ -206,27 +208,35 @@ def fetch_hits(
     in ``known`` (from a ListReviewableHITs made before now, which is just as
     safe) is not read again. The calls wait on the network, not the CPU: a
     few threads overlap them. A HIT the marketplace does not have (deleted by
-    the requester's own script) is left out with a warning, so the others in
-    the batch are still synced; its queued mark goes stale and it is tried
-    again later.
+    the requester's own script) comes back :data:`DISPOSED` with no work, for
+    :func:`review_hits` to close; the others in the batch are synced as ever.
     """
     known = known or {}
 
-    def one(target: tuple[int, int, str]) -> FetchedHIT | None:
+    def one(target: tuple[int, int, str]) -> FetchedHIT:
         campaign_id, published_id, mturk_hit_id = target
         try:
             hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id))
             return FetchedHIT(campaign_id, published_id, hit, fetch_assignments(market, mturk_hit_id))
         except NotFound as exc:
-            log.warning("HIT %s of campaign %s not synced: %s", mturk_hit_id, campaign_id, exc.message)
-            return None
+            log.warning(
+                "HIT %s of campaign %s is gone from the marketplace: %s",
+                mturk_hit_id,
+                campaign_id,
+                exc.message,
+            )
+            gone = {"HITId": mturk_hit_id, "HITStatus": DISPOSED}
+            return FetchedHIT(
+                campaign_id,
+                published_id,
+                {**gone, "NumberOfAssignmentsPending": 0, "NumberOfAssignmentsCompleted": 0},
+                [],
+            )
 
     if len(targets) <= 1:
-        found = [one(t) for t in targets]
-    else:
-        with ThreadPoolExecutor(max_workers=min(threads, len(targets))) as pool:
-            found = list(pool.map(one, targets))
-    return [f for f in found if f is not None]
+        return [one(t) for t in targets]
+    with ThreadPoolExecutor(max_workers=min(threads, len(targets))) as pool:
+        return list(pool.map(one, targets))
 
 
 def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
@@ -255,6 +265,13 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
         if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0
     }
     outbox.extend(close_finished_hits(session, finished))
+    # Deleted on the marketplace (the requester's own DeleteHIT): nothing more to read, and
+    # nothing to set to Reviewing. Closed, so its campaign can finish; answers its page stored
+    # that the marketplace never confirmed are voided then, as for any HIT.
+    for f in fetched:
+        published = locked.get(f.published_id)
+        if f.hit["HITStatus"] == DISPOSED and published is not None and published.status == "open":
+            published.status = "complete"
     for f in fetched:
         sync_done(session, f.published_id)
     return outbox

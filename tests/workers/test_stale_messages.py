@@ -63,8 +63,9 @@ def _synced(requester_sessions, assignment_id: str) -> bool:  # type: ignore[no-
 def test_a_sync_holding_another_requesters_hit_and_a_deleted_one_still_syncs_its_own(
     tmp_path, settings, live_server, requester, market, market_sessions, requester_sessions
 ) -> None:  # type: ignore[no-untyped-def]
-    """One broker, two requesters' workers (or a HIT gone from the marketplace): each HIT of a
-    sync message is read with its own campaign's credentials or left alone, never failing the rest."""
+    """One broker, two requesters' workers, and a HIT deleted on the marketplace: each HIT of a
+    sync message is read with its own campaign's credentials or left alone, a deleted one is
+    closed, and none fails the rest."""
     other = new_requester(market_sessions)
     other_market = Marketplace.connect(live_server.url, other.access_key_id, other.secret_access_key)
     batches = {}
@@ -107,6 +108,10 @@ def test_a_sync_holding_another_requesters_hit_and_a_deleted_one_still_syncs_its
     log = log_path.read_text()
     assert "Traceback" not in log, log[-3000:]
     assert f"HIT {theirs[2]} of campaign {theirs[0]} skipped: published with another access key" in log
-    assert f"HIT {deleted[2]} of campaign {mine[0]} not synced" in log
+    assert f"HIT {deleted[2]} of campaign {mine[0]} is gone from the marketplace" in log
     assert _synced(requester_sessions, my_work)  # mine, in the same message, is synced
     assert not _synced(requester_sessions, their_work)  # theirs is left for their worker
+    with session_scope(requester_sessions) as session:
+        # Deleted on the marketplace: closed, so its campaign can finish; theirs still open.
+        assert session.get(PublishedHIT, deleted[1]).status == "complete"  # type: ignore[union-attr]
+        assert session.get(PublishedHIT, theirs[1]).status == "open"  # type: ignore[union-attr]
