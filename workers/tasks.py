@@ -126,7 +126,7 @@ def register(app: Celery) -> None:
                 call_after_commit(session, partial(apply_decisions.delay, outbox))
         return {
             "hits": len(fetched),
-            "skipped": len(targets) - len(fetched),
+            "skipped": len(foreign),
             "submissions": sum(len(f.assignments) for f in fetched),
             "decisions": len(outbox),
         }

@@ -225,13 +225,8 @@ def fetch_hits(
                 campaign_id,
                 exc.message,
             )
-            gone = {"HITId": mturk_hit_id, "HITStatus": DISPOSED}
-            return FetchedHIT(
-                campaign_id,
-                published_id,
-                {**gone, "NumberOfAssignmentsPending": 0, "NumberOfAssignmentsCompleted": 0},
-                [],
-            )
+            gone = dict.fromkeys(HIT_FIELDS, 0) | {"HITId": mturk_hit_id, "HITStatus": DISPOSED}
+            return FetchedHIT(campaign_id, published_id, gone, [])
 
     if len(targets) <= 1:
         return [one(t) for t in targets]

@@ -3,6 +3,8 @@ worker records, approve / reject / bonus / flag through the outbox, the dashboar
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sqlalchemy import select
 
@@ -37,16 +39,34 @@ RIGHT = [
 WRONG = [{"count": "7", "animal": "cat"}] * 4
 
 
-def test_gold_rows_grade_workers_who_are_approved_bonused_rejected_and_flagged(
-    tmp_path, settings, live_server, requester, market, mturk, requester_sessions
-) -> None:
+def gold_batch(market, requester_sessions, tmp_path: Path, **settings: object) -> tuple[int, list[str]]:  # type: ignore[no-untyped-def]
+    """A published batch of the four rows (two gold), two assignments each; its id and HITs.
+
+    ``settings`` override the batch's (a budget, another quality section).
+    """
     batch_id = make(
         requester_sessions,
         tmp_path,
         csv=CSV,
-        assignments=2,
-        gold_tolerance=0.5,
-        gold_normalise_text=True,
+        **{
+            "assignments": 2,
+            "gold_tolerance": 0.5,
+            "gold_normalise_text": True,
+            "quality": {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
+            **settings,
+        },
+    )
+    publish_batch(requester_sessions, market, batch_id)
+    return batch_id, hit_ids(requester_sessions, batch_id)
+
+
+def test_gold_rows_grade_workers_who_are_approved_bonused_rejected_and_flagged(
+    tmp_path, settings, live_server, requester, market, mturk, requester_sessions
+) -> None:
+    batch_id, hits = gold_batch(
+        market,
+        requester_sessions,
+        tmp_path,
         budget="5.00",  # room above the rewards for the bonus
         quality={
             "accuracy_threshold": 0.6,
@@ -55,8 +75,6 @@ def test_gold_rows_grade_workers_who_are_approved_bonused_rejected_and_flagged(
             "bonus": {"amount": "0.05", "min_gold_accuracy": 0.9, "min_gold": 2},
         },
     )
-    publish_batch(requester_sessions, market, batch_id)
-    hits = hit_ids(requester_sessions, batch_id)
     good, bad = WorkerClient(live_server.url, "careful"), WorkerClient(live_server.url, "sloppy")
     done = {
         (who.worker_id, hit): accept_and_post(who, hit, answers[i])

@@ -20,7 +20,7 @@ from server.cli import main
 from tests.batches.test_batch_cli import cli_env
 from tests.batches.test_batch_flow import hit_ids, make_batch, work
 from tests.batches.test_batch_gold import accept_and_post, make
-from tests.batches.test_batch_gold_pipeline import CSV, RIGHT, WRONG
+from tests.batches.test_batch_gold_pipeline import CSV, RIGHT, WRONG, gold_batch
 from tests.helpers import sync_marketplace_answers
 from tests.server.worker_helpers import WorkerClient
 
@@ -52,21 +52,6 @@ def entries_for(requester_sessions, targets: list[str]) -> list[tuple[str, str]]
 def sync_pass(mturk, market, requester_sessions, hits: list[str]) -> None:  # type: ignore[no-untyped-def]
     """The Celery sync's work done inline (the answers it returns are not needed here)."""
     sync_marketplace_answers(mturk, market, requester_sessions, hits)
-
-
-def gold_batch(market, requester_sessions, tmp_path: Path) -> tuple[int, list[str]]:  # type: ignore[no-untyped-def]
-    """A published batch of four rows, two gold, two assignments each; its id and HITs."""
-    batch_id = make(
-        requester_sessions,
-        tmp_path,
-        csv=CSV,
-        assignments=2,
-        gold_tolerance=0.5,
-        gold_normalise_text=True,
-        quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
-    )
-    publish_batch(requester_sessions, market, batch_id)
-    return batch_id, hit_ids(requester_sessions, batch_id)
 
 
 def test_a_mark_on_another_batchs_assignment_is_refused_and_nothing_of_the_file_applies(
