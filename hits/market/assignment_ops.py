@@ -49,15 +49,19 @@ def get_assignment(session: Session, assignment_id: object, requester_id: str | 
 
 
 @cache
-def _with_hit_and_setting() -> Select[Assignment, HIT, NotificationSetting, HITReviewPolicies]:
-    # Built once and bound per call. The HIT's type comes along (joined eagerly).
+def _with_hit_and_setting(
+    lock_hit: bool = False,
+) -> Select[Assignment, HIT, NotificationSetting, HITReviewPolicies]:
+    # Built once (per lock) and bound per call. The HIT's type comes along (joined eagerly).
+    # Rows are locked in FROM order, the assignment before its HIT: the order the clock's
+    # sweep takes them in too.
     return (
         select(Assignment, HIT, NotificationSetting, HITReviewPolicies)
         .join(HIT, HIT.id == Assignment.hit_id)
         .outerjoin(NotificationSetting, NotificationSetting.hit_type_id == HIT.hit_type_id)
         .outerjoin(HITReviewPolicies, HITReviewPolicies.hit_id == HIT.id)
         .where(Assignment.id == bindparam("assignment_id"))
-        .with_for_update(of=Assignment)
+        .with_for_update(of=[Assignment, HIT] if lock_hit else Assignment)
     )
 
 
@@ -78,7 +82,9 @@ def assignment_with_hit(session: Session, assignment_id: str) -> Assignment | No
     return found
 
 
-def _load_with_hit(session: Session, assignment_id: str, *, fresh: bool = False) -> Assignment | None:
+def _load_with_hit(
+    session: Session, assignment_id: str, *, fresh: bool = False, lock_hit: bool = False
+) -> Assignment | None:
     """The assignment, with its HIT, HIT type, notification setting and review policies, in one query.
 
     Submitting, returning, approving and rejecting need them all; each read on
@@ -88,14 +94,16 @@ def _load_with_hit(session: Session, assignment_id: str, *, fresh: bool = False)
     A row read from the database is locked until commit. ``fresh`` reads it
     (and locks it) even when the session already holds it: a decision must see the
     status another decision committed while this one waited for the lock, not
-    the copy this session read before.
+    the copy this session read before. ``lock_hit`` locks the HIT's row too (and
+    implies ``fresh``): see :func:`_own_active`.
     """
+    fresh = fresh or lock_hit
     if not fresh:
         known = session.identity_map.get(identity_key(Assignment, assignment_id))
         if known is not None:
             return known  # type: ignore[no-any-return]
     row = session.execute(
-        _with_hit_and_setting(),
+        _with_hit_and_setting(lock_hit),
         {"assignment_id": assignment_id},
         execution_options={"populate_existing": True} if fresh else {},
     ).first()
@@ -283,8 +291,11 @@ def _take_slot(session: Session, worker: Worker, hit: HIT) -> Assignment:
 def _own_active(session: Session, worker: Worker, assignment_id: str) -> Assignment:
     # With its HIT and what goes with it in the same query: submitting and returning change
     # the HIT's status and record events (a lazy load of the HIT also flushed the assignment's
-    # changes early, in two UPDATEs).
-    assignment = _load_with_hit(session, assignment_id)
+    # changes early, in two UPDATEs). Both rows are locked and read fresh: the HIT's status is
+    # worked out from all its assignments, so two of its workers submitting at the same moment
+    # must count one after the other. Each counting alone saw the other's assignment still in
+    # progress, and a HIT with every assignment submitted stayed Unassignable (PostgreSQL).
+    assignment = _load_with_hit(session, assignment_id, lock_hit=True)
     # Another worker's assignment is reported exactly like a missing one.
     if assignment is None or assignment.worker_id != worker.id:
         raise not_found("Assignment", assignment_id)
@@ -421,10 +432,20 @@ def reject(session: Session, requester_id: str, assignment_id: str, feedback: st
 
 
 def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
-    """Apply what time has made due: abandon overdue work, auto-approve, expire HITs."""
+    """Apply what time has made due: abandon overdue work, expire HITs, auto-approve.
+
+    Rows are locked in the order a submission takes them (assignment, then its
+    HIT, then a balance), so the sweep and a worker's submission never wait on
+    each other in a cycle.
+    """
     now = now or utcnow()
+    # Locked: one a worker is submitting right now is read again once that call commits, and
+    # left out if it is Submitted by then (writing Abandoned over it would drop the submission).
     abandoned = session.scalars(
-        select(Assignment).where(Assignment.status == ACCEPTED, Assignment.deadline < now)
+        select(Assignment)
+        .where(Assignment.status == ACCEPTED, Assignment.deadline < now)
+        .order_by(Assignment.id)
+        .with_for_update(of=Assignment)
     ).all()
     for assignment in abandoned:
         assignment.status = ABANDONED
@@ -436,9 +457,29 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
             worker = session.get(Worker, worker_id)
             if worker is not None:
                 _pause_after_many_returns(session, worker, now)
+    expired = set(session.scalars(select(HIT.id).where(HIT.status == ASSIGNABLE, HIT.expires_at <= now)))
+    touched = sorted({a.hit_id for a in abandoned} | expired)
+    # Each HIT's status is worked out from all its assignments: locked (in id order) and read
+    # fresh, as a submission does, so a worker submitting at the same moment counts after it.
+    hits = (
+        session.scalars(
+            select(HIT)
+            .where(HIT.id.in_(touched))
+            .order_by(HIT.id)
+            .with_for_update(of=HIT)
+            .execution_options(populate_existing=True)
+        ).all()
+        if touched
+        else []
+    )
+    for hit in hits:
+        if hit.id in expired and hit.status == ASSIGNABLE:
+            events.record(session, hit, "HITExpired")
+        refresh_status(session, hit, now)
     # Locked up front, before any payment locks a balance, and skipping those a
     # requester is deciding right now: a decision holds its assignment and then
     # waits for the balance, so taking them one by one could deadlock with it.
+    # An approval changes no HIT's status (Approved holds its slot as Submitted did).
     due = session.scalars(
         select(Assignment)
         .where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
@@ -450,15 +491,6 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
                 approve(session, None, assignment.id)
         except RequestError:
             continue  # e.g. insufficient funds: it stays Submitted until the requester pays in
-    touched = {a.hit_id for a in [*abandoned, *due]}
-    expired = session.scalars(select(HIT).where(HIT.status == ASSIGNABLE, HIT.expires_at <= now)).all()
-    for hit in expired:
-        touched.add(hit.id)
-        events.record(session, hit, "HITExpired")
-    for hit_id in touched:
-        touched_hit = session.get(HIT, hit_id)
-        if touched_hit is not None:
-            refresh_status(session, touched_hit, now)
     session.flush()
     events.retry_pending(session)
     return {"abandoned": len(abandoned), "auto_approved": len(due), "hits_refreshed": len(touched)}

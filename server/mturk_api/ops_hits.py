@@ -74,7 +74,9 @@ def create_hit_with_hit_type(ctx: CallContext, params: dict[str, Any]) -> dict[s
 
 @operation("GetHIT")
 def get_hit(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id)
+    # Locked, as a submission locks it: the status written back is worked out from the
+    # assignments, and one counted beside a submission in flight would undo what it wrote.
+    hit = hit_ops.get_hit(ctx.session, params.get("HITId"), ctx.requester_id, for_update=True)
     counts = hit_ops.slot_counts(ctx.session, hit.id)
     hit_ops.refresh_status(ctx.session, hit, counts=counts)
     return {"HIT": hit_shape(ctx.session, hit, counts)}

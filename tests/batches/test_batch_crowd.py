@@ -77,6 +77,24 @@ def bots(base: str, truth: dict[str, dict[str, str]], title: str) -> list[Layout
     return crowd
 
 
+def waiting_on(requester_sessions, campaign_id: int, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
+    """What a timed-out wait was still waiting for: HITs not complete, outbox entries not done,
+    and the end of the worker's log."""
+    with session_scope(requester_sessions) as session:
+        hits = session.scalars(
+            select(PublishedHIT).where(
+                PublishedHIT.campaign_id == campaign_id, PublishedHIT.status != "complete"
+            )
+        ).all()
+        entries = session.scalars(
+            select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id, OutboxEntry.status != "done")
+        ).all()
+        open_hits = [(h.mturk_hit_id, h.status) for h in hits]
+        pending = [(e.id, e.action, e.status, e.attempts, e.last_error) for e in entries]
+    log = (tmp_path / "celery.log").read_text(errors="replace")
+    return f"HITs not complete: {open_hits}\noutbox not done: {pending}\nworker log:\n{log[-6000:]}"
+
+
 def test_the_simulated_crowd_works_a_batch_and_gold_rows_catch_the_spammers(
     tmp_path: Path, settings, live_server, requester, market, requester_sessions
 ) -> None:
@@ -117,7 +135,10 @@ def test_the_simulated_crowd_works_a_batch_and_gold_rows_catch_the_spammers(
                 )
                 return statuses == {"complete"} and pending is None
 
-        wait_for(reviewed, timeout=180)
+        try:
+            wait_for(reviewed, timeout=180)
+        except AssertionError:
+            raise AssertionError(waiting_on(requester_sessions, campaign_id, tmp_path)) from None
     finally:
         stop_process(process)
     log = (tmp_path / "celery.log").read_text()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from decimal import Decimal
 
 from hits.db import session_scope, utcnow
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
-from hits.market.models import Assignment
+from hits.market.models import Assignment, Worker
 from hits.market.questions import answers_to_xml
 from tests.helpers import hit_params
 
@@ -41,3 +42,41 @@ def test_auto_approval_and_abandonment_happen_as_time_passes(mturk, market_sessi
         assert session.get(Assignment, late_id).status == "Abandoned"  # type: ignore[union-attr]
     hit = mturk.get_hit(HITId=hit_id)["HIT"]
     assert hit["NumberOfAssignmentsAvailable"] == 1  # the abandoned slot is open again
+
+
+def test_a_submission_committing_as_the_sweep_abandons_overdue_work_stands(mturk, market_sessions) -> None:
+    """The sweep reads an assignment as overdue while its worker's submission is still committing.
+
+    Before, the sweep read the row unlocked (Accepted, past its deadline), then
+    wrote Abandoned over the Submitted that committed meanwhile (PostgreSQL): the
+    worker's answers were dropped. Now it waits for the row and reads it again.
+    """
+    hit_id = mturk.create_hit(**hit_params())["HIT"]["HITId"]
+    with session_scope(market_sessions) as session:
+        worker = create_worker(session, f"inflight-{hit_id[:8]}", "a-long-password")
+        assignment = assignment_ops.accept(session, worker, hit_id)
+        assignment.deadline = utcnow() + timedelta(seconds=1)
+        worker_id, assignment_id = worker.id, assignment.id
+    holder = market_sessions()
+    try:
+        # The submission, in time, not yet committed when the deadline passes and the sweep runs.
+        assignment_ops.submit(
+            holder, holder.get(Worker, worker_id), assignment_id, answers_to_xml([("q", "kept")])
+        )
+        holder.flush()
+        time.sleep(1.2)
+        with ThreadPoolExecutor(1) as pool:
+            sweep = pool.submit(lambda: _sweep(market_sessions))
+            time.sleep(1.0)  # the sweep has read the row (and, before the fix, waits to write it)
+            holder.commit()
+            assert sweep.result(timeout=60)["abandoned"] == 0
+    finally:
+        holder.close()
+    with session_scope(market_sessions) as session:
+        stored = session.get(Assignment, assignment_id)
+        assert stored is not None and stored.status == "Submitted" and "kept" in (stored.answer or "")
+
+
+def _sweep(market_sessions) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    with session_scope(market_sessions) as session:
+        return assignment_ops.run_clocks(session)
