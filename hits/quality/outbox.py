@@ -440,9 +440,18 @@ def _reopen_hits(session: Session, mturk_hit_ids: list[str]) -> None:
 
 
 def _reopen_campaigns(session: Session, campaign_ids: list[int]) -> None:
-    for campaign_id in sorted(set(campaign_ids)):
-        campaign = session.get(Campaign, campaign_id)
-        if campaign is not None and campaign.status == "review":
+    # Locked and read fresh (in id order, after the HITs): ``finish_campaigns`` takes the same
+    # lock before it moves a campaign to review, so one of the two sees the other's work.
+    if not campaign_ids:
+        return
+    for campaign in session.scalars(
+        select(Campaign)
+        .where(Campaign.id.in_(sorted(set(campaign_ids))))
+        .order_by(Campaign.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ):
+        if campaign.status == "review":
             campaign.status = "running"
     session.flush()
 

@@ -322,41 +322,66 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
     is closed, so the worker returned or abandoned the assignment) are not
     work: they are marked ``void``, out of the QA queue and the results.
     """
-    from hits.workflows.engine import stage_waits  # the workflow engine reads this module's results
-
     finished = []
-    running = select(Campaign).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
-    for campaign in session.scalars(running):
-        still_open = session.scalar(
-            select(PublishedHIT.id)
-            .where(PublishedHIT.campaign_id == campaign.id, PublishedHIT.status != "complete")
-            .limit(1)
-        )
-        if still_open is not None or stage_waits(session, campaign.id):
-            continue  # a workflow's rounds stage finishes when its last picture does
-        undecided = session.scalars(
-            select(Submission)
-            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-            .where(PublishedHIT.campaign_id == campaign.id, Submission.decision.is_(None))
-        ).all()
-        for submission in undecided:
-            if not submission.synced:
-                submission.decision = VOID
-                submission.evidence = {
-                    "reason": "the marketplace never confirmed this submission "
-                    "(the worker returned or abandoned the assignment)"
-                }
-        undecided = [s for s in undecided if s.synced]
-        stats_of = lock_worker_stats(session, campaign.id, (s.worker_id for s in undecided))
-        for submission in undecided:
-            submission.decision = "held"
-            stats = stats_of[submission.worker_id]
-            submission.evidence = {
-                "gold_correct": stats.gold_correct,
-                "gold_total": stats.gold_total,
-                "reason": "not enough evidence either way when the campaign finished",
-            }
-        campaign.status = "review"
-        finished.append(campaign.id)
+    running = select(Campaign.id).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
+    for campaign_id in session.scalars(running).all():
+        if _still_at_work(session, campaign_id):
+            continue
+        # A savepoint per campaign: one found at work again below leaves no mark behind.
+        with session.begin_nested() as attempt:
+            _settle_undecided(session, campaign_id)
+            # The campaign's row last (the lock order: HITs, worker records, campaigns), then a
+            # second look: a re-post applied meanwhile re-opened one of its HITs and committed
+            # (it re-opens the campaign under this same lock), or waits for this one to commit
+            # and finds it in review. Without it, the campaign went to review with an open HIT.
+            campaign = session.scalar(
+                select(Campaign)
+                .where(Campaign.id == campaign_id)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
+            if campaign is None or campaign.status != "running" or _still_at_work(session, campaign_id):
+                attempt.rollback()
+                continue
+            campaign.status = "review"
+            finished.append(campaign_id)
     session.flush()
     return finished
+
+
+def _still_at_work(session: Session, campaign_id: int) -> bool:
+    """Whether a campaign has a HIT still open, or is a rounds stage with pictures to work on."""
+    from hits.workflows.engine import stage_waits  # the workflow engine reads this module's results
+
+    still_open = session.scalar(
+        select(PublishedHIT.id)
+        .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.status != "complete")
+        .limit(1)
+    )
+    return still_open is not None or stage_waits(session, campaign_id)
+
+
+def _settle_undecided(session: Session, campaign_id: int) -> None:
+    """A finishing campaign's undecided work: never confirmed is void, the rest held for QA."""
+    undecided = session.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.decision.is_(None))
+    ).all()
+    for submission in undecided:
+        if not submission.synced:
+            submission.decision = VOID
+            submission.evidence = {
+                "reason": "the marketplace never confirmed this submission "
+                "(the worker returned or abandoned the assignment)"
+            }
+    undecided = [s for s in undecided if s.synced]
+    stats_of = lock_worker_stats(session, campaign_id, (s.worker_id for s in undecided))
+    for submission in undecided:
+        submission.decision = "held"
+        stats = stats_of[submission.worker_id]
+        submission.evidence = {
+            "gold_correct": stats.gold_correct,
+            "gold_total": stats.gold_total,
+            "reason": "not enough evidence either way when the campaign finished",
+        }

@@ -180,10 +180,9 @@ def _stage_done(session: Session, stage: WorkflowStage) -> bool:
             select(Chain.id).where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE)).limit(1)
         )
         return active is None
-    campaign = session.get(Campaign, stage.campaign_id)
-    if campaign is None or campaign.status in STAGE_AT_WORK:
-        return False
-    # A rejected assignment's redo not applied yet: its HIT opens again when it is.
+    # A rejected assignment's redo not applied yet: its HIT opens again when it is. Asked
+    # first, and the campaign's status read fresh after: applying a redo marks it done and
+    # re-opens the campaign in one commit, so the two answers can never both miss it.
     redo = session.scalar(
         select(OutboxEntry.id)
         .where(
@@ -193,7 +192,10 @@ def _stage_done(session: Session, stage: WorkflowStage) -> bool:
         )
         .limit(1)
     )
-    return redo is None
+    if redo is not None:
+        return False
+    status = session.scalar(select(Campaign.status).where(Campaign.id == stage.campaign_id))
+    return status is not None and status not in STAGE_AT_WORK
 
 
 def _follow(

@@ -129,16 +129,19 @@ def test_a_bonus_retried_after_the_marketplace_forgot_its_token_is_not_paid_agai
         assert entry is not None and entry.status == "done" and entry.attempts == 2
 
 
-def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
-    tmp_path, live_server, market, mturk, requester_sessions
-) -> None:
+def reposted_campaign(tmp_path, live_server, market, requester_sessions, name: str):  # type: ignore[no-untyped-def]
+    """A re-posting campaign's two HITs, worked by a right and a wrong bot and synced once.
+
+    Every decision but the two re-posts is applied. Returns (campaign id,
+    the queued entries by id, the re-posts' entry ids).
+    """
     quality = {**CONFIDENT, "repost_rejected": True}
     campaign_id, truth = launch_demo_campaign(
-        tmp_path, market, requester_sessions, live_server.url, hits=2, name="replay-2", quality=quality
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name=name, quality=quality
     )
-    crowd = (("replay-ok", Profile("perfect", 1.0)), ("replay-off", Profile("always-off", 0.0)))
+    crowd = ((f"{name}-ok", Profile("perfect", 1.0)), (f"{name}-off", Profile("always-off", 0.0)))
     for username, profile in crowd:
-        bot = campaign_bot(live_server.url, username, profile, truth, "replay-2")
+        bot = campaign_bot(live_server.url, username, profile, truth, name)
         assert bot.run(max_hits=2).submitted == 2
     ids = _sync(requester_sessions, market)
     entries = _entries(requester_sessions, ids)
@@ -146,6 +149,15 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
     assert len(reposts) == 2
     for entry_id in sorted(i for i in ids if i not in reposts):
         outbox.apply_entry(requester_sessions, market, entry_id)
+    return campaign_id, entries, reposts
+
+
+def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
+    tmp_path, live_server, market, mturk, requester_sessions
+) -> None:
+    campaign_id, entries, reposts = reposted_campaign(
+        tmp_path, live_server, market, requester_sessions, "replay-2"
+    )
     with session_scope(requester_sessions) as session:
         assert pipeline.finish_campaigns(session, market.access_key_id) == [campaign_id]
     repost_id = reposts[0]

@@ -1,0 +1,57 @@
+"""A campaign does not go to review while a re-post of one of its HITs is being recorded.
+
+Requester side. Found by CI on PostgreSQL (``test_task1_redo``): the beat's
+``finish_campaigns`` read the campaign's HITs as all complete while the
+outbox was recording a re-post that re-opened one of them. The re-post saw
+the campaign still running (nothing to re-open), then the finish committed
+"review". The result was a campaign in review with an open HIT: the workflow
+took Task 1 for finished and ended before the redo was worked. Now the
+re-post locks the campaign's row to re-open it, and the finish takes the same
+lock before it looks a second time.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from sqlalchemy import select
+
+from hits.campaigns.models import Campaign, PublishedHIT
+from hits.db import session_scope
+from hits.quality import outbox, pipeline
+from tests.quality.test_outbox_replay import reposted_campaign
+
+
+def _finish(sessions, access_key_id: str) -> list[int]:  # type: ignore[no-untyped-def]
+    with session_scope(sessions) as session:
+        return pipeline.finish_campaigns(session, access_key_id)
+
+
+def test_a_campaign_finishing_while_a_repost_reopens_its_hit_stays_running(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    campaign_id, entries, reposts = reposted_campaign(
+        tmp_path, live_server, market, requester_sessions, "finish-race"
+    )
+    hit_id = entries[reposts[0]][2]["hit_id"]
+    # Every HIT is complete; the re-post is being recorded: its HIT re-opened, not committed yet.
+    recording = requester_sessions()
+    try:
+        outbox.reopen(recording, campaign_id, hit_id)
+        with ThreadPoolExecutor(1) as pool:
+            finishing = pool.submit(_finish, requester_sessions, market.access_key_id)
+            time.sleep(1.0)  # the finish has read the HITs (the re-open is not committed yet)
+            recording.commit()
+            assert finishing.result(timeout=60) == []
+    finally:
+        recording.close()
+    with session_scope(requester_sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        published = session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id))
+        assert campaign is not None and campaign.status == "running"
+        assert published is not None and published.status == "open"
+    # Once the re-posted work is in and the HIT closed, the campaign finishes as ever.
+    with session_scope(requester_sessions) as session:
+        session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)).status = "complete"  # type: ignore[union-attr]
+    assert _finish(requester_sessions, market.access_key_id) == [campaign_id]
