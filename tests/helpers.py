@@ -6,9 +6,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 EXTERNAL_QUESTION = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -422,3 +427,28 @@ def opaque_part(data: bytes) -> tuple[tuple[int, int], str]:
     out = io.BytesIO()
     rgba.crop(box).save(out, format="PNG")
     return rgba.size, pixel_digest(out.getvalue())
+
+
+# The server's own background threads, named where they start (server/market_clock.py,
+# hits/market/events.py). They share the marketplace's engine and may run at any time.
+BACKGROUND_THREADS = frozenset({"hitforge-clocks", "hitforge-events"})
+
+
+@contextmanager
+def statements_sent(engine: Engine) -> Iterator[list[str]]:
+    """The statements sent on ``engine`` inside the block, whitespace folded.
+
+    Statements of the server's background threads (a clock sweep, an event delivery) are not the
+    code under test's, and are left out: CI once counted a sweep's reads as a page's.
+    """
+    sent: list[str] = []
+
+    def note(_conn, _cursor, statement, *_rest) -> None:  # type: ignore[no-untyped-def]
+        if threading.current_thread().name not in BACKGROUND_THREADS:
+            sent.append(" ".join(statement.split()))
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", note)

@@ -6,11 +6,10 @@ worker path (a crowd submitting all day) that was a fifth of the statements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import pytest
-from sqlalchemy import event, update
+from sqlalchemy import update
 
 from hits.db import session_scope
 from hits.market import assignment_ops
@@ -18,23 +17,12 @@ from hits.market.accounts import create_worker
 from hits.market.errors import RequestError
 from hits.market.models import Assignment, Worker
 from hits.market.questions import answers_to_xml
-from tests.helpers import hit_params
+from tests.helpers import hit_params, statements_sent
 
 
-@contextmanager
-def statements_of(market_sessions) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
-    """The statements sent on the marketplace's engine inside the block, whitespace folded."""
-    engine = market_sessions.kw["bind"]
-    sent: list[str] = []
-
-    def note(_conn, _cursor, statement, *_rest) -> None:  # type: ignore[no-untyped-def]
-        sent.append(" ".join(statement.split()))
-
-    event.listen(engine, "before_cursor_execute", note)
-    try:
-        yield sent
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
+def statements_of(market_sessions) -> AbstractContextManager[list[str]]:  # type: ignore[no-untyped-def]
+    """The statements sent on the marketplace's engine inside the block (but by its background threads)."""
+    return statements_sent(market_sessions.kw["bind"])
 
 
 def _reads(sent: list[str], table: str) -> list[str]:

@@ -6,8 +6,8 @@ import uuid
 from collections.abc import Callable
 
 from requests import Response
-from sqlalchemy import event
 
+from tests.helpers import statements_sent
 from tests.server.worker_helpers import MTURK_HTML, WorkerClient, create_hit, html_question, soup
 
 
@@ -19,16 +19,11 @@ def _rows_read(live_server, path: str, worker: WorkerClient) -> list[str]:  # ty
 def _rows_read_by(live_server, call: Callable[[], Response]) -> list[str]:  # type: ignore[no-untyped-def]
     """The statements reading rows (not counts) the server sent while ``call`` ran (it must succeed)."""
     engine = live_server.server.app.extensions["hitforge"].market_engine
-    sent: list[str] = []
-
-    def note(_conn, _cursor, statement, *_rest) -> None:  # type: ignore[no-untyped-def]
-        sent.append(" ".join(statement.split()))
-
-    event.listen(engine, "before_cursor_execute", note)
-    try:
+    # Make a sweep due so that it starts with the request, as it may at any time: leaving the
+    # background threads out is then exercised on every run instead of by chance.
+    live_server.server.app.extensions.setdefault("hitforge_clock", {})["last"] = 0.0
+    with statements_sent(engine) as sent:
         assert call().status_code == 200
-    finally:
-        event.remove(engine, "before_cursor_execute", note)
     return [s for s in sent if s.startswith("SELECT") and "count(*)" not in s]
 
 
