@@ -7,13 +7,16 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from hits.db import session_scope
 
 EXTERNAL_QUESTION = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'
@@ -93,8 +96,14 @@ def launch_demo_campaign(
     quality: dict | None = None,
     gold_per_hit: int = 1,
     assignments_per_hit: int = 2,
+    seed: int = 0,
 ):  # type: ignore[no-untyped-def]
-    """Write, create and publish a small rating campaign; return (campaign id, truth)."""
+    """Write, create and publish a small rating campaign; return (campaign id, truth).
+
+    ``seed``: the campaign's plan seed (where gold goes). 0 leaves it to the campaign's id,
+    which depends on the tests run before: a test whose outcome hangs on where gold lands
+    (a worker's luck on a few gold items) pins it.
+    """
     from hits.demo_data import write_rating_demo
 
     # A gold item for every gold slot (a shorter pool is refused unless the file allows reuse).
@@ -105,6 +114,7 @@ def launch_demo_campaign(
         gold_per_hit=gold_per_hit,
         quality=quality or {"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
         auto_approval_delay_seconds=3600,
+        **({"seed": seed} if seed else {}),
     )
     return publish_campaign_file(folder, spec, market, requester_sessions, public_url), truth
 
@@ -452,3 +462,12 @@ def statements_sent(engine: Engine) -> Iterator[list[str]]:
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", note)
+
+
+T = TypeVar("T")
+
+
+def in_own_session(sessions: sessionmaker[Session], work: Callable[[Session], T]) -> T:
+    """``work`` run in a session of its own and committed: the other side of a race, in a thread."""
+    with session_scope(sessions) as session:
+        return work(session)

@@ -56,7 +56,8 @@ def consensus(session: Session, campaign: Campaign) -> dict[str, dict[str, Any]]
     the answers the results count (see ``answers_frame``); an item nobody has
     answered yet is absent.
     """
-    from hits.quality.aggregation import aggregate_frame, answers_frame
+    from hits.quality.aggregation import aggregate_frame
+    from hits.quality.answers import answers_frame
 
     frame = answers_frame(session, campaign.id)
     if frame.empty:

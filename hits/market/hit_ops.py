@@ -1,18 +1,21 @@
-"""Creating, finding and listing HITs, and keeping their status current."""
+"""Creating, finding and listing HITs, keeping their status current, and carrying out review policies.
+
+Marketplace side, product.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from functools import cache
+from functools import cache, partial
 from typing import Any
 
 from sqlalchemy import Insert, Select, bindparam, func, insert, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from hits.db import UTCDateTime, as_loaded, utcnow
-from hits.market import events, ledger, qualification_ops, review_policies
+from hits.market import decisions, events, ledger, qualification_ops, review_policies
 from hits.market import validation as v
 from hits.market.errors import RequestError, not_found
 from hits.market.ids import new_entity_id
@@ -376,8 +379,34 @@ def refresh_status(
         hit.status = REVIEWABLE
     if hit.status == REVIEWABLE and before != REVIEWABLE:
         events.record(session, hit, "HITReviewable")
-        review_policies.on_reviewable(session, hit)
+        carry_out_policy_actions(session, hit, review_policies.on_reviewable(session, hit))
     return hit
+
+
+def carry_out_policy_actions(session: Session, hit: HIT, actions: list[review_policies.PolicyAction]) -> None:
+    """Carry out what a review policy decided about ``hit`` and its work, each step recorded.
+
+    An approval pays as ApproveAssignment does; a step that fails (e.g. the
+    requester's balance is short) is recorded as failed and changes nothing.
+    """
+    for action in actions:
+        review_policies.record_action(session, hit, action, partial(_carry_out, session, hit, action))
+
+
+def _carry_out(session: Session, hit: HIT, action: review_policies.PolicyAction) -> str:
+    if action.name == "extend":
+        hit.max_assignments, hit.expires_at = review_policies.extension(hit, action.params, utcnow())
+        session.flush()
+        refresh_status(session, hit)  # open again: Assignable, so no policy runs from here
+        events.record(session, hit, "HITExtended")  # as CreateAdditionalAssignmentsForHIT does
+        return f"extended to {hit.max_assignments} assignments"
+    if action.target is None:
+        raise ValueError(f"a policy's {action.name} needs an assignment")
+    if action.name == "approve":
+        decisions.approve(session, hit.requester_id, action.target.id, action.reason)
+        return "approved"
+    decisions.reject(session, hit.requester_id, action.target.id, action.reason or "")
+    return "rejected"
 
 
 def counts_for_wire(session: Session, hit: HIT, counts: dict[str, int] | None = None) -> dict[str, int]:

@@ -8,15 +8,23 @@ evaluated once, when the HIT becomes reviewable: per question, the plurality
 answer and how many agree with it; per worker, the share of questions where
 they agreed; the HIT's agreement score is the share of questions that reached
 the threshold. Every finding is a ReviewResultDetail and every step taken a
-ReviewActionDetail, kept for ListReviewPolicyResultsForHIT. Actions go through
-the ordinary assignment code, so money moves exactly as with ApproveAssignment.
+ReviewActionDetail, kept for ListReviewPolicyResultsForHIT.
+
+A policy only decides: it returns :class:`PolicyAction` values, and
+:func:`hits.market.hit_ops.carry_out_policy_actions` carries them out through
+the ordinary decision code, so money moves exactly as with ApproveAssignment.
+This module imports none of the assignment or HIT code that calls it.
+
+Marketplace side, product.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
-from datetime import timedelta
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from lxml import etree
@@ -24,7 +32,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
-from hits.market import events
 from hits.market.errors import RequestError, invalid
 from hits.market.missing_rows import MissingRows
 from hits.market.models import HIT, Assignment, HITReviewPolicies, ReviewRecord
@@ -207,12 +214,28 @@ def _result(
     _record(session, hit.id, level, "result", data)
 
 
-def _act(session: Session, hit: HIT, level: str, name: str, target: Assignment | None, run: Any) -> None:
-    """Run one action and keep its ReviewActionDetail (a failure is recorded, not raised)."""
+@dataclass(frozen=True)
+class PolicyAction:
+    """One step a policy decided on, for the caller to carry out and :func:`record_action` to keep.
+
+    Deciding here and carrying out in :func:`hits.market.hit_ops.carry_out_policy_actions` keeps
+    this module below the assignment code: policies compute, callers apply.
+    """
+
+    level: str  # the deciding policy's level: "Assignment" or "HIT"
+    name: str  # "approve", "reject" or "extend"
+    target: Assignment | None = None  # None: the HIT itself (extend)
+    reason: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)  # the policy's parameters (extend)
+
+
+def record_action(session: Session, hit: HIT, action: PolicyAction, run: Callable[[], str]) -> None:
+    """Run one action in a savepoint and keep its ReviewActionDetail (a failure is recorded, not raised)."""
     action_id = uuid.uuid4().hex[:30].upper()
+    target = action.target
     detail: dict[str, Any] = {
         "ActionId": action_id,
-        "ActionName": name,
+        "ActionName": action.name,
         "TargetId": target.id if target is not None else hit.id,
         "TargetType": "Assignment" if target is not None else "HIT",
     }
@@ -223,34 +246,29 @@ def _act(session: Session, hit: HIT, level: str, name: str, target: Assignment |
     except RequestError as exc:
         detail.update(Status=FAILED, ErrorCode=exc.turk_error_code, Result=exc.message)
     detail["CompleteTime"] = utcnow().timestamp()  # epoch seconds, as botocore reads timestamps
-    _record(session, hit.id, level, "action", detail)
+    _record(session, hit.id, action.level, "action", detail)
 
 
-def _extend(session: Session, hit: HIT, params: dict[str, Any]) -> str:
-    """Add one assignment (up to ExtendMaximumAssignments) and make sure the HIT stays open long enough."""
-    from hits.market.hit_ops import refresh_status
-
+def extension(hit: HIT, params: dict[str, Any], now: datetime) -> tuple[int, datetime]:
+    """The HIT's assignments and expiry after one extension: one assignment more (up to
+    ExtendMaximumAssignments), open for at least ExtendMinimumTimeInSeconds from ``now``."""
     limit = int(params.get("ExtendMaximumAssignments", ["25"])[0])
     if hit.max_assignments >= limit:
         raise RequestError(
             f"The HIT already has {hit.max_assignments} assignments, the most the policy allows."
         )
-    hit.max_assignments += 1
     minimum = timedelta(seconds=int(params.get("ExtendMinimumTimeInSeconds", ["3600"])[0]))
-    hit.expires_at = max(hit.expires_at, utcnow() + minimum)
-    session.flush()
-    refresh_status(session, hit)
-    events.record(session, hit, "HITExtended")  # as CreateAdditionalAssignmentsForHIT does
-    return f"extended to {hit.max_assignments} assignments"
+    return hit.max_assignments + 1, max(hit.expires_at, now + minimum)
 
 
-def on_submitted(session: Session, assignment: Assignment) -> None:
-    """Evaluate the HIT's ScoreMyKnownAnswers policy for a newly submitted assignment."""
-    from hits.market import assignment_ops
+def on_submitted(session: Session, assignment: Assignment) -> list[PolicyAction]:
+    """Evaluate the HIT's ScoreMyKnownAnswers policy for a newly submitted assignment.
 
+    Its findings are recorded; the actions it decides on are returned, for the caller to carry out.
+    """
     policies = _policies(session, assignment.hit_id)
     if policies is None or policies.assignment_policy is None:
-        return
+        return []
     hit = assignment.hit
     params = policies.assignment_policy["params"]
     given = answers_of(assignment.answer)
@@ -271,38 +289,26 @@ def on_submitted(session: Session, assignment: Assignment) -> None:
         threshold("RejectIfKnownAnswerScoreIsLessThan"),
         threshold("ExtendIfKnownAnswerScoreIsLessThan"),
     )
-    requester = hit.requester_id
+    actions: list[PolicyAction] = []
     if approve_at is not None and score >= approve_at:
         reason = params.get("ApproveReason", [None])[0]
-        _act(
-            session,
-            hit,
-            "Assignment",
-            "approve",
-            assignment,
-            lambda: assignment_ops.approve(session, requester, assignment.id, reason) and "approved",
-        )
+        actions.append(PolicyAction("Assignment", "approve", assignment, reason))
     elif reject_below is not None and score < reject_below:
         reason = params.get("RejectReason", ["Your answers to the known questions were not right."])[0]
-        _act(
-            session,
-            hit,
-            "Assignment",
-            "reject",
-            assignment,
-            lambda: assignment_ops.reject(session, requester, assignment.id, reason) and "rejected",
-        )
+        actions.append(PolicyAction("Assignment", "reject", assignment, reason))
     if extend_below is not None and score < extend_below:
-        _act(session, hit, "Assignment", "extend", None, lambda: _extend(session, hit, params))
+        actions.append(PolicyAction("Assignment", "extend", params=params))
+    return actions
 
 
-def on_reviewable(session: Session, hit: HIT) -> None:
-    """Evaluate the HIT's SimplePlurality policy, once, when the HIT becomes reviewable."""
-    from hits.market import assignment_ops
+def on_reviewable(session: Session, hit: HIT) -> list[PolicyAction]:
+    """Evaluate the HIT's SimplePlurality policy, once, when the HIT becomes reviewable.
 
+    Its findings are recorded; the actions it decides on are returned, for the caller to carry out.
+    """
     policies = _policies(session, hit.id)
     if policies is None or policies.hit_policy is None or policies.hit_policy_done_at is not None:
-        return
+        return []
     policies.hit_policy_done_at = utcnow()
     params = policies.hit_policy["params"]
     assignments = session.scalars(
@@ -359,6 +365,7 @@ def on_reviewable(session: Session, hit: HIT) -> None:
         if "RejectIfWorkerAgreementScoreIsLessThan" in params
         else None
     )
+    actions: list[PolicyAction] = []
     for assignment in assignments:
         worker_score = round(100 * agreements[assignment.id] / len(questions))
         _result(session, hit, "HIT", assignment, "WorkerAgreementScore", str(worker_score))
@@ -366,32 +373,15 @@ def on_reviewable(session: Session, hit: HIT) -> None:
             continue
         if approve_at is not None and worker_score >= approve_at:
             reason = params.get("ApproveReason", [None])[0]
-            _act(
-                session,
-                hit,
-                "HIT",
-                "approve",
-                assignment,
-                lambda a=assignment, r=reason: (
-                    assignment_ops.approve(session, hit.requester_id, a.id, r) and "approved"
-                ),
-            )
+            actions.append(PolicyAction("HIT", "approve", assignment, reason))
         elif reject_below is not None and worker_score < reject_below:
             reason = params.get("RejectReason", ["Your answers did not agree with the other workers'."])[0]
-            _act(
-                session,
-                hit,
-                "HIT",
-                "reject",
-                assignment,
-                lambda a=assignment, r=reason: (
-                    assignment_ops.reject(session, hit.requester_id, a.id, r) and "rejected"
-                ),
-            )
+            actions.append(PolicyAction("HIT", "reject", assignment, reason))
     extend_below = params.get("ExtendIfHITAgreementScoreIsLessThan")
     if extend_below is not None and hit_score < int(extend_below[0]):
-        _act(session, hit, "HIT", "extend", None, lambda: _extend(session, hit, params))
+        actions.append(PolicyAction("HIT", "extend", params=params))
         policies.hit_policy_done_at = None  # evaluate again when the extra work is in
+    return actions
 
 
 def report(

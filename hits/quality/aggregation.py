@@ -8,45 +8,25 @@ work is left out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Row, or_, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import (
     Campaign,
     CampaignResult,
-    HITSlot,
-    Item,
-    PublishedHIT,
-    Submission,
-    WorkerStats,
 )
 from hits.db import utcnow
 from hits.quality import METHODS
+from hits.quality.answers import AggregatedItem, answers_frame, counted_submissions
 from hits.quality.policy import probability_rate_below
+from hits.quality.ranking import aggregate_rankings, rank_positions
 from hits.templates import get_template
-
-
-@dataclass(frozen=True)
-class AggregatedItem:
-    """One item's consensus label.
-
-    ``confidence`` accounts for the number of votes (:func:`majority_confidence`);
-    ``detail["support"]`` is the method's own figure for the label, which does not.
-    """
-
-    item_id: str
-    label: Any
-    confidence: float
-    votes: int
-    method: str
-    #: Method-specific figures behind the label (e.g. Bradley-Terry strengths per candidate).
-    detail: dict[str, Any] = field(default_factory=dict, compare=False)
+from hits.templates.objects.consensus import aggregate_object_lists
+from hits.templates.rank.model import aggregate_tied_rankings
 
 
 def majority_confidence(support: float, votes: int) -> float:
@@ -76,85 +56,6 @@ def _with_vote_confidence(items: list[AggregatedItem]) -> list[AggregatedItem]:
     ]
 
 
-#: Decisions whose answers never count: rejected work, and work the marketplace never took in.
-LEFT_OUT = ("reject", "void")
-
-
-#: What a held submission's evidence says when a flag held it (not the campaign's end).
-HELD_ON_FLAG = "flag"
-
-
-def counted_submissions(session: Session, campaign_id: int) -> list[Row[Any]]:
-    """The campaign's submissions whose answers count in the results, as plain rows.
-
-    Left out: rejected work, work the marketplace never took in, and work held
-    because its worker looks bad (a worker flagged in this campaign, or a flag
-    a reviewer's earlier clearing turned into a hold): it counts once a
-    reviewer approves it, as approved work does. Work held only because the
-    campaign ended before gold could tell counts. Rows (``assignment_id``,
-    ``published_hit_id``, ``worker_id``, ``answers``, ...), not ORM objects:
-    a finished campaign may have 100,000 of them.
-    """
-    flagged = select(WorkerStats.worker_id).where(
-        WorkerStats.campaign_id == campaign_id, WorkerStats.flagged.is_(True)
-    )
-    candidates = session.execute(
-        select(
-            Submission.id,
-            Submission.assignment_id,
-            Submission.published_hit_id,
-            Submission.worker_id,
-            Submission.answers,
-            Submission.decision,
-            Submission.evidence,
-        )
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(
-            PublishedHIT.campaign_id == campaign_id,
-            or_(Submission.decision.is_(None), Submission.decision.not_in(LEFT_OUT)),
-            or_(
-                Submission.decision.is_(None),
-                Submission.decision != "held",
-                Submission.worker_id.not_in(flagged),
-            ),
-        )
-        .order_by(Submission.id)
-    ).all()
-    return [
-        s
-        for s in candidates
-        if not (s.decision == "held" and (s.evidence or {}).get("held_for") == HELD_ON_FLAG)
-    ]
-
-
-def answers_frame(
-    session: Session, campaign_id: int, submissions: Sequence[Row[Any]] | None = None
-) -> pd.DataFrame:
-    """A long table (task, worker, label) of the non-gold answers that count (:func:`counted_submissions`).
-
-    ``submissions``: those rows, if the caller has them already.
-    """
-    if submissions is None:
-        submissions = counted_submissions(session, campaign_id)
-    # Every real item's place in its HIT, in one query (not the slots of each HIT in turn).
-    item_at = {
-        (hit, position): external
-        for hit, position, external in session.execute(
-            select(HITSlot.published_hit_id, HITSlot.position, Item.external_id)
-            .join(Item, Item.id == HITSlot.item_id)
-            .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
-            .where(PublishedHIT.campaign_id == campaign_id)
-        )
-    }
-    rows: list[tuple[str, str, Any]] = []
-    for submission in submissions:
-        for position, answer in enumerate(submission.answers.get("answers", [])):
-            item = item_at.get((submission.published_hit_id, position))
-            if item is not None:
-                rows.append((item, submission.worker_id, answer))
-    return pd.DataFrame(rows, columns=["task", "worker", "label"])
-
-
 def aggregate_frame(frame: pd.DataFrame, method: str) -> list[AggregatedItem]:
     """One label per task by ``method``, with a confidence that accounts for the number of votes.
 
@@ -176,16 +77,10 @@ def _aggregate_by_support(frame: pd.DataFrame, method: str) -> list[AggregatedIt
     if method in ("binary_relevance", "token_majority", "median_per_key"):
         return _structured(frame, method)
     if method == "bradley_terry":
-        from hits.quality.ranking import aggregate_rankings
-
         return aggregate_rankings(frame)
     if method == "object_clusters":  # object lists: clusters of boxes across workers (the objects template)
-        from hits.templates.objects.consensus import aggregate_object_lists
-
         return aggregate_object_lists(frame)
     if method == "davidson":  # rankings with ties (the rank template): Bradley-Terry with ties
-        from hits.templates.rank.model import aggregate_tied_rankings
-
         return aggregate_tied_rankings(frame)
     if method == "majority_vote":
         probabilities = MajorityVote().fit_predict_proba(frame)
@@ -349,8 +244,6 @@ def campaign_agreement(session: Session, campaign_id: int, frame: pd.DataFrame |
         ]
         return krippendorff_alpha(pd.DataFrame(rows, columns=["task", "worker", "label"]), "ordinal")
     if level == "rank":
-        from hits.quality.ranking import rank_positions
-
         return krippendorff_alpha(rank_positions(frame), "ordinal")
     return krippendorff_alpha(frame, level)
 

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
-from hits.quality.aggregation import LEFT_OUT
+from hits.quality.answers import LEFT_OUT
 from hits.quality.signals import Signal, agreement_signals, speed_signal, straightline_signal
 
 #: Answers a worker needs before their agreement with the crowd is looked at: the fewest

@@ -363,7 +363,7 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
             entry = session.get(OutboxEntry, claim.id)
             if entry is not None:  # a new dict: the JSON column sees a reassignment, not an edit
                 entry.payload = {**entry.payload, MOVED_TO: applied.moved_to}
-    _reopen_hits(session, [c.payload["hit_id"] for c in reposts])
+    reopen_hits(session, [c.payload["hit_id"] for c in reposts])
     decided = {
         c.target: applied.superseded_by or c.action
         for c, applied in done
@@ -371,7 +371,7 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
     }
     _record_superseded(session, [(c, a) for c, a in done if a.superseded_by is not None])
     count_decisions(session, decided)
-    _reopen_campaigns(session, [c.campaign_id for c in reposts])
+    reopen_campaigns(session, [c.campaign_id for c in reposts])
 
 
 def _record_superseded(session: Session, superseded: list[tuple[_Claim, _Applied]]) -> None:
@@ -420,13 +420,8 @@ def count_decisions(session: Session, decided: dict[str, str]) -> None:
     )
 
 
-def reopen(session: Session, campaign_id: int, mturk_hit_id: str) -> None:
-    """A HIT that got another assignment is being worked on again, and so is its campaign."""
-    _reopen_hits(session, [mturk_hit_id])
-    _reopen_campaigns(session, [campaign_id])
-
-
-def _reopen_hits(session: Session, mturk_hit_ids: list[str]) -> None:
+def reopen_hits(session: Session, mturk_hit_ids: list[str]) -> None:
+    """Re-posted HITs (another assignment) are being worked on again: locked, in id order."""
     if not mturk_hit_ids:
         return
     for published in session.scalars(
@@ -439,7 +434,9 @@ def _reopen_hits(session: Session, mturk_hit_ids: list[str]) -> None:
     session.flush()
 
 
-def _reopen_campaigns(session: Session, campaign_ids: list[int]) -> None:
+def reopen_campaigns(session: Session, campaign_ids: list[int]) -> None:
+    """The campaigns of re-posted HITs are running again (after :func:`reopen_hits`, and after
+    any worker records: the lock order of the requester side)."""
     # Locked and read fresh (in id order, after the HITs): ``finish_campaigns`` takes the same
     # lock before it moves a campaign to review, so one of the two sees the other's work.
     if not campaign_ids:

@@ -26,6 +26,7 @@ from hits.quality.outbox import count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
+from hits.workflows.models import stage_waits
 
 log = logging.getLogger(__name__)
 
@@ -351,8 +352,6 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
 
 def _still_at_work(session: Session, campaign_id: int) -> bool:
     """Whether a campaign has a HIT still open, or is a rounds stage with pictures to work on."""
-    from hits.workflows.engine import stage_waits  # the workflow engine reads this module's results
-
     still_open = session.scalar(
         select(PublishedHIT.id)
         .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.status != "complete")

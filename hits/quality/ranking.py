@@ -21,7 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Item
-from hits.quality.aggregation import AggregatedItem, answers_frame
+from hits.quality.answers import AggregatedItem, answers_frame
 
 #: crowd-kit's iterations (it stops after two, see ``bradley_terry``), then ours at most.
 BT_ITERATIONS, BT_MAX_ITERATIONS = 100, 10_000

@@ -26,7 +26,7 @@ from hits.campaigns.gold import exposures_for, slots_with_gold
 from hits.campaigns.models import Campaign, GoldItem, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.campaigns.spec import QualityPolicy
 from hits.quality import followups
-from hits.quality.aggregation import HELD_ON_FLAG
+from hits.quality.answers import HELD_ON_FLAG
 from hits.quality.live_copying import count_pairs, judge_copying, lock_partners, store_verdicts, with_copying
 from hits.quality.live_signals import collect_signals_many
 from hits.quality.policy import (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hits.quality.simulation import SimulationReport
+    from hits.quality.simulation_config import SimulationReport
 
 #: Profiles whose flags count as caught; careless workers look at the items and are not counted as bad.
 BAD_PROFILES = ("spammer", "copycat")

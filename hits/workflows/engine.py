@@ -25,7 +25,7 @@ from hits.quality.followups import assignment_cost, campaign_spec, committed_cos
 from hits.quality.pipeline import VOID
 from hits.workflows.exposures import redo_exclusions
 from hits.workflows.metrics import round_metrics
-from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
+from hits.workflows.models import ACTIVE_CHAIN_STATUSES, Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.setup import round_cost, rounds_policy
 from hits.workflows.spec import RoundsPolicy
 from hits.workflows.upstream import (
@@ -36,8 +36,6 @@ from hits.workflows.upstream import (
     upstream_output,
 )
 
-#: Chain states in which more work may come.
-ACTIVE = ("waiting", "running")
 #: Campaign states in which a stage may still produce approved work.
 STAGE_AT_WORK = ("draft", "publishing", "running")
 
@@ -81,7 +79,9 @@ def advance(session: Session, workflow_id: int) -> Advanced:
         policy = rounds_policy(workflow, stage)
         chains = list(
             session.scalars(
-                select(Chain).where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE)).order_by(Chain.id)
+                select(Chain)
+                .where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE_CHAIN_STATUSES))
+                .order_by(Chain.id)
             )
         )
         waiting = [c for c in chains if c.status == "waiting"]
@@ -177,7 +177,9 @@ def _stage_done(session: Session, stage: WorkflowStage) -> bool:
     """Whether a stage will produce no more approved work."""
     if stage.kind == "rounds":
         active = session.scalar(
-            select(Chain.id).where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE)).limit(1)
+            select(Chain.id)
+            .where(Chain.stage_id == stage.id, Chain.status.in_(ACTIVE_CHAIN_STATUSES))
+            .limit(1)
         )
         return active is None
     # A rejected assignment's redo not applied yet: its HIT opens again when it is. Asked
@@ -360,19 +362,6 @@ def _finish_if_done(session: Session, workflow: Workflow, stages: list[WorkflowS
             return False
     workflow.status = "done"
     return True
-
-
-def stage_waits(session: Session, campaign_id: int) -> bool:
-    """Whether a campaign is a rounds stage with pictures still to work on (it must not finish yet)."""
-    return (
-        session.scalar(
-            select(Chain.id)
-            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
-            .where(WorkflowStage.campaign_id == campaign_id, Chain.status.in_(ACTIVE))
-            .limit(1)
-        )
-        is not None
-    )
 
 
 def round_counts(session: Session, workflow_id: int) -> dict[str, dict[str, int]]:

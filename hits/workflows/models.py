@@ -13,8 +13,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import JSON, Float, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from hits.db import RequesterBase, UTCDateTime, utcnow
 
@@ -119,3 +119,24 @@ class Exposure(RequesterBase):
     key: Mapped[str] = mapped_column(String(128))
     worker_id: Mapped[str] = mapped_column(String(20))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+#: Chain states in which more work may come.
+ACTIVE_CHAIN_STATUSES = ("waiting", "running")
+
+
+def stage_waits(session: Session, campaign_id: int) -> bool:
+    """Whether a campaign is a rounds stage with pictures still to work on (it must not finish yet).
+
+    Here, beside the tables, because both the workflow engine and the review
+    pipeline (which the engine reads) ask it.
+    """
+    return (
+        session.scalar(
+            select(Chain.id)
+            .join(WorkflowStage, WorkflowStage.id == Chain.stage_id)
+            .where(WorkflowStage.campaign_id == campaign_id, Chain.status.in_(ACTIVE_CHAIN_STATUSES))
+            .limit(1)
+        )
+        is not None
+    )

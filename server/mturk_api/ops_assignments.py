@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Select, bindparam, select, tuple_
 
 from hits.db import UTCDateTime
-from hits.market import assignment_ops, hit_ops
+from hits.market import decisions, hit_ops
 from hits.market.errors import invalid
 from hits.market.models import Assignment
 from hits.market.models.work import APPROVED, REJECTED, SUBMITTED
@@ -61,7 +61,7 @@ def list_assignments_for_hit(ctx: CallContext, params: dict[str, Any]) -> dict[s
 
 @operation("GetAssignment", read_only=True)
 def get_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
-    assignment = assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
+    assignment = decisions.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
     return {"Assignment": assignment_shape(assignment), "HIT": hit_shape(ctx.session, assignment.hit)}
 
 
@@ -70,7 +70,7 @@ def approve_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, An
     feedback = params.get("RequesterFeedback")
     if feedback is not None and len(feedback) > 1024:
         raise invalid("RequesterFeedback must be at most 1024 characters.")
-    assignment_ops.approve(
+    decisions.approve(
         ctx.session,
         ctx.requester_id,
         params.get("AssignmentId", ""),
@@ -86,5 +86,5 @@ def reject_assignment(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any
     # Required, but MTurk's model sets no minimum: an empty reason is taken, as MTurk took it.
     if not isinstance(feedback, str) or len(feedback) > 1024:
         raise invalid("RequesterFeedback is required (at most 1024 characters) when rejecting.")
-    assignment_ops.reject(ctx.session, ctx.requester_id, params.get("AssignmentId", ""), feedback)
+    decisions.reject(ctx.session, ctx.requester_id, params.get("AssignmentId", ""), feedback)
     return {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from hits.market import assignment_ops, hit_admin, hit_ops, review_policies
+from hits.market import decisions, hit_admin, hit_ops, review_policies
 from hits.market.errors import invalid
 from hits.market.qualification_ops import get_type
 from hits.market.question_forms import uploaded_file_key
@@ -103,7 +103,7 @@ def list_review_policy_results_for_hit(ctx: CallContext, params: dict[str, Any])
 @operation("GetFileUploadURL")
 def get_file_upload_url(ctx: CallContext, params: dict[str, Any]) -> dict[str, Any]:
     """A URL, good for 60 seconds, of the file a worker uploaded for a FileUploadAnswer question."""
-    assignment = assignment_ops.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
+    assignment = decisions.get_assignment(ctx.session, params.get("AssignmentId"), ctx.requester_id)
     question = params.get("QuestionIdentifier")
     if not isinstance(question, str) or not question:
         raise invalid("QuestionIdentifier is required.")

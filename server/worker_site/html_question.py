@@ -18,7 +18,7 @@ from flask import abort, current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from werkzeug.wrappers import Response
 
-from hits.market import assignment_ops
+from hits.market import decisions
 from hits.market.models import HIT, Worker
 from hits.market.questions import parse_question
 from server.cdn import rewrite_page
@@ -105,7 +105,7 @@ def html_question(hit_id: str) -> Any:
     hit: HIT | None
     if assignment_id != NOT_AVAILABLE:
         # The assignment with its HIT, in one query (the frame of every task loads here).
-        assignment = assignment_ops.assignment_with_hit(market_session(), assignment_id)
+        assignment = decisions.assignment_with_hit(market_session(), assignment_id)
         if assignment is None or assignment.worker_id != data[0] or assignment.hit_id != hit_id:
             abort(404)
         hit = assignment.hit

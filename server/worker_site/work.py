@@ -18,7 +18,7 @@ from flask import abort, current_app, flash, g, redirect, render_template, reque
 from sqlalchemy import select
 from werkzeug.wrappers import Response
 
-from hits.market import assignment_ops
+from hits.market import assignment_ops, decisions
 from hits.market.errors import RequestError
 from hits.market.models import HIT, Assignment, Worker
 from hits.market.models.work import ACCEPTED
@@ -164,7 +164,7 @@ def own_assignment(assignment_id: str) -> Assignment:
     """The signed-in worker's assignment; anyone else's is a 404, exactly like a missing one."""
     worker = current_worker()
     # With its HIT (and the HIT's type) in the same query: every caller shows or changes the HIT.
-    assignment = assignment_ops.assignment_with_hit(market_session(), assignment_id)
+    assignment = decisions.assignment_with_hit(market_session(), assignment_id)
     if worker is None or assignment is None or assignment.worker_id != worker.id:
         abort(404)
     return assignment

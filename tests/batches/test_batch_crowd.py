@@ -8,6 +8,7 @@ import random
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from click.testing import CliRunner
@@ -77,9 +78,8 @@ def bots(base: str, truth: dict[str, dict[str, str]], title: str) -> list[Layout
     return crowd
 
 
-def waiting_on(requester_sessions, campaign_id: int, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
-    """What a timed-out wait was still waiting for: HITs not complete, outbox entries not done,
-    and the end of the worker's log."""
+def unfinished(requester_sessions: Any, campaign_id: int) -> tuple[list[Any], list[Any]]:
+    """The campaign's HITs not complete (id, status) and its outbox entries not done."""
     with session_scope(requester_sessions) as session:
         hits = session.scalars(
             select(PublishedHIT).where(
@@ -89,8 +89,15 @@ def waiting_on(requester_sessions, campaign_id: int, tmp_path: Path) -> str:  # 
         entries = session.scalars(
             select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id, OutboxEntry.status != "done")
         ).all()
-        open_hits = [(h.mturk_hit_id, h.status) for h in hits]
-        pending = [(e.id, e.action, e.status, e.attempts, e.last_error) for e in entries]
+        return (
+            [(h.mturk_hit_id, h.status) for h in hits],
+            [(e.id, e.action, e.status, e.attempts, e.last_error) for e in entries],
+        )
+
+
+def waiting_on(requester_sessions, campaign_id: int, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
+    """What a timed-out wait was still waiting for (:func:`unfinished`), and the end of the worker's log."""
+    open_hits, pending = unfinished(requester_sessions, campaign_id)
     log = (tmp_path / "celery.log").read_text(errors="replace")
     return f"HITs not complete: {open_hits}\noutbox not done: {pending}\nworker log:\n{log[-6000:]}"
 
@@ -122,18 +129,7 @@ def test_the_simulated_crowd_works_a_batch_and_gold_rows_catch_the_spammers(
             campaign_id = session.get(Batch, batch_id).campaign_id  # type: ignore[union-attr]
 
         def reviewed() -> bool:
-            with session_scope(requester_sessions) as session:
-                statuses = set(
-                    session.scalars(
-                        select(PublishedHIT.status).where(PublishedHIT.campaign_id == campaign_id)
-                    )
-                )
-                pending = session.scalar(
-                    select(OutboxEntry.id).where(
-                        OutboxEntry.campaign_id == campaign_id, OutboxEntry.status != "done"
-                    )
-                )
-                return statuses == {"complete"} and pending is None
+            return unfinished(requester_sessions, campaign_id) == ([], [])
 
         try:
             wait_for(reviewed, timeout=180)

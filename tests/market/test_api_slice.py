@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from hits.db import session_scope
-from hits.market import assignment_ops
+from hits.market import assignment_ops, decisions
 from hits.market.accounts import create_worker
 from hits.market.questions import answers_to_xml
 from tests.conftest import boto3_client, new_requester
@@ -146,7 +146,7 @@ def test_listed_hits_carry_their_own_assignment_counts(mturk, requester, market_
         assignment_ops.accept(session, working, busy)
         finished = assignment_ops.accept(session, done, busy)
         assignment_ops.submit(session, done, finished.id, answers_to_xml([("q", "yes")]))
-        assignment_ops.approve(session, requester.requester_id, finished.id)
+        decisions.approve(session, requester.requester_id, finished.id)
     listed = {h["HITId"]: h for h in mturk.list_hits()["HITs"]}
     counts = ("NumberOfAssignmentsPending", "NumberOfAssignmentsAvailable", "NumberOfAssignmentsCompleted")
     assert [listed[busy][c] for c in counts] == [1, 1, 1]

@@ -12,7 +12,7 @@ from hits.market import assignment_ops
 from hits.market.accounts import create_worker
 from hits.market.models import Assignment, Worker
 from hits.market.questions import answers_to_xml
-from tests.helpers import hit_params
+from tests.helpers import hit_params, in_own_session
 
 
 def test_auto_approval_and_abandonment_happen_as_time_passes(mturk, market_sessions) -> None:
@@ -66,7 +66,7 @@ def test_a_submission_committing_as_the_sweep_abandons_overdue_work_stands(mturk
         holder.flush()
         time.sleep(1.2)
         with ThreadPoolExecutor(1) as pool:
-            sweep = pool.submit(lambda: _sweep(market_sessions))
+            sweep = pool.submit(in_own_session, market_sessions, assignment_ops.run_clocks)
             time.sleep(1.0)  # the sweep has read the row (and, before the fix, waits to write it)
             holder.commit()
             assert sweep.result(timeout=60)["abandoned"] == 0
@@ -75,8 +75,3 @@ def test_a_submission_committing_as_the_sweep_abandons_overdue_work_stands(mturk
     with session_scope(market_sessions) as session:
         stored = session.get(Assignment, assignment_id)
         assert stored is not None and stored.status == "Submitted" and "kept" in (stored.answer or "")
-
-
-def _sweep(market_sessions) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    with session_scope(market_sessions) as session:
-        return assignment_ops.run_clocks(session)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import update
 
 from hits.db import session_scope
-from hits.market import assignment_ops
+from hits.market import assignment_ops, decisions
 from hits.market.accounts import create_worker
 from hits.market.errors import RequestError
 from hits.market.models import Assignment, Worker
@@ -63,7 +63,7 @@ def test_an_approval_without_a_requester_reads_the_hit_once(mturk, market_sessio
         assignment_ops.submit(session, worker, assignment_id, answers_to_xml([("q", "a")]))
     # As the clocks' auto-approval calls it: no requester to check the HIT against.
     with session_scope(market_sessions) as session, statements_of(market_sessions) as sent:
-        approved = assignment_ops.approve(session, None, assignment_id)
+        approved = decisions.approve(session, None, assignment_id)
         assert approved.status == "Approved"
     # The HIT came with the assignment; paying the reward did not read it again.
     assert _reads(sent, "market_hits") == []
@@ -110,5 +110,5 @@ def test_a_decision_reads_the_assignment_again_even_when_its_session_already_hol
             .values(status="Rejected")
         )
         with pytest.raises(RequestError, match="assignment is Rejected"):
-            assignment_ops.approve(session, None, assignment_id)
+            decisions.approve(session, None, assignment_id)
         assert held.status == "Rejected"

@@ -90,7 +90,19 @@ def _launch_and_work(  # type: ignore[no-untyped-def]
 ) -> tuple[int, tuple[Bot, Bot, Bot]]:
     """A rating campaign of ``hits`` HITs of three assignments; the pair and an honest worker do ``each``."""
     campaign_id, truth = launch_demo_campaign(
-        folder, market, sessions, url, hits=hits, name=name, quality=QUALITY, assignments_per_hit=3
+        folder,
+        market,
+        sessions,
+        url,
+        hits=hits,
+        name=name,
+        quality=QUALITY,
+        assignments_per_hit=3,
+        # Pinned: where gold lands decides the sloppy pair's luck on 8 gold items. Left to the
+        # campaign's id (which depends on the tests run before), one order of the suite dealt
+        # them 7 right of 8: an honest pair that good agrees often enough that 16 identical
+        # answers fall short of the 0.01 bound (p = 0.016), and gold rightly approved them.
+        seed=3,
     )
     bots = (*copying_pair(url, name, truth), _honest(url, name, truth))
     for bot in bots:

@@ -16,16 +16,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope
 from hits.quality import outbox, pipeline
+from tests.helpers import in_own_session
 from tests.quality.test_outbox_replay import reposted_campaign
-
-
-def _finish(sessions, access_key_id: str) -> list[int]:  # type: ignore[no-untyped-def]
-    with session_scope(sessions) as session:
-        return pipeline.finish_campaigns(session, access_key_id)
 
 
 def test_a_campaign_finishing_while_a_repost_reopens_its_hit_stays_running(
@@ -35,12 +32,17 @@ def test_a_campaign_finishing_while_a_repost_reopens_its_hit_stays_running(
         tmp_path, live_server, market, requester_sessions, "finish-race"
     )
     hit_id = entries[reposts[0]][2]["hit_id"]
+
+    def finish(session: Session) -> list[int]:
+        return pipeline.finish_campaigns(session, market.access_key_id)
+
     # Every HIT is complete; the re-post is being recorded: its HIT re-opened, not committed yet.
     recording = requester_sessions()
     try:
-        outbox.reopen(recording, campaign_id, hit_id)
+        outbox.reopen_hits(recording, [hit_id])
+        outbox.reopen_campaigns(recording, [campaign_id])
         with ThreadPoolExecutor(1) as pool:
-            finishing = pool.submit(_finish, requester_sessions, market.access_key_id)
+            finishing = pool.submit(in_own_session, requester_sessions, finish)
             time.sleep(1.0)  # the finish has read the HITs (the re-open is not committed yet)
             recording.commit()
             assert finishing.result(timeout=60) == []
@@ -54,4 +56,4 @@ def test_a_campaign_finishing_while_a_repost_reopens_its_hit_stays_running(
     # Once the re-posted work is in and the HIT closed, the campaign finishes as ever.
     with session_scope(requester_sessions) as session:
         session.scalar(select(PublishedHIT).where(PublishedHIT.mturk_hit_id == hit_id)).status = "complete"  # type: ignore[union-attr]
-    assert _finish(requester_sessions, market.access_key_id) == [campaign_id]
+    assert in_own_session(requester_sessions, finish) == [campaign_id]

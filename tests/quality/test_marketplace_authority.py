@@ -11,7 +11,7 @@ from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submissio
 from hits.crowd import Profile
 from hits.db import session_scope
 from hits.quality import outbox, pipeline, sync_queue
-from hits.quality.aggregation import answers_frame
+from hits.quality.answers import answers_frame
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}

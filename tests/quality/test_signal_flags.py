@@ -17,7 +17,7 @@ from hits.campaigns.models import (
 from hits.crowd import PROFILES
 from hits.db import session_scope
 from hits.quality import qa_review
-from hits.quality.aggregation import answers_frame, counted_submissions
+from hits.quality.answers import answers_frame, counted_submissions
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 

@@ -1,7 +1,7 @@
 """The heatmap study's table: per round, model and question, how the answers fall and their mean.
 
 Judgements are the answers that count (not gold, not rejected or flagged
-work, as ``hits.quality.aggregation.counted_submissions`` says), in item terms
+work, as ``hits.quality.answers.counted_submissions`` says), in item terms
 (model names), checked against the log of heatmap requests
 (``hits.heatmaps.log``): a report-round answer counts only for the sentence
 whose heatmaps the page showed, a custom-round answer only for a prompt whose
@@ -22,10 +22,8 @@ from statistics import median
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import HITSlot, Item, PublishedHIT
 from hits.heatmaps.log import campaign_requests
 from hits.templates.base import TemplateAgreement
 from hits.templates.heatmap import QUESTIONS, ROUNDS, SCALE
@@ -65,7 +63,7 @@ class Study:
 
 def campaign_study(session: Session, campaign_id: int) -> Study:
     """The judgements that count in a heatmap campaign, checked against what its pages were shown."""
-    from hits.quality.aggregation import counted_submissions
+    from hits.quality.answers import counted_submissions, item_places
 
     study = Study()
     shown: dict[tuple[str, int], dict[str, Any]] = defaultdict(
@@ -83,15 +81,7 @@ def campaign_study(session: Session, campaign_id: int) -> Study:
                 seen["report"].setdefault(row.model, set()).add(row.status)
         else:
             seen["custom"][row.prompt].setdefault(row.model, set()).add(row.status)
-    item_at = {
-        (hit, position): external
-        for hit, position, external in session.execute(
-            select(HITSlot.published_hit_id, HITSlot.position, Item.external_id)
-            .join(Item, Item.id == HITSlot.item_id)
-            .join(PublishedHIT, PublishedHIT.id == HITSlot.published_hit_id)
-            .where(PublishedHIT.campaign_id == campaign_id)
-        )
-    }
+    item_at = item_places(session, campaign_id)
     for submission in counted_submissions(session, campaign_id):
         for position, answer in enumerate(submission.answers.get("answers", [])):
             item = item_at.get((submission.published_hit_id, position))

@@ -30,6 +30,7 @@ from itertools import combinations
 from statistics import median
 from typing import Any
 
+from hits.quality.answers import AggregatedItem
 from hits.templates.objects.geometry import IOU_THRESHOLD, iou, match_objects, normal_label
 
 
@@ -118,15 +119,13 @@ def consensus(answers: Sequence[Sequence[Mapping[str, Any]]], threshold: float =
     )
 
 
-def aggregate_object_lists(frame: Any) -> list[Any]:
+def aggregate_object_lists(frame: Any) -> list[AggregatedItem]:
     """``object_clusters`` for :func:`hits.quality.aggregation.aggregate_frame`: one consensus per task.
 
     ``frame`` is the long (task, worker, label) table whose labels are object
     lists, in submission order. Returns ``AggregatedItem`` rows whose
     confidence is the support figure (the caller turns it into a vote confidence).
     """
-    from hits.quality.aggregation import AggregatedItem
-
     out = []
     for task, group in frame.groupby("task", sort=True):
         answers = [list(a) for a in group["label"]]
