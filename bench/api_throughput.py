@@ -40,9 +40,9 @@ from bench.serving import SERVERS, serve, stop
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_requester, create_worker
-from hits.market.questions import answers_to_xml
 from hits.schema import upgrade
 from hits.settings import load_settings
+from hits.wire.documents import answers_to_xml
 from server.mturk_api import TARGET_PREFIX
 from server.runner import free_port
 

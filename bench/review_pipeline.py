@@ -41,10 +41,10 @@ from hits.market.accounts import create_requester
 from hits.market.hit_ops import create_hit, find_or_create_hit_type, hit_spec, hit_type_spec
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, Worker
-from hits.market.questions import answers_to_xml
 from hits.schema import upgrade
 from hits.settings import load_settings
 from hits.templates import get_template
+from hits.wire.documents import answers_to_xml
 from server import create_app
 from server.runner import free_port, serve_in_thread, spawn_worker, stop_process
 

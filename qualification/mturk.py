@@ -2,7 +2,7 @@
 
 ``question_form(bank, paper, media_url)`` writes the ``Test`` (QuestionForm
 2005-10-01) and ``answer_key(bank, paper)`` the ``AnswerKey``; both validate
-against the schemas in ``hits/market/schemas`` without network access (the
+against the schemas in ``hits/wire/schemas`` without network access (the
 XHTML subset used by FormattedContent imports ``xml.xsd``, which is mapped to
 a local copy). MTurk shows every worker the same QuestionForm, so an export is
 one paper, one seed. The AnswerKey yields hitforge's qualification value (the
@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from lxml import etree
 
-from hits.market.xml_schemas import schema
+from hits.wire.xml_schemas import schema
 from qualification.assembly import Paper
 from qualification.bank import Bank
 from qualification.grading import qualification_value, verdict

@@ -260,11 +260,11 @@ def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
     Run by the marketplace's operator, as MTurk's layouts were made in its UI.
     """
     from hits.batches.inputs import decode_utf8
-    from hits.batches.layout import layout_parameters
     from hits.campaigns.fileerrors import InputFileError
     from hits.db import make_engine, make_session_factory, session_scope
     from hits.market.layouts import create_layout
     from hits.market.models import Requester
+    from hits.wire.layout import layout_parameters
 
     try:
         html = decode_utf8(layout, layout.read_bytes())

@@ -18,8 +18,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from hits.db import make_engine, make_session_factory, read_only_engine
-from hits.market.destinations import allow_private_destinations
 from hits.settings import Settings
+from hits.wire.destinations import allow_private_destinations
 
 _NAMES = ("market_session", "requester_session")
 

@@ -144,4 +144,4 @@ def market(live_server: RunningServer, requester: IssuedKey) -> Marketplace:
 
 @pytest.fixture(scope="session")
 def schemas_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "hits" / "market" / "schemas"
+    return Path(__file__).resolve().parent.parent / "hits" / "wire" / "schemas"

@@ -256,8 +256,8 @@ def sync_marketplace_answers(  # type: ignore[no-untyped-def]
     The pass is the Celery sync's work done inline: open HITs read through the API, then reviewed.
     """
     from hits.db import session_scope
-    from hits.market.questions import xml_to_answers
     from hits.quality import pipeline, sync_queue
+    from hits.wire.documents import xml_to_answers
 
     held = {
         a["AssignmentId"]: xml_to_answers(a["Answer"])

@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from hits.batches.gold import GOLD_PREFIX, expected_answers, json_cell_problems, split_columns
 from hits.batches.inputs import CsvTable, decode_utf8, read_csv
-from hits.batches.layout import missing_columns, placeholders
 from hits.batches.matching import FieldTolerance
 from hits.batches.models import Batch, BatchRow
 from hits.batches.template import BATCH_TEMPLATE
@@ -21,6 +20,7 @@ from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
 from hits.campaigns.models import BATCH_STATUS, Campaign, GoldItem, HITSlot, Item, PublishedHIT
 from hits.campaigns.spec import QualityPolicy
 from hits.money import MoneyError, mturk_fee, parse_amount
+from hits.wire.layout import missing_columns, placeholders
 
 
 def _money(value: Any) -> Decimal:

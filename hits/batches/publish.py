@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.batches.layout import html_question, substitute
 from hits.batches.models import Batch, BatchRow
 from hits.batches.plan import batch_settings
 from hits.campaigns.models import Campaign, GoldItem, PublishedHIT
 from hits.db import session_scope
 from hits.mturk import HITAlreadyExists, Marketplace
+from hits.wire.layout import html_question, substitute
 
 
 @dataclass

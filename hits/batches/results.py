@@ -24,11 +24,11 @@ from hits.batches.models import Batch, BatchRow
 from hits.campaigns.fileerrors import InputFileError, InputFileErrors
 from hits.campaigns.models import OutboxEntry, Submission
 from hits.db import session_scope
-from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace
 from hits.quality.outbox import count_decisions
 from hits.quality.pipeline import VOID, record_assignments
 from hits.quality.review import grade_submissions
+from hits.wire.documents import xml_to_answers
 
 #: Assignments that belong in the results: work handed in (MTurk lists no others).
 _HANDED_IN = ["Submitted", "Approved", "Rejected"]

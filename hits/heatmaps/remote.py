@@ -5,7 +5,7 @@ null, "image_url": <the item's URL> or null}`` as JSON to the model's URL and
 expects ``200`` with ``{"heatmap": [[...], ...]}``: a 2-D array of
 non-negative numbers, at most :data:`hits.heatmaps.arrays.MAX_SIDE` cells on a
 side. The URL is the campaign's, so the connection follows the
-marketplace's rules for outbound requests (``hits.market.destinations``):
+marketplace's rules for outbound requests (``hits.wire.destinations``):
 public addresses only unless the operator allows private ones, checked again
 when connecting, no redirects, no proxies from the environment. The answer
 is read up to :data:`MAX_BYTES`.
@@ -22,7 +22,7 @@ import requests
 
 from hits.heatmaps import HeatmapError
 from hits.heatmaps.providers import ImageSource
-from hits.market.destinations import DestinationRefused, check_destination, checked_session
+from hits.wire.destinations import DestinationRefused, check_destination, checked_session
 
 MAX_BYTES = 16 * 1024 * 1024
 #: Seconds to wait for a connection and for each read; the caller's time limit bounds the whole call.

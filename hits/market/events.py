@@ -13,7 +13,7 @@ receiver is away. Delivery is at least once, as on MTurk: receivers should
 de-duplicate on ``EventDocId``.
 
 Events go only to public addresses, checked when each is sent
-(``hits.market.destinations``), unless the operator allowed private ones on
+(``hits.wire.destinations``), unless the operator allowed private ones on
 the engine the delivery runs through (``allow_private_destinations``).
 """
 
@@ -31,15 +31,15 @@ from sqlalchemy import Engine, or_, select, update
 from sqlalchemy.orm import Session
 
 from hits.db import call_after_commit, utcnow
-from hits.market.destinations import (
+from hits.market.missing_rows import MissingRows
+from hits.market.models import HIT, Assignment, MarketEvent, NotificationSetting
+from hits.wire.destinations import (
     DestinationRefused,
     is_posted_to,
     normalised,
     post_json,
     private_destinations_allowed,
 )
-from hits.market.missing_rows import MissingRows
-from hits.market.models import HIT, Assignment, MarketEvent, NotificationSetting
 
 log = logging.getLogger(__name__)
 TIMEOUT = 5.0

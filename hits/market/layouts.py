@@ -16,10 +16,10 @@ from typing import Any
 from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
-from hits.batches.layout import html_question, layout_parameters, missing_columns, substitute
 from hits.db import MarketBase, UTCDateTime, utcnow
 from hits.market.errors import invalid
 from hits.market.ids import new_entity_id
+from hits.wire.layout import html_question, layout_parameters, missing_columns, substitute
 
 
 class HITLayout(MarketBase):
@@ -69,7 +69,7 @@ def layout_question(session: Session, requester_id: str, params: dict[str, Any])
         if name in values:
             raise invalid(f"HITLayoutParameter {name} is given twice.")
         values[name] = value
-    # The same rule as a batch's CSV (hits.batches.layout.Parameters): any placeholder may be
+    # The same rule as a batch's CSV (hits.wire.layout.Parameters): any placeholder may be
     # given, those in <script> too; those of the markup must be.
     known = layout_parameters(layout.html).names
     unknown = [n for n in values if n not in known]

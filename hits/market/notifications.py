@@ -4,7 +4,7 @@ Settings are stored for every transport. A test event is delivered only to an
 ``http(s)://`` destination (POSTed as MTurk's event document); SQS and SNS
 destinations are stored but nothing is sent to them. A destination the
 marketplace would fetch must be a public address unless the operator allows
-private ones (``hits.market.destinations``); refusals and failed deliveries
+private ones (``hits.wire.destinations``); refusals and failed deliveries
 all give the same message.
 """
 
@@ -17,10 +17,10 @@ from sqlalchemy.orm import Session
 
 from hits.db import utcnow
 from hits.market import validation as v
-from hits.market.destinations import DESTINATION_REFUSED, DestinationRefused, check_destination, is_web_hook
 from hits.market.errors import RequestError, invalid, not_found
 from hits.market.events import event_document, forget_no_setting, post_document
 from hits.market.models import HITType, NotificationSetting
+from hits.wire.destinations import DESTINATION_REFUSED, DestinationRefused, check_destination, is_web_hook
 
 TRANSPORTS = ("Email", "SQS", "SNS")
 EVENT_TYPES = (

@@ -21,7 +21,7 @@ from hits.market.models import (
 )
 from hits.market.models.requests import DENIED, GRANTED, PENDING
 from hits.market.qualification_ops import associate, get_type
-from hits.market.xml_schemas import SchemaViolation, check_test_documents
+from hits.wire.xml_schemas import SchemaViolation, check_test_documents
 
 REVOKED = "Revoked"
 QUALIFICATION_DOES_NOT_EXIST = "AWS.MechanicalTurk.QualificationDoesNotExist"

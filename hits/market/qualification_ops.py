@@ -13,7 +13,7 @@ from hits.market.errors import RequestError, bad_parameter, not_found
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, QualificationType, Worker, WorkerQualification
 from hits.market.models.work import APPROVED, REJECTED
-from hits.market.xml_schemas import SchemaViolation, check_test_documents
+from hits.wire.xml_schemas import SchemaViolation, check_test_documents
 
 # System qualification type ids, as MTurk publishes them.
 LOCALE = "00000000000000000071"

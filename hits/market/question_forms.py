@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from hits.market.errors import invalid
 from hits.market.models.requests import UploadedFile
 from hits.market.question_form_html import formatted_to_html, safe_url
-from hits.market.questions import QFA_NS, QUESTION_FORM_NAMESPACES
+from hits.wire.documents import QFA_NS, QUESTION_FORM_NAMESPACES
 
 # No entities, no network: QuestionForms and AnswerKeys come from requesters.
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)

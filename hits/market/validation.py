@@ -11,6 +11,7 @@ from botocore.loaders import Loader
 
 from hits.market.errors import invalid
 from hits.money import MoneyError, parse_amount
+from hits.wire.limits import MAX_REQUIREMENTS
 
 MIN_DURATION, MAX_DURATION = 30, 31_536_000
 MAX_AUTO_APPROVAL_DELAY = 2_592_000
@@ -78,7 +79,6 @@ def money(value: Any, name: str) -> Decimal:
 
 ACTIONS_GUARDED = ("Accept", "PreviewAndAccept", "DiscoverPreviewAndAccept")
 LOCALE_COMPARATORS = ("EqualTo", "NotEqualTo", "In", "NotIn")
-MAX_REQUIREMENTS = 10
 COUNTRY = re.compile(r"[A-Z]{2}")  # ISO 3166-1 alpha-2
 SUBDIVISION = re.compile(r"[A-Z0-9]{1,3}")  # the part of an ISO 3166-2 code after the country
 

@@ -19,13 +19,13 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
-from hits.market.questions import xml_to_answers
 from hits.mturk import Marketplace, NotFound
 from hits.quality import followups
 from hits.quality.outbox import count_decisions
 from hits.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.templates import get_template
 from hits.templates.arrangements import unscrambled_answers
+from hits.wire.documents import xml_to_answers
 from hits.workflows.models import stage_waits
 
 log = logging.getLogger(__name__)

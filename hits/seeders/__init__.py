@@ -16,7 +16,7 @@ Built in:
   base64-encoded, or its web address) as a JSON POST (:func:`request_body`)
   and answers seeds as JSON; only public addresses, by the same
   rules (and the same checked connection) as notification destinations
-  (``hits.market.destinations``), unless the workflow allows private ones.
+  (``hits.wire.destinations``), unless the workflow allows private ones.
 
 Other seeders come from installed packages, through the ``hitforge.seeders``
 entry-point group: the entry point names a callable taking the options
@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hits.market.destinations import DestinationRefused, check_destination, checked_session
+from hits.wire.destinations import DestinationRefused, check_destination, checked_session
 
 #: The entry-point group third-party seeders register under.
 ENTRY_POINT_GROUP = "hitforge.seeders"

@@ -31,7 +31,8 @@ from hits.market.question_forms import (
     read_answers,
     store_uploads,
 )
-from hits.market.questions import ParsedQuestion, answers_to_xml, parse_question
+from hits.market.questions import ParsedQuestion, parse_question
+from hits.wire.documents import answers_to_xml
 from server.db import market_session, runtime
 from server.worker_site.base import (
     NOT_AVAILABLE,

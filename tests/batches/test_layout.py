@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hits.batches.layout import html_question, missing_columns, page_html, substitute
 from hits.market.questions import parse_question
+from hits.wire.layout import html_question, missing_columns, page_html, substitute
 
 
 def test_only_column_placeholders_are_filled_and_escaped() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from hits.market.questions import xml_to_answers
+from hits.wire.documents import xml_to_answers
 from server.cdn.cdn_map import load_cdn_map
 from tests.browser.test_crowd_form import accept, offline, stored_answer
 from tests.server.worker_helpers import create_hit, html_question, mturk_form_page

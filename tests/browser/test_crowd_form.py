@@ -18,8 +18,8 @@ import pytest
 from lxml import etree
 from playwright.sync_api import expect
 
-from hits.market.questions import xml_to_answers
-from hits.market.xml_schemas import validate_answers
+from hits.wire.documents import xml_to_answers
+from hits.wire.xml_schemas import validate_answers
 from tests.browser.test_htmlquestion_flow import sign_up
 from tests.helpers import document_loaded
 from tests.server.worker_helpers import create_hit, html_question

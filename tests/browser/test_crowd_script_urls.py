@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from hits.market.questions import xml_to_answers
+from hits.wire.documents import xml_to_answers
 from tests.browser.test_crowd_form import accept, answer_fields, offline, open_crowd_hit, stored_answer
 from tests.server.worker_helpers import MTURK_HTML, create_hit, html_question
 

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from hits.market.questions import xml_to_answers
-from hits.market.xml_schemas import validate_answers
+from hits.wire.documents import xml_to_answers
+from hits.wire.xml_schemas import validate_answers
 from tests.helpers import sign_up_in_browser
 from tests.server.worker_helpers import (
     MTURK_HTML,

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from hits.market.accounts import IssuedKey
-from hits.market.destinations import allow_private_destinations, private_destinations_allowed
 from hits.settings import Settings
+from hits.wire.destinations import allow_private_destinations, private_destinations_allowed
 from server import create_app
 from server.runner import RunningServer, serve_in_thread
 from tests.conftest import boto3_client

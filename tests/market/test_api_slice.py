@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from hits.db import session_scope
 from hits.market import assignment_ops, decisions
 from hits.market.accounts import create_worker
-from hits.market.questions import answers_to_xml
+from hits.wire.documents import answers_to_xml
 from tests.conftest import boto3_client, new_requester
 from tests.helpers import hit_params
 

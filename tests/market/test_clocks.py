@@ -11,7 +11,7 @@ from hits.db import session_scope, utcnow
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
 from hits.market.models import Assignment, Worker
-from hits.market.questions import answers_to_xml
+from hits.wire.documents import answers_to_xml
 from tests.helpers import hit_params, in_own_session
 
 

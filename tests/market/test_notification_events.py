@@ -16,7 +16,7 @@ from hits.db import session_scope
 from hits.market import assignment_ops, events
 from hits.market.accounts import create_worker
 from hits.market.models import Assignment, MarketEvent
-from hits.market.questions import answers_to_xml
+from hits.wire.documents import answers_to_xml
 from server.runner import free_port
 from tests.helpers import hit_params
 

@@ -13,7 +13,7 @@ from hits.db import session_scope
 from hits.market import assignment_ops, qualification_admin
 from hits.market.accounts import create_worker
 from hits.market.models import Worker
-from hits.market.questions import answers_to_xml
+from hits.wire.documents import answers_to_xml
 from tests.helpers import hit_params
 
 

@@ -16,7 +16,7 @@ from hits.market import assignment_ops, decisions
 from hits.market.accounts import create_worker
 from hits.market.errors import RequestError
 from hits.market.models import Assignment, Worker
-from hits.market.questions import answers_to_xml
+from hits.wire.documents import answers_to_xml
 from tests.helpers import hit_params, statements_sent
 
 

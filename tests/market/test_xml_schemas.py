@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hits.market.questions import answers_to_xml
-from hits.market.xml_schemas import SchemaViolation, validate_answers, validate_question
+from hits.wire.documents import answers_to_xml
+from hits.wire.xml_schemas import SchemaViolation, validate_answers, validate_question
 from tests.helpers import EXTERNAL_QUESTION, hit_params
 
 AK_NS = "http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/AnswerKey.xsd"

@@ -87,7 +87,7 @@ def test_answer_key_grading_matches_the_server_grader(bank: Bank) -> None:
 
 
 def test_free_text_answers_grade_like_selections(bank: Bank) -> None:
-    from hits.market.questions import answers_to_xml
+    from hits.wire.documents import answers_to_xml
 
     paper = assemble(bank, 8)
     answers = {e.item_id: bank.items[e.item_id].answer for e in paper.items[:27]}

@@ -10,8 +10,8 @@ from hits.db import session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
 from hits.market.models import Worker
-from hits.market.questions import answers_to_xml
 from hits.templates import get_template
+from hits.wire.documents import answers_to_xml
 from tests.helpers import launch_demo_campaign
 from tests.quality.test_followups import review
 

@@ -15,7 +15,7 @@ from sqlalchemy import func, select, text
 from hits.db import session_scope
 from hits.market.models import Assignment
 from hits.market.models.requests import UploadedFile
-from hits.market.xml_schemas import validate_answers
+from hits.wire.xml_schemas import validate_answers
 from server.worker_site.uploads import SALT
 from tests.conftest import BACKEND, boto3_client, new_requester
 from tests.helpers import altered_token

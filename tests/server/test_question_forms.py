@@ -11,9 +11,9 @@ from sqlalchemy import func, select
 from hits.db import session_scope
 from hits.market.models import QualificationRequest
 from hits.market.question_forms import parse_question_form
-from hits.market.questions import xml_to_answers
 from hits.market.worker_quals import grade
-from hits.market.xml_schemas import validate_answers
+from hits.wire.documents import xml_to_answers
+from hits.wire.xml_schemas import validate_answers
 from qualification.mturk import grade_answers, selection_answers_xml
 from tests.server.worker_helpers import (
     QF_NS,

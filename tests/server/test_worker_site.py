@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from hits.market.questions import QFA_NS, xml_to_answers
+from hits.wire.documents import QFA_NS, xml_to_answers
 from tests.helpers import hidden_fields, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient, soup
 

@@ -1,6 +1,6 @@
 """MTurk's XML schemas, loaded offline, and validation of the documents requesters send.
 
-The schemas live in ``hits/market/schemas`` (the XHTML subset used by
+The schemas live in ``hits/wire/schemas`` (the XHTML subset used by
 FormattedContent imports ``xml.xsd``, mapped to a local copy: nothing is
 fetched from the network). Documents are validated once, when they arrive
 (CreateHIT, CreateQualificationType, UpdateQualificationType); a document the
@@ -37,7 +37,7 @@ class SchemaViolation(ValueError):
 
 @cache
 def schema(name: str) -> xmlschema.XMLSchema:
-    """A schema from ``hits/market/schemas``, loaded offline (``xml.xsd`` mapped locally)."""
+    """A schema from ``hits/wire/schemas``, loaded offline (``xml.xsd`` mapped locally)."""
     return xmlschema.XMLSchema(
         str(SCHEMAS / name), locations=[(XML_NS, str(SCHEMAS / "xml.xsd"))], allow="local", defuse="always"
     )
