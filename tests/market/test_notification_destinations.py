@@ -20,9 +20,10 @@ import pytest
 from sqlalchemy import select
 
 from hits.db import make_engine, make_session_factory, session_scope
-from hits.market import destinations, events
+from hits.market import events
 from hits.market.models import MarketEvent, NotificationSetting
 from hits.settings import load_settings
+from hits.wire import destinations
 from hits.wire.destinations import DESTINATION_REFUSED, DestinationRefused, post_json
 from server.runner import free_port
 from tests.helpers import hit_params
