@@ -37,6 +37,7 @@ from botocore.config import Config
 
 from bench.cpu import is_database, named_cpu, tree_cpu
 from bench.serving import SERVERS, serve, stop
+from demo.runner import free_port
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_requester, create_worker
@@ -44,7 +45,6 @@ from hits.schema import upgrade
 from hits.settings import load_settings
 from hits.wire.documents import answers_to_xml
 from server.mturk_api import TARGET_PREFIX
-from server.runner import free_port
 
 QUESTION = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'

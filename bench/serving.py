@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from server.runner import production_argv
+from server.cli.serve import production_argv
 
 SERVERS = ("granian", "gunicorn")
 

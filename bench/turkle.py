@@ -26,7 +26,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from bench.worker_path_client import CSRF, Browser, Flow, Stats
-from server.runner import free_port
+from demo.runner import free_port
 
 TURKLE = "turkle==3.1.0"
 VENV = Path("var/turkle-venv")

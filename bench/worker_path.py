@@ -40,10 +40,10 @@ from bench.cpu import is_database, named_cpu, tree_cpu
 from bench.serving import SERVERS, serve, stop
 from bench.worker_path_client import Browser, Flow, HitforgeFlow, Stats, run_crowd
 from bench.worker_path_seed import Seeded, seed, top_up
+from demo.runner import free_port
 from hits.db import make_engine, make_session_factory
 from hits.schema import upgrade
 from hits.settings import load_settings
-from server.runner import free_port
 
 KINDS = ("list", "accept", "work", "frame", "submit")
 

@@ -22,13 +22,13 @@ from botocore.config import Config
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from demo.runner import RunningServer, serve_in_thread
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market.accounts import IssuedKey, create_requester
 from hits.mturk import Marketplace
 from hits.schema import upgrade
 from hits.settings import Settings, load_settings
 from server import create_app
-from server.runner import RunningServer, serve_in_thread
 
 BACKEND = os.environ.get("HITFORGE_TEST_BACKEND", "embedded")
 

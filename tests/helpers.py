@@ -104,7 +104,7 @@ def launch_demo_campaign(
     which depends on the tests run before: a test whose outcome hangs on where gold lands
     (a worker's luck on a few gold items) pins it.
     """
-    from hits.demo_data import write_rating_demo
+    from demo.data import write_rating_demo
 
     # A gold item for every gold slot (a shorter pool is refused unless the file allows reuse).
     truth = write_rating_demo(folder, items=hits * 2, gold=max(4, hits * gold_per_hit), seed=len(name))
@@ -121,7 +121,7 @@ def launch_demo_campaign(
 
 def campaign_bot(base_url: str, username: str, profile, truth, campaign_name: str, seed: int = 0):  # type: ignore[no-untyped-def]
     """A simulated worker that only works on the given test campaign's HITs."""
-    from hits.crowd import Bot
+    from demo.crowd import Bot
 
     bot = Bot(base_url, username, profile, truth, seed=seed)
     bot.title_filter = f"Rate drawings {campaign_name}"
@@ -134,9 +134,9 @@ def launch_template_campaign(
     """Publish a small demo campaign of any template; return (campaign id, truth, HIT ids)."""
     from sqlalchemy import select
 
+    from demo.tasks import get_demo_task
     from hits.campaigns.models import PublishedHIT
     from hits.db import session_scope
-    from hits.demo_tasks import get_demo_task
 
     task = get_demo_task(template)
     # A gold item for every gold slot (a shorter pool is refused unless the file allows reuse).
@@ -178,7 +178,7 @@ def hitforge_results(settings: Any, *args: str) -> Any:
     """
     from click.testing import CliRunner
 
-    from server.cli import main
+    from server.cli.main import main
 
     env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
     return CliRunner().invoke(main, ["results", *args], env=env, catch_exceptions=False)
@@ -419,7 +419,7 @@ def pixels_only(data: bytes, names: Iterable[str]) -> tuple[tuple[int, int], str
 
 def pixel_digest(picture: bytes | Path) -> str:
     """What a picture (its file, or its bytes) shows, whatever its encoding: the demo's name for it."""
-    from hits.picture_names import picture_name
+    from demo.picture_names import picture_name
 
     return picture_name(picture if isinstance(picture, bytes) else picture.read_bytes())
 

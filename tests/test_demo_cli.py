@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hits.demo_tasks import demo_tasks
+from demo.tasks import demo_tasks
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ import requests
 from bs4 import BeautifulSoup, Tag
 from click.testing import CliRunner, Result
 
-from server.cli import main
+from server.cli.main import main
 
 
 def hitforge(settings, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from hits.campaigns.models import Campaign
 from hits.db import session_scope
-from server.cli import main
+from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env, files, publish
 from tests.server.test_dashboard_roles import Dashboard, make_user
 

@@ -19,7 +19,7 @@ from hits.batches.publish import publish_batch
 from hits.db import session_scope
 from hits.market.requester_options import set_options
 from hits.mturk import ServiceUnavailable
-from server.cli import main
+from server.cli.main import main
 from tests.batches.test_batch_flow import accepted_frame
 from tests.conftest import boto3_client
 from tests.server.worker_helpers import WorkerClient

@@ -14,15 +14,15 @@ import pandas as pd
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from demo.crowd import PROFILES
+from demo.crowd.layout_bot import LayoutBot
+from demo.runner import spawn_worker, stop_process
 from hits.batches.columns import LEADING_COLUMNS
 from hits.batches.models import Batch
 from hits.batches.publish import publish_batch
 from hits.campaigns.models import OutboxEntry, PublishedHIT, WorkerStats
-from hits.crowd import PROFILES
-from hits.crowd.layout_bot import LayoutBot
 from hits.db import session_scope
-from server.cli import main
-from server.runner import spawn_worker, stop_process
+from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env
 from tests.batches.test_batch_gold import make
 from tests.workers.test_review_pipeline import wait_for, worker_env

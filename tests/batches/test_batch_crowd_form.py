@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import uuid
 
+from demo.crowd import PROFILES
+from demo.crowd.layout_bot import LayoutBot, read_page
 from hits.batches.gold import score_fields
 from hits.batches.publish import publish_batch
 from hits.batches.results import result_rows
-from hits.crowd import PROFILES
-from hits.crowd.layout_bot import LayoutBot, read_page
 from tests.batches.test_batch_gold import make
 
 LAYOUT = """<script src="https://assets.crowd.aws/crowd-html-elements.js"></script>

@@ -246,7 +246,7 @@ def test_gold_settings_from_the_command_line_and_a_budget_below_the_cost_refused
 ) -> None:
     from click.testing import CliRunner
 
-    from server.cli import main
+    from server.cli.main import main
     from tests.batches.test_batch_cli import cli_env
 
     (tmp_path / "layout.html").write_text(LAYOUT, encoding="utf-8")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from demo.runner import spawn_worker, stop_process
 from hits.batches.models import Batch
 from hits.batches.publish import publish_batch
 from hits.campaigns.models import OutboxEntry, WorkerStats
 from hits.db import session_scope
-from server.runner import spawn_worker, stop_process
 from tests.batches.test_batch_flow import hit_ids
 from tests.batches.test_batch_gold import accept_and_post, make
 from tests.server.test_dashboard_roles import Dashboard, make_user

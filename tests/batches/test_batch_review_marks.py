@@ -16,7 +16,7 @@ from hits.batches.publish import publish_batch
 from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import session_scope
 from hits.quality.followups import OverBudget, check_budget, committed_cost
-from server.cli import main
+from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env
 from tests.batches.test_batch_flow import hit_ids, make_batch, work
 from tests.batches.test_batch_gold import accept_and_post, make

@@ -10,7 +10,7 @@ from botocore.loaders import Loader
 from click.testing import CliRunner
 
 from hits.market.validation import comparators
-from server.cli import main
+from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env, files
 from tests.conftest import boto3_client
 

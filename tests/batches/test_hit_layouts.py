@@ -10,7 +10,7 @@ import requests
 from botocore.exceptions import ClientError
 from click.testing import CliRunner
 
-from server.cli import main
+from server.cli.main import main
 from tests.batches.test_batch_flow import accepted_frame
 from tests.conftest import boto3_client, new_requester
 from tests.server.worker_helpers import WorkerClient

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from server.cli import main
+from server.cli.main import main
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "migrating.md"
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from flask import Flask, Response
 
-from server.runner import RunningServer, serve_in_thread
+from demo.runner import RunningServer, serve_in_thread
 from tests.browser.test_htmlquestion_flow import sign_up
 from tests.helpers import hit_params
 

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 from flask import Flask, Response
 
+from demo.runner import RunningServer, serve_in_thread
 from hits.wire.documents import xml_to_answers
-from server.runner import RunningServer, serve_in_thread
 from tests.browser.test_crowd_form import accept, offline, stored_answer
 from tests.helpers import hit_params
 from tests.server.worker_helpers import create_hit, html_question

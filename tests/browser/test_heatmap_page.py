@@ -8,9 +8,9 @@ import pytest
 from playwright.sync_api import FrameLocator, Page
 from sqlalchemy import select
 
+from demo.tasks.heatmap import MODELS
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks.heatmap import MODELS
 from hits.heatmaps.log import HeatmapRequest
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.heatmap import QUESTIONS

@@ -9,10 +9,10 @@ import pytest
 from playwright.sync_api import FrameLocator, Locator, Page
 from sqlalchemy import select
 
+from demo.tasks import save_png, write_jsonl
+from demo.tasks.objects import draw_scene
 from hits.campaigns.models import HITSlot, PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks import save_png, write_jsonl
-from hits.demo_tasks.objects import draw_scene
 from tests.helpers import accept_in_browser, publish_campaign_file, sign_up_in_browser
 
 pytestmark = pytest.mark.browser

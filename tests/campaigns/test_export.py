@@ -6,8 +6,8 @@ import csv
 import io
 import json
 
+from demo.crowd import PROFILES
 from hits.campaigns.export import BATCH_COLUMNS, write_batch_csv, write_jsonl
-from hits.crowd import PROFILES
 from hits.db import session_scope
 from hits.quality.aggregation import aggregate_campaign
 from tests.helpers import campaign_bot, launch_demo_campaign

@@ -131,7 +131,7 @@ def test_hitforge_launch_refuses_a_small_gold_pool_and_publishes_nothing(
     from click.testing import CliRunner
 
     from hits.campaigns.models import Campaign
-    from server.cli import main
+    from server.cli.main import main
 
     path = _short_pool_campaign(tmp_path)
     env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}

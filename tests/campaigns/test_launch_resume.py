@@ -11,14 +11,14 @@ import yaml
 from click.testing import CliRunner, Result
 from sqlalchemy import func, select
 
+from demo.data import write_rating_demo
+from demo.runner import RunningServer, serve_in_thread
 from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope
-from hits.demo_data import write_rating_demo
 from hits.market.accounts import IssuedKey
 from hits.market.models import HIT
 from server import create_app
-from server.cli import main
-from server.runner import RunningServer, serve_in_thread
+from server.cli.main import main
 from tests.conftest import boto3_client, new_requester
 from tests.helpers import rating_campaign_spec
 

@@ -7,10 +7,10 @@ import random
 import xmlschema
 from sqlalchemy import select
 
+from demo.crowd import PROFILES, Bot
+from demo.tasks.rating import rate
 from hits.campaigns.models import GoldItem, PublishedHIT, Submission
-from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
-from hits.demo_tasks.rating import rate
 from hits.wire.documents import xml_to_answers
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.server.test_worker_site import accept

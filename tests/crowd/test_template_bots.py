@@ -8,11 +8,11 @@ import io
 import pytest
 from sqlalchemy import select
 
+from demo.crowd import PROFILES, Bot, Profile
+from demo.tasks import demo_tasks, get_demo_task
 from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import demo_tasks, get_demo_task
 from hits.quality.aggregation import aggregate_campaign
 from hits.quality.review import decide_workers, grade_submissions
 from hits.templates import available_templates

@@ -12,11 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from demo.runner import RunningServer, serve_in_thread
 from hits.market.accounts import IssuedKey
 from hits.settings import Settings
 from hits.wire.destinations import allow_private_destinations, private_destinations_allowed
 from server import create_app
-from server.runner import RunningServer, serve_in_thread
 from tests.conftest import boto3_client
 
 

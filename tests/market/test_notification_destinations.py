@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from demo.runner import free_port
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market import events
 from hits.market.models import MarketEvent, NotificationSetting
 from hits.settings import load_settings
 from hits.wire import destinations
 from hits.wire.destinations import DESTINATION_REFUSED, DestinationRefused, post_json
-from server.runner import free_port
 from tests.helpers import hit_params
 from tests.market.test_notification_events import _work, wait_until
 

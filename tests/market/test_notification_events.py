@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from demo.runner import free_port
 from hits.db import session_scope
 from hits.market import assignment_ops, events
 from hits.market.accounts import create_worker
 from hits.market.models import Assignment, MarketEvent
 from hits.wire.documents import answers_to_xml
-from server.runner import free_port
 from tests.helpers import hit_params
 
 # The receivers here listen on loopback: the operator has allowed private destinations, for the

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from demo.runner import free_port
 from hits.db import session_scope
 from hits.market.models import MarketEvent
-from server.runner import free_port
 from tests.helpers import hit_params
 from tests.market.test_notification_events import Receiver, _work, wait_until
 

@@ -14,7 +14,7 @@ from hits.market.accounts import create_worker
 from hits.market.errors import RequestError
 from hits.market.models import Worker
 from hits.market.qualification_ops import MASTERS
-from server.cli import main
+from server.cli.main import main
 from tests.helpers import hit_params
 
 MASTERS_PRODUCTION = "2F1QJWKUDD8XADTFD2Q0G6UTO95ALH"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from qualification.assembly import assemble
 from qualification.bank import DEFAULT_BANK, Bank
 from qualification.mturk import validate_answer_key, validate_question_form
-from server.qualification_cli import qualification
+from server.cli.qualification import qualification
 from tests.qualification.conftest import small_bank_data, write_bank
 
 
@@ -77,7 +77,7 @@ def test_items_analysis_from_jsonl(tmp_path: Path) -> None:
 
 def test_every_bank_command_takes_the_bank_as_its_first_argument(tmp_path: Path) -> None:
     """Issue 15, item 10: one convention; a missing bank is a usage error naming BANK."""
-    from server.cli import main
+    from server.cli.main import main
 
     for command in ("show", "create", "grade", "publish"):
         usage = CliRunner().invoke(main, ["qualification", command, "--help"], prog_name="hitforge").output

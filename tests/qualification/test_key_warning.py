@@ -21,7 +21,7 @@ from qualification.bank import DEFAULT_BANK
 from qualification.delivery import STUCK_AFTER, waiting_tests
 from qualification.models import QualificationTest
 from qualification.service import publish_test
-from server.cli import main
+from server.cli.main import main
 from tests.conftest import new_requester
 from tests.qualification.test_value_means_passed import granted, outbox_entry, take_test
 from tests.server.test_dashboard import staff_session

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from demo.judgment_media import judgment_items
 from hits.db import session_scope
 from qualification.bank import DEFAULT_BANK, load_bank
-from qualification.judgment_media import judgment_items
 from qualification.service import publish_test
 from tests.qualification.conftest import small_bank_data
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from qualification.assembly import assemble
 from qualification.bank import DEFAULT_BANK, load_bank
-from server.qualification_cli import qualification
+from server.cli.qualification import qualification
 from tests.server.test_question_forms import take_test
 from tests.server.worker_helpers import WorkerClient, soup
 

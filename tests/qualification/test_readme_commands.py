@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from qualification.assembly import assemble
 from qualification.bank import DEFAULT_BANK, load_bank
-from server.cli import main
+from server.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

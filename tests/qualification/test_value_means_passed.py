@@ -19,7 +19,7 @@ from hits.db import session_scope
 from hits.quality.outbox import apply_entry
 from qualification.bank import DEFAULT_BANK, load_bank
 from qualification.service import publish_test
-from server.cli import main
+from server.cli.main import main
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup
 
 

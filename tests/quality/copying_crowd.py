@@ -6,11 +6,11 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hits.crowd import Profile
-from hits.demo_tasks.rating import rate
+from demo.crowd import Profile
+from demo.simulation.run import RATING_WEIGHTS
+from demo.tasks.rating import rate
 from hits.quality.copying import agreement_p_value
 from hits.quality.policy import GoldRecord
-from hits.quality.simulation import RATING_WEIGHTS
 
 ITEMS_PER_HIT, GOLD_PER_HIT = 4, 2
 

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 from sqlalchemy import select
 
+from demo.crowd import Profile
 from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission, WorkerStats
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.requester_options import set_options
 from hits.mturk import Marketplace, ServiceUnavailable
@@ -146,7 +146,7 @@ def test_decisions_are_applied_several_at_a_time_and_throttled_ones_on_the_retry
 
 
 def test_an_unreachable_marketplace_is_a_retryable_error() -> None:
-    from server.runner import free_port
+    from demo.runner import free_port
 
     market = Marketplace.connect(f"http://127.0.0.1:{free_port()}", "AKIDNOTHINGHERE0", "secret")
     with pytest.raises(ServiceUnavailable) as raised:

@@ -17,11 +17,11 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
+from demo.crowd import PROFILES, Bot, Profile
+from demo.tasks import image_name, slots_of
+from demo.tasks.rating import QUOTES, fill
 from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission, WorkerStats
-from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import image_name, slots_of
-from hits.demo_tasks.rating import QUOTES, fill
 from hits.quality.live_copying import CopyingPair
 from tests.helpers import launch_demo_campaign
 from tests.quality.test_followups import review
@@ -181,7 +181,7 @@ def _form(page: BeautifulSoup, action_part: str) -> dict[str, str]:
 def test_celery_flags_a_copying_pair_and_the_dashboard_shows_the_evidence_and_confirms(
     tmp_path, settings, live_server, requester, market, mturk, requester_sessions
 ) -> None:
-    from server.runner import spawn_worker, stop_process
+    from demo.runner import spawn_worker, stop_process
 
     campaign_id, (source, copier, honest) = _launch_and_work(
         tmp_path, live_server.url, market, requester_sessions, "copy-celery", hits=8, each=8

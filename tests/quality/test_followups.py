@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from sqlalchemy import select
 
+from demo.crowd import Profile
 from hits.campaigns.models import Campaign, OutboxEntry, Submission, WorkerStats
-from hits.crowd import Profile
 from hits.db import session_scope, utcnow
 from hits.market.models import WorkerMessage
 from hits.quality import followups, outbox, pipeline, sync_queue

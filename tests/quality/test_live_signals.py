@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from demo.crowd import PROFILES, Profile
 from hits.campaigns.models import WorkerStats
-from hits.crowd import PROFILES, Profile
 from hits.db import session_scope
 from hits.quality.live_signals import collect_signals, collect_signals_many
 from tests.helpers import campaign_bot, launch_demo_campaign

@@ -6,9 +6,9 @@ import io
 
 from sqlalchemy import delete, select
 
+from demo.crowd import Profile
 from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.quality import outbox, pipeline, sync_queue
 from hits.quality.answers import answers_frame

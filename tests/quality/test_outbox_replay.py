@@ -12,8 +12,8 @@ from decimal import Decimal
 
 from sqlalchemy import func, select
 
+from demo.crowd import Profile
 from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.models import BonusPayment, LedgerEntry
 from hits.market.request_tokens import UNIQUE_TOKEN_WINDOW

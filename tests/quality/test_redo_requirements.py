@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from demo.crowd import Profile
 from hits.campaigns.models import OutboxEntry, PublishedHIT
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.market.validation import MAX_REQUIREMENTS
 from hits.quality import sync_queue

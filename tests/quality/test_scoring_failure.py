@@ -8,8 +8,8 @@ import logging
 
 from sqlalchemy import select
 
+from demo.crowd import PROFILES
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import PROFILES
 from hits.db import session_scope
 from hits.templates import get_template
 from tests.helpers import campaign_bot, launch_demo_campaign

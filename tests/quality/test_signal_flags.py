@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from demo.crowd import PROFILES
 from hits.campaigns.models import (
     Campaign,
     OutboxEntry,
@@ -14,7 +15,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.crowd import PROFILES
 from hits.db import session_scope
 from hits.quality import qa_review
 from hits.quality.answers import answers_frame, counted_submissions

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from click.testing import CliRunner
 
-from hits.quality.simulation import SimulationConfig, run_simulation
-from server.quality_cli import quality
+from demo.simulation.cli import quality
+from demo.simulation.run import SimulationConfig, run_simulation
 
 CROWD = {"diligent": 12, "careless": 4, "spammer": 3, "copycat": 1, "late_spammer": 0, "biased": 1}
 PAIRED = SimulationConfig(hits=250, crowd={**CROWD, "copy_source": 1, "copier": 1})

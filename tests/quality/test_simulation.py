@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from hits.quality.simulation import (
+from demo.simulation.run import (
     COSTS,
     SimulationConfig,
     WorkerOutcome,
@@ -163,7 +163,7 @@ BEHAVING = SimulationConfig(
 
 
 def test_late_spammers_are_caught_after_their_turn_and_their_honest_work_kept() -> None:
-    from hits.quality.simulation import behaviour_metrics
+    from demo.simulation.run import behaviour_metrics
 
     run = run_simulation(BEHAVING, seed=2)
     late = behaviour_metrics(run.workers, max_gold=40)["late_spammer"]
@@ -181,7 +181,7 @@ def test_late_spammers_are_caught_after_their_turn_and_their_honest_work_kept() 
 
 
 def test_biased_workers_are_flagged_and_a_copier_gives_its_sources_answers() -> None:
-    from hits.quality.simulation import behaviour_metrics
+    from demo.simulation.run import behaviour_metrics
 
     run = run_simulation(BEHAVING, seed=2)
     figures = behaviour_metrics(run.workers, max_gold=10)

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from demo.crowd import Profile
 from hits.campaigns.models import PublishedHIT
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.mturk import Marketplace
 from hits.quality import sync_queue

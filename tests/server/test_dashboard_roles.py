@@ -31,7 +31,7 @@ from hits.campaigns.models import (
 from hits.db import session_scope
 from qualification import DEFAULT_BANK
 from qualification.models import QualificationAttempt, QualificationTest
-from server.cli import main
+from server.cli.main import main
 
 PASSWORD = "a-staff-password"
 

@@ -19,13 +19,13 @@ import requests
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import func, select
 
+from demo.crowd import PROFILES, Bot
+from demo.runner import serve_in_thread
 from hits.campaigns.gold import GoldExposure
 from hits.campaigns.models import Campaign, PublishedHIT, Submission
-from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
 from hits.mturk import Marketplace
 from server import create_app
-from server.runner import serve_in_thread
 from tests.helpers import hidden_fields, launch_demo_campaign
 from tests.server.test_worker_site import accept, accept_rating_hit, hit_of
 from tests.server.worker_helpers import WorkerClient, accept_framed, soup

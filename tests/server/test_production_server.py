@@ -21,9 +21,10 @@ import pytest
 import requests
 from botocore.config import Config
 
+from demo.runner import free_port
 from hits.market.accounts import add_funds
 from hits.settings import Settings
-from server.runner import SHUTDOWN_GRACE_SECONDS, free_port
+from server.cli.serve import SHUTDOWN_GRACE_SECONDS
 from tests.conftest import boto3_client, new_requester
 
 pytestmark = pytest.mark.timeout(120)

@@ -8,11 +8,11 @@ from datetime import timedelta
 import requests
 from sqlalchemy import select, update
 
+from demo.runner import serve_in_thread
 from hits.db import session_scope, utcnow
 from hits.market.assignment_ops import RETURN_LIMIT, run_clocks
 from hits.market.models import Assignment, Worker
 from server import create_app
-from server.runner import serve_in_thread
 from tests.helpers import EXTERNAL_QUESTION
 from tests.server.worker_helpers import WorkerClient, create_hit, soup
 

@@ -150,8 +150,8 @@ def test_session_limits_come_from_the_environment(tmp_path) -> None:
 
 
 def test_configured_limits_are_the_ones_enforced(settings) -> None:
+    from demo.runner import serve_in_thread
     from server import create_app
-    from server.runner import serve_in_thread
 
     short = SessionLimits(idle=timedelta(minutes=5), lifetime=timedelta(hours=1))
     running = serve_in_thread(create_app(settings=settings.with_overrides(worker_session=short)))

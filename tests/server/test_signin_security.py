@@ -11,11 +11,11 @@ import requests
 from sqlalchemy import select, update
 from werkzeug.security import generate_password_hash
 
+from demo.runner import serve_in_thread
 from hits.campaigns.models import StaffUser
 from hits.db import session_scope, utcnow
 from hits.market.models import SignInFailure
 from server import create_app
-from server.runner import serve_in_thread
 from tests.server.worker_helpers import WorkerClient, csrf_of
 
 PASSWORD = "a-long-password"  # WorkerClient's

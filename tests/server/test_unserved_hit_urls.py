@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hits.batches.models import Batch
 from hits.campaigns.models import BATCH_STATUS, Campaign
 from hits.db import session_scope
-from server.cli import main
+from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env
 from tests.server.test_dashboard import staff_session
 from tests.server.worker_helpers import create_hit, html_question

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from hits.crowd import Bot, Profile
-from hits.demo_tasks import get_demo_task
+from demo.crowd import Bot, Profile
+from demo.tasks import get_demo_task
 from tests.helpers import launch_template_campaign
 
 CarefulCampaign = Callable[..., tuple[int, Any, list[str]]]

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from demo.tasks import truth_key
+from demo.tasks.rank import true_ranks
+from demo.tasks.sxs import preferences
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks import truth_key
-from hits.demo_tasks.rank import true_ranks
-from hits.demo_tasks.sxs import preferences
 from hits.templates.sxs import METRICS
 from tests.helpers import hitforge_results
 

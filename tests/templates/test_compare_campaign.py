@@ -8,8 +8,8 @@ import json
 from collections import Counter
 from itertools import combinations
 
+from demo.tasks import truth_key
 from hits.db import session_scope
-from hits.demo_tasks import truth_key
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.quality.ranking import campaign_systems
 from tests.helpers import hitforge_results

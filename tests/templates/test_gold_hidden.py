@@ -53,8 +53,8 @@ def test_gold_slots_are_indistinguishable(
         by_size.setdefault(len(s.find_all(class_="candidate")), set()).add(str(shape(s)))
     assert all(len(shapes) == 1 for shapes in by_size.values())
     if template in ("compare", "sxs"):
-        from hits.demo_tasks.compare import SYSTEMS as COMPARE_SYSTEMS
-        from hits.demo_tasks.sxs import SYSTEMS as SXS_SYSTEMS
+        from demo.tasks.compare import SYSTEMS as COMPARE_SYSTEMS
+        from demo.tasks.sxs import SYSTEMS as SXS_SYSTEMS
 
         systems = {**COMPARE_SYSTEMS, **SXS_SYSTEMS}
         assert not names_in(page, systems)  # who wrote what stays hidden

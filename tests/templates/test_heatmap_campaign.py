@@ -11,12 +11,12 @@ import numpy as np
 from bs4 import BeautifulSoup
 from sqlalchemy import select
 
+from demo.crowd import Bot, Profile
+from demo.tasks import get_demo_task
+from demo.tasks.heatmap import MODELS, PLACES, judge_heat, sentence_for
 from hits.campaigns.export import write_batch_csv
 from hits.campaigns.models import PublishedHIT, Submission
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
-from hits.demo_tasks.heatmap import MODELS, PLACES, judge_heat, sentence_for
 from hits.heatmaps.arrays import checked, heat_of_overlay, overlay_png
 from hits.heatmaps.builtin import BlobProvider
 from hits.heatmaps.providers import ImageSource

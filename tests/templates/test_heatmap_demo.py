@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from hits.demo_tasks.heatmap import MODELS
+from demo.tasks.heatmap import MODELS
 from hits.templates.heatmap import QUESTIONS
 from tests.helpers import run_hitforge
 

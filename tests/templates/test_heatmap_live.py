@@ -28,19 +28,19 @@ from bs4 import BeautifulSoup, Tag
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from demo.runner import RunningServer, serve_in_thread
+from demo.tasks import save_png
 from hits.campaigns.models import Submission
 from hits.campaigns.service import create_campaign, publish_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.demo_tasks import save_png
 from hits.heatmaps.log import HeatmapRequest
 from hits.heatmaps.providers import ImageSource, ModelSpec, Outcome, compute_all, provider_for
 from hits.templates.heatmap import QUESTIONS
 from hits.templates.heatmap.report import campaign_study, round_tables
 from server import create_app
-from server.cli import main
+from server.cli.main import main
 from server.hit_pages.heatmap_views import NO_HEATMAP
-from server.runner import RunningServer, serve_in_thread
 from tests.helpers import name_a_model_in, pixels_only
 from tests.server.worker_helpers import accept_framed, csrf_of
 

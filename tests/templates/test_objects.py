@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from hits.crowd.profiles import PROFILES
-from hits.demo_tasks import get_demo_task
-from hits.demo_tasks.objects import simulated_answer
+from demo.profiles import PROFILES
+from demo.tasks import get_demo_task
+from demo.tasks.objects import simulated_answer
 from hits.quality.aggregation import aggregate_frame, majority_confidence
 from hits.templates import get_template
 from hits.templates.objects.consensus import consensus

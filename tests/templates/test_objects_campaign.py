@@ -7,10 +7,10 @@ import json
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
+from demo.crowd import Bot, Profile
+from demo.tasks import get_demo_task
 from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, store_results
 from hits.templates.objects.geometry import match_objects
 from tests.helpers import hidden_fields, launch_template_campaign, sync_marketplace_answers

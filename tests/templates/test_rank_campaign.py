@@ -13,10 +13,10 @@ from bs4 import BeautifulSoup, Tag
 from PIL import Image
 from sqlalchemy import select
 
+from demo.tasks import truth_key
+from demo.tasks.rank import SYSTEMS, true_ranks
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks import truth_key
-from hits.demo_tasks.rank import SYSTEMS, true_ranks
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.templates.arrangements import SlotArrangement
 from tests.helpers import (

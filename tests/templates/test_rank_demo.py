@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hits.demo_tasks.rank import CONDITIONS, SYSTEMS
+from demo.tasks.rank import CONDITIONS, SYSTEMS
 from tests.helpers import run_hitforge
 
 pytestmark = pytest.mark.celery

@@ -13,10 +13,10 @@ from urllib.parse import urljoin
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
+from demo.tasks import get_demo_task, truth_key
+from demo.tasks.sxs import SYSTEMS, preferences
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task, truth_key
-from hits.demo_tasks.sxs import SYSTEMS, preferences
 from hits.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.sxs import METRICS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hits.demo_tasks.sxs import SYSTEMS
+from demo.tasks.sxs import SYSTEMS
 from hits.templates.sxs import METRICS
 from tests.helpers import run_hitforge
 

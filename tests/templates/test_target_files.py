@@ -19,7 +19,7 @@ from hits.campaigns.service import create_campaign
 from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
 from hits.templates.target.files import COLUMNS, import_system_csvs, read_system_csv
-from server.cli import main
+from server.cli.main import main
 
 HEADER = ",".join(COLUMNS)
 

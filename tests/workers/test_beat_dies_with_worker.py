@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from server.runner import spawn_worker, stop_process
+from demo.runner import spawn_worker, stop_process
 from tests.workers.test_review_pipeline import wait_for, worker_env
 from workers.app import create_celery_app
 from workers.beat import lock_path

@@ -8,11 +8,11 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import select
 
+from demo.crowd import Profile
+from demo.runner import spawn_worker, stop_process
 from hits.campaigns.models import Campaign, CampaignResult, OutboxEntry, WorkerStats
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.quality.aggregation import aggregate_campaign
-from server.runner import spawn_worker, stop_process
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 pytestmark = pytest.mark.celery

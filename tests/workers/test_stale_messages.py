@@ -11,12 +11,12 @@ import uuid
 
 from sqlalchemy import select
 
+from demo.runner import spawn_worker, stop_process
 from hits.batches.models import Batch, BatchRow
 from hits.batches.publish import publish_batch
 from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.mturk import Marketplace
-from server.runner import spawn_worker, stop_process
 from tests.batches.test_batch_gold import accept_and_post, make
 from tests.conftest import new_requester
 from tests.server.worker_helpers import WorkerClient

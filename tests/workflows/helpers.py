@@ -11,11 +11,11 @@ import requests
 import yaml
 from bs4 import BeautifulSoup, Tag
 
+from demo.crowd import Bot, Profile
+from demo.tasks.refine import ALT, facts, fill
+from demo.tasks.refine import write as write_drawings
 from hits.campaigns.spec import load_campaign_file
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks.refine import ALT, facts, fill
-from hits.demo_tasks.refine import write as write_drawings
 from hits.workflows.setup import create_workflow
 
 

@@ -17,8 +17,8 @@ import yaml
 from bs4 import Tag
 from sqlalchemy import select
 
+from demo.crowd import PROFILES, Bot
 from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission
-from hits.crowd import PROFILES, Bot
 from hits.db import session_scope
 from hits.quality import qa_review
 from hits.quality.outbox import apply_entries

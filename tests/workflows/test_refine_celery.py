@@ -10,16 +10,16 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from demo.crowd import Profile
+from demo.runner import spawn_worker, stop_process
 from hits.campaigns.models import PublishedHIT
 from hits.campaigns.spec import load_campaign_file
-from hits.crowd import Profile
 from hits.db import session_scope
 from hits.workflows.engine import workflow_committed
 from hits.workflows.metrics import round_metrics
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.setup import create_workflow
-from server.cli import main
-from server.runner import spawn_worker, stop_process
+from server.cli.main import main
 from tests.workers.test_review_pipeline import worker_env
 from tests.workflows.helpers import refine_bot, work_until, write_refine_workflow
 

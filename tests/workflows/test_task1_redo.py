@@ -14,18 +14,18 @@ import pytest
 import yaml
 from sqlalchemy import select
 
+from demo.crowd import PROFILES, Bot, Profile
+from demo.iiw import _filler
+from demo.runner import spawn_worker, stop_process
+from demo.tasks import iiw
+from demo.tasks.iiw_objects import write as write_both_tasks
 from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission
 from hits.campaigns.spec import load_campaign_file
-from hits.crowd import PROFILES, Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import iiw
-from hits.demo_tasks.iiw_objects import write as write_both_tasks
 from hits.workflows.engine import stages_of, workflow_committed
 from hits.workflows.models import Chain, ChainRound, Workflow
 from hits.workflows.publish import run_step
 from hits.workflows.setup import create_workflow
-from server.demo_iiw import _filler
-from server.runner import spawn_worker, stop_process
 from tests.workers.test_review_pipeline import worker_env
 from tests.workflows.helpers import work_until
 from tests.workflows.test_refine_blinding import _sync

@@ -23,14 +23,14 @@ from bs4 import BeautifulSoup, Tag
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from demo.runner import spawn_worker, stop_process
 from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.db import session_scope
 from hits.workflows.engine import stages_of
 from hits.workflows.models import Chain
 from hits.workflows.publish import run_step
 from hits.workflows.report import find_workflow, workflow_view
-from server.cli import main
-from server.runner import spawn_worker, stop_process
+from server.cli.main import main
 from tests.helpers import hidden_fields
 from tests.server.worker_helpers import accept_framed
 from tests.workers.test_review_pipeline import wait_for, worker_env

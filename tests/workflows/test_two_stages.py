@@ -8,13 +8,13 @@ import yaml
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from demo.crowd import Bot, Profile
+from demo.tasks import get_demo_task
 from hits.campaigns.models import Submission
-from hits.crowd import Bot, Profile
 from hits.db import session_scope
-from hits.demo_tasks import get_demo_task
 from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.publish import run_step
-from server.cli import main
+from server.cli.main import main
 from tests.server.worker_helpers import WorkerClient
 from tests.workflows.test_refine_blinding import _round_hit, _sync
 

@@ -31,7 +31,7 @@ from hits.workflows.metrics import tokens
 from hits.workflows.models import Chain, ChainRound
 from hits.workflows.publish import run_step
 from hits.workflows.setup import create_workflow
-from server.cli import main
+from server.cli.main import main
 from tests.server.test_dashboard_roles import Dashboard, make_user
 from tests.server.worker_helpers import WorkerClient
 from tests.workflows.helpers import accept_round, refine_bot

@@ -20,7 +20,7 @@ from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
 from hits.workflows.publish import publish_rounds
 from hits.workflows.setup import create_workflow, stage_spec
 from hits.workflows.spec import StageSpec
-from server.cli import main
+from server.cli.main import main
 from tests.workflows.helpers import write_refine_workflow
 
 

@@ -1,0 +1,102 @@
+"""``hitforge launch``: validate a campaign file, store it, publish its HITs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+
+from hits.settings import load_settings
+from server.cli.sessions import open_sessions
+
+console = Console()
+
+
+@click.command()
+@click.argument("campaign_file", metavar="CAMPAIGN_FILE")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Publish the rest of a campaign whose launch stopped half way "
+    "(CAMPAIGN_FILE may also be the campaign's name).",
+)
+def launch(campaign_file: str, resume: bool) -> None:
+    """Validate a campaign file, store it, and publish its HITs through the API.
+
+    A launch that stops half way (bad keys, the marketplace unreachable) is
+    finished with --resume: HITs already created are never created again.
+    """
+    from hits.campaigns.fileerrors import InputFileError, InputFileErrors
+    from hits.campaigns.service import (
+        BudgetExceeded,
+        PublishInterrupted,
+        campaign_to_resume,
+        campaign_warnings,
+        changed_fields,
+        create_campaign,
+        publish_campaign,
+    )
+    from hits.campaigns.spec import CampaignFile, load_campaign_file
+    from hits.db import session_scope
+    from hits.mturk import Marketplace
+
+    def fail(message: str, code: int = 2) -> NoReturn:
+        console.print(f"[red]error:[/red] {message}", highlight=False)
+        sys.exit(code)
+
+    settings = load_settings()
+    loaded: CampaignFile | None = None
+    if not resume or Path(campaign_file).is_file():
+        try:
+            loaded = load_campaign_file(Path(campaign_file))
+        except (InputFileError, InputFileErrors) as exc:
+            fail(str(exc))
+        if loaded.spec.workflow is not None and not resume:  # a workflow's first stage may be resumed
+            fail(
+                f"{campaign_file} declares a workflow: launch it with "
+                f"`hitforge workflow launch {campaign_file}`"
+            )
+    try:
+        # Before anything is stored: missing keys must not leave a campaign behind.
+        market = Marketplace.from_settings(settings)
+    except RuntimeError as exc:
+        fail(str(exc))
+    sessions = open_sessions("requester", settings)
+    try:
+        with session_scope(sessions) as session:
+            if resume:
+                campaign = campaign_to_resume(session, loaded.spec.name if loaded else campaign_file)
+                if loaded is not None and (changed := changed_fields(campaign, loaded.spec)):
+                    console.print(
+                        f"[yellow]warning:[/yellow] {', '.join(changed)} changed in the file since the "
+                        "campaign was created; the rest of its HITs are published as first planned",
+                        highlight=False,
+                    )
+            else:
+                assert loaded is not None
+                for warning in campaign_warnings(loaded):
+                    console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
+                campaign = create_campaign(session, loaded)
+            campaign_id, name = campaign.id, campaign.name
+    except (BudgetExceeded, ValueError) as exc:
+        fail(str(exc))
+    from rich.progress import Progress
+
+    try:
+        with Progress(console=console) as progress:
+            task = progress.add_task("publishing HITs", total=None)
+            publish_campaign(
+                sessions,
+                market,
+                campaign_id,
+                settings.public_url + "/tasks/hit",
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+    except PublishInterrupted as exc:
+        fail(f"{exc}\nFix the cause, then publish the rest with: hitforge launch --resume {name}", 1)
+    except ValueError as exc:
+        fail(str(exc))
+    console.print(f"[green]campaign {name} is running[/green]")
