@@ -44,7 +44,7 @@ from hits.market.accounts import create_requester, create_worker
 from hits.schema import upgrade
 from hits.settings import load_settings
 from hits.wire.documents import answers_to_xml
-from server.mturk_api import TARGET_PREFIX
+from server.market.mturk_api import TARGET_PREFIX
 
 QUESTION = (
     '<ExternalQuestion xmlns="http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/'

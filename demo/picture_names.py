@@ -1,7 +1,7 @@
 """Demo pictures are named by what they show, so a bot recognises one as a person would.
 
 The name is a digest of the picture's size and RGBA pixels, not of its file:
-a blinded HIT page serves pictures re-encoded (``server/hit_pages/media.py``),
+a blinded HIT page serves pictures re-encoded (``server/requester/hit_pages/media.py``),
 other pages serve the file as it is, and either way the pixels, and so the
 name, are the same. A name derived from content says nothing of gold.
 """

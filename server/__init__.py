@@ -51,18 +51,9 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         hops = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
 
-    from server import (
-        cdn,
-        dashboard,
-        db,
-        errors,
-        hit_pages,
-        market_clock,
-        mturk_api,
-        qualify,
-        task_queue,
-        worker_site,
-    )
+    from server import cdn, db, errors, task_queue
+    from server.market import clock, mturk_api, worker_site
+    from server.requester import dashboard, hit_pages, qualify
     from server.templating import init_app as init_templating
 
     db.init_app(app, settings)
@@ -77,7 +68,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     cdn.init_app(app, settings)
     dashboard.init_app(app)
     qualify.init_app(app)
-    market_clock.init_app(app, "mturk_api", "worker_site")
+    clock.init_app(app, "mturk_api", "worker_site")
 
     @app.before_request
     def _nonce() -> None:

@@ -439,7 +439,7 @@ def opaque_part(data: bytes) -> tuple[tuple[int, int], str]:
     return rgba.size, pixel_digest(out.getvalue())
 
 
-# The server's own background threads, named where they start (server/market_clock.py,
+# The server's own background threads, named where they start (server/market/clock.py,
 # hits/market/events.py). They share the marketplace's engine and may run at any time.
 BACKGROUND_THREADS = frozenset({"hitforge-clocks", "hitforge-events"})
 

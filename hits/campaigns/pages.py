@@ -12,7 +12,7 @@ The token names nothing a worker could use (not the campaign, the row, the
 round nor whether the HIT holds gold: every HIT's URL is the same page with
 a fresh random token), and it grants nothing by itself: the page still needs
 the marketplace's capability for an assignment of *that* HIT
-(``server/hit_pages/access.py``), and a row whose id is not recorded yet is
+(``server/requester/hit_pages/access.py``), and a row whose id is not recorded yet is
 served only for a HIT the marketplace says the campaign's requester created
 with the row's UniqueRequestToken (``PublishedHIT.unique_request_token``).
 """

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hits.heatmaps.providers import ImageSource
+from hits.heatmaps.source import ImageSource
 
 GRID = 64
 _HORIZONTAL = {"left": 0.25, "right": 0.75}

@@ -29,15 +29,17 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from importlib.metadata import entry_points
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hits.heatmaps import HeatmapError
 from hits.heatmaps.arrays import checked
+from hits.heatmaps.builtin import BlobProvider
 from hits.heatmaps.lanes import BREAKER_TIMEOUTS, Lane, lane_named, start_call
+from hits.heatmaps.remote import HttpProvider
+from hits.heatmaps.source import HeatmapProvider, ImageSource
 
 ENTRY_POINT_GROUP = "hitforge.heatmap_providers"
 __all__ = [
@@ -45,28 +47,12 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Job",
     "ModelSpec",
+    "HeatmapProvider",
+    "ImageSource",
     "Outcome",
     "compute_all",
     "provider_for",
 ]
-
-
-@dataclass(frozen=True)
-class ImageSource:
-    """The image a heatmap is for: a file of the campaign's media folder, or a URL of its own."""
-
-    path: Path | None = None
-    url: str | None = None
-
-    def read(self) -> bytes | None:
-        """The image's bytes when it is a local file (a URL is not fetched here)."""
-        return self.path.read_bytes() if self.path is not None else None
-
-
-class HeatmapProvider(Protocol):
-    """Anything that gives a heatmap (a 2-D array of non-negative numbers) for an image and a text."""
-
-    def heatmap(self, image: ImageSource, text: str) -> Any: ...
 
 
 class ModelSpec(BaseModel):
@@ -118,12 +104,8 @@ def provider_for(
     freed soon after the worker has been answered.
     """
     if spec.provider == "builtin":
-        from hits.heatmaps.builtin import BlobProvider
-
         return BlobProvider(name=name, spread=spec.spread, aim=spec.aim, decoys=spec.decoys)
     if spec.provider == "http":
-        from hits.heatmaps.remote import HttpProvider
-
         assert spec.url is not None  # checked by the spec
         if timeout is None:
             return HttpProvider(spec.url, allow_private=allow_private)

@@ -21,7 +21,7 @@ from typing import Any
 import requests
 
 from hits.heatmaps import HeatmapError
-from hits.heatmaps.providers import ImageSource
+from hits.heatmaps.source import ImageSource
 from hits.wire.destinations import DestinationRefused, check_destination, checked_session
 
 MAX_BYTES = 16 * 1024 * 1024

@@ -10,6 +10,8 @@ requester which URLs are not served.
 
 from __future__ import annotations
 
+import re
+
 from flask import Flask, current_app, url_for
 
 from hits.settings import Settings
@@ -17,6 +19,19 @@ from server.cdn.cdn_map import CdnMap, Resolution, map_for
 from server.cdn.page import PageReport, page_report, rewrite_html
 
 EXTENSION = "hitforge.cdn"
+
+#: The scripts HIT pages load from MTurk's and AWS's hosts that the worker site serves itself
+#: (server/market/worker_site/html_question.py): a report counts them as served.
+# With or without a scheme: a protocol-relative "//host/..." is as common in MTurk pages.
+MTURK_SCRIPT = re.compile(
+    r"(?:https?:)?//(?:s3\.amazonaws\.com/mturk-public|mturk-public\.s3\.amazonaws\.com)/externalHIT_v1\.js",
+    re.IGNORECASE,
+)
+# AWS's crowd HTML elements (and the variant without the custom-elements polyfill,
+# which current browsers do not need): served from this site, so HITs work offline.
+CROWD_SCRIPT = re.compile(
+    r"(?:https?:)?//assets\.crowd\.aws/crowd-html-elements(?:-without-ce-polyfill)?\.js", re.IGNORECASE
+)
 
 
 def init_app(app: Flask, settings: Settings) -> None:
@@ -62,8 +77,6 @@ def rewrite_page(html: str) -> str:
 
 def report_for(html: str, cdn_map: CdnMap) -> PageReport:
     """The page's report; the crowd elements and externalHIT_v1.js count as served (the worker site does)."""
-    from server.worker_site.html_question import CROWD_SCRIPT, MTURK_SCRIPT
-
     return page_report(html, cdn_map, [CROWD_SCRIPT, MTURK_SCRIPT])
 
 

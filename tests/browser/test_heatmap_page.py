@@ -14,7 +14,7 @@ from hits.db import session_scope
 from hits.heatmaps.log import HeatmapRequest
 from hits.templates.arrangements import SlotArrangement
 from hits.templates.heatmap import QUESTIONS
-from server.hit_pages.heatmap_views import NO_HEATMAP
+from server.requester.hit_pages.heatmap_views import NO_HEATMAP
 from tests.helpers import launch_template_campaign
 from tests.templates.test_heatmap_live import TIME_LIMIT, launch, model_server, private_server
 

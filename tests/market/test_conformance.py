@@ -22,7 +22,7 @@ from hits.market import assignment_ops, qualification_admin, worker_relations
 from hits.market.accounts import create_worker
 from hits.market.models import Worker, WorkerMessage
 from hits.market.requester_options import set_options
-from server.mturk_api.registry import OPERATIONS
+from server.market.mturk_api.registry import OPERATIONS
 from tests.conftest import boto3_client
 from tests.helpers import hit_params
 from tests.market.shapes import Checked, service_model

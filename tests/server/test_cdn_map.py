@@ -20,10 +20,10 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from server import create_app
+from server.cdn import CROWD_SCRIPT, MTURK_SCRIPT
 from server.cdn.cdn_map import CdnMap, CdnMapError, Copy, load_cdn_map, nearest_copy
 from server.cdn.page import page_report, rewrite_html
 from server.cli.main import main
-from server.worker_site.html_question import CROWD_SCRIPT, MTURK_SCRIPT
 from tests.server.worker_helpers import HTML_NS
 
 

@@ -16,7 +16,7 @@ from hits.db import session_scope
 from hits.market.models import Assignment
 from hits.market.models.requests import UploadedFile
 from hits.wire.xml_schemas import validate_answers
-from server.worker_site.uploads import SALT
+from server.market.worker_site.uploads import SALT
 from tests.conftest import BACKEND, boto3_client, new_requester
 from tests.helpers import altered_token
 from tests.server.worker_helpers import WorkerClient, create_hit, csrf_of, free_text, question_form, soup

@@ -12,10 +12,10 @@ from pathlib import Path
 from PIL import Image
 
 from hits.heatmaps.providers import ImageSource
-from server.hit_pages import heatmap_views
+from server.requester.hit_pages import heatmap_views
 
 # The package's view function is also called media: the module itself, by its name.
-media = importlib.import_module("server.hit_pages.media")
+media = importlib.import_module("server.requester.hit_pages.media")
 
 
 def _png_header(path: Path, width: int, height: int) -> Path:

@@ -33,7 +33,7 @@ from hits.db import session_scope
 from hits.market.models import Assignment
 from hits.mturk import Marketplace
 from qualification.models import QualificationAttempt
-from server.worker_site.uploads import SALT as UPLOAD_SALT
+from server.market.worker_site.uploads import SALT as UPLOAD_SALT
 from tests.conftest import boto3_client, new_requester
 from tests.helpers import altered_token, launch_demo_campaign
 from tests.server.test_dashboard_roles import seed_campaign

@@ -40,7 +40,7 @@ from hits.templates.heatmap import QUESTIONS
 from hits.templates.heatmap.report import campaign_study, round_tables
 from server import create_app
 from server.cli.main import main
-from server.hit_pages.heatmap_views import NO_HEATMAP
+from server.requester.hit_pages.heatmap_views import NO_HEATMAP
 from tests.helpers import name_a_model_in, pixels_only
 from tests.server.worker_helpers import accept_framed, csrf_of
 

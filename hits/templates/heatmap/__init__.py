@@ -38,48 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from hits.heatmaps.arrays import ARRAY_SUFFIXES, PICTURE_SUFFIXES
 from hits.templates.base import ParsedAnswers, TaskTemplate, TemplateAgreement
 from hits.templates.heatmap.options import MODEL_NAME, check_campaign, parse_options
+from hits.templates.heatmap.questions import QUESTIONS, ROUNDS, SCALE
+from hits.templates.heatmap.report import study_agreement
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-#: Question id -> (short name, question, the five answers from 1 to 5).
-QUESTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "coverage": (
-        "Coverage",
-        "How much of the region the text talks about does the heatmap cover?",
-        (
-            "0-20%: misses it, or barely lights it",
-            "20-40%",
-            "40-60%: close to it, or on it but faint",
-            "60-80%",
-            "80-100%: the region sits inside the hot part",
-        ),
-    ),
-    "share": (
-        "Precision",
-        "How much of the heatmap lies on the region the text talks about?",
-        (
-            "0-20%: scattered, or spread over much of the image",
-            "20-40%",
-            "40-60%: on the region, but also on unrelated parts",
-            "60-80%",
-            "80-100%: only on the relevant parts",
-        ),
-    ),
-    "intuitive": (
-        "Intuitiveness",
-        "How intuitive is the heatmap, from 1 (worst) to 5 (best)?",
-        (
-            "1: unhelpful, misleading or backwards",
-            "2: hardly like what you would expect",
-            "3: shows the region, with stray parts or pieces missing",
-            "4: mostly (not only) the expected regions",
-            "5: nearly what you would draw yourself",
-        ),
-    ),
-}
-SCALE = range(1, 6)
-ROUNDS = ("report", "custom")
 #: Aliases the models appear under (one drawn per model, per assignment and slot).
 ALIAS_WORDS = (
     "Amber", "Birch", "Cobalt", "Dune", "Ember", "Fern", "Garnet", "Harbor", "Indigo", "Juniper",
@@ -214,8 +178,6 @@ class HeatmapTemplate(TaskTemplate):
 
     def own_agreement(self, session: Session, campaign_id: int) -> TemplateAgreement:
         """Krippendorff's alpha (ordinal) of the study's judgements: pooled, and per round and question."""
-        from hits.templates.heatmap.report import study_agreement
-
         return study_agreement(session, campaign_id)
 
     def check_campaign(

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from hits.heatmaps.log import campaign_requests
 from hits.templates.base import TemplateAgreement
-from hits.templates.heatmap import QUESTIONS, ROUNDS, SCALE
+from hits.templates.heatmap.questions import QUESTIONS, ROUNDS, SCALE
 
 ROUND_TITLES = {"report": "Round 1: report sentences", "custom": "Round 2: the workers' own sentences"}
 BANDS = {

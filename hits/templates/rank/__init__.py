@@ -152,7 +152,7 @@ class RankTemplate(TaskTemplate):
         """The reference picture and the candidates' pictures in page order; no ids, systems or condition.
 
         Each candidate's ``image`` is turned into an opaque URL by the page server
-        (``server/hit_pages``), which is also handed ``source`` (the candidate's index
+        (``server/requester/hit_pages``), which is also handed ``source`` (the candidate's index
         in the item) and drops it before the page sees it.
         """
         view: dict[str, Any] = {"image": payload.get("image", ""), "alt": payload.get("alt", "")}

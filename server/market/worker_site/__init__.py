@@ -1,0 +1,47 @@
+"""The worker site: sign up, sign in, find HITs, preview, accept, work, submit, qualify, get paid.
+
+The routes live in modules by topic; importing them here registers them on ``bp``.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from flask_wtf.csrf import CSRFProtect
+
+from server import capabilities
+from server.market.worker_site import auth, dashboard, groups, html_question, quals, uploads, work
+from server.market.worker_site.base import NOT_AVAILABLE, bp, current_worker, worker_required
+
+# The route modules are imported for their side effect: registering views on ``bp``.
+__all__ = [
+    "NOT_AVAILABLE",
+    "auth",
+    "bp",
+    "current_worker",
+    "dashboard",
+    "groups",
+    "html_question",
+    "init_app",
+    "quals",
+    "uploads",
+    "work",
+    "worker_required",
+]
+
+
+def init_app(app: Flask, csrf: CSRFProtect) -> None:
+    """Register the worker site on ``app``."""
+    # externalSubmit is posted by requesters' HIT pages, which cannot carry our
+    # CSRF token; it is guarded by the signed-in worker owning the assignment,
+    # or by a signed token bound to the worker and assignment (HTMLQuestion), or
+    # by the capability in turkSubmitTo (ExternalQuestion pages on other sites).
+    csrf.exempt(work.external_submit)
+    csrf.exempt(work.external_submit_with_capability)
+    app.register_blueprint(bp)
+    capabilities.provide(app, signed_in_worker_id=_signed_in_worker_id)
+
+
+def _signed_in_worker_id() -> str | None:
+    # current_worker checks the cookie's sign-in is still current, not just signed.
+    worker = current_worker()
+    return worker.id if worker is not None else None

@@ -1,0 +1,20 @@
+"""The QA and requester dashboard: sign-in with roles, flagged workers, evidence, decisions.
+
+``base`` is the frame (blueprint, sign-in, role checks); ``views`` and
+``workflow_pages`` are the pages, each adding its routes to ``base.bp``.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from server.requester.dashboard import views, workflow_pages
+from server.requester.dashboard.base import bp
+
+__all__ = ["init_app", "views", "workflow_pages"]
+
+
+def init_app(app: Flask) -> None:
+    """Register the dashboard on ``app``."""
+    app.jinja_env.globals["workflow_stage_ids"] = workflow_pages.workflow_stage_ids
+    app.register_blueprint(bp)

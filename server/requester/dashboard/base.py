@@ -1,0 +1,93 @@
+"""The dashboard's frame: its blueprint, who is signed in, the role checks, and signing in and out.
+
+The pages live in modules of their own (``views``, ``workflow_pages``) and
+build on this one; this one imports none of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+
+from hits.campaigns.models import (
+    StaffUser,
+)
+from hits.campaigns.staff import may_see_campaign
+from server.db import requester_session
+from server.requester.dashboard import staff_signin
+
+bp = Blueprint("dashboard", __name__, url_prefix="/dashboard")
+
+
+@bp.app_template_filter("as_json")
+def as_json(value: Any) -> str:
+    """JSON as a person reads it; the template escapes it like any other text.
+
+    (Flask's ``tojson`` is for script contexts: it spells ``<`` as ``\\u003c``, which a reviewer
+    reading a worker's evidence should not have to decode.)
+    """
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def current_staff() -> StaffUser | None:
+    if "staff" not in g:
+        g.staff = staff_signin.signed_in_user()
+    staff: StaffUser | None = g.staff
+    return staff
+
+
+def staff_required(view: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if current_staff() is None:
+            return redirect(url_for("dashboard.signin", next=request.path))
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def signed_in_staff() -> StaffUser:
+    staff = current_staff()
+    assert staff is not None  # staff_required ran first
+    return staff
+
+
+def campaign_or_404(campaign_id: int) -> None:
+    """404 for a campaign that does not exist or that the user may not see (the same answer)."""
+    if not may_see_campaign(requester_session(), signed_in_staff(), campaign_id):
+        abort(404)
+
+
+@bp.route("/signin", methods=["GET", "POST"])
+def signin() -> Any:
+    if request.method == "POST":
+        username = request.form.get("username", "")
+        if (refused := staff_signin.refused_while_locked(username)) is not None:
+            return refused
+        user = staff_signin.authenticate(username, request.form.get("password", ""))
+        if user is None:
+            staff_signin.count_failure(username)
+            flash("Unknown user name or wrong password.", "error")
+            return render_template("dashboard/signin.html"), 401
+        staff_signin.begin(user)
+        return redirect(url_for("dashboard.home"))
+    return render_template("dashboard/signin.html")
+
+
+@bp.post("/signout")
+def signout() -> Any:
+    staff_signin.end_everywhere(current_staff())
+    return redirect(url_for("dashboard.signin"))
