@@ -25,9 +25,9 @@ from collections.abc import Callable
 import scipy
 from scipy.stats import beta
 
-from hits.quality import policy
-from hits.quality.policy import GoldRecord, judge_worker
-from hits.templates import get_template
+from hits.requester.quality import policy
+from hits.requester.quality.policy import GoldRecord, judge_worker
+from hits.requester.templates import get_template
 
 ITEMS, GOLD = 4, 2
 Assignment = tuple[int, list[int], list[tuple[int, int]]]  # worker, answers, (position, true rating)

@@ -34,17 +34,17 @@ from bench.cpu import is_database, named_cpu, tree_cpu
 from bench.serving import SERVERS, serve, stop
 from demo.data import write_rating_demo
 from demo.runner import free_port, serve_in_thread, spawn_worker, stop_process
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission
-from hits.campaigns.service import create_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.db import make_engine, make_session_factory, session_scope, utcnow
 from hits.market.accounts import create_requester
 from hits.market.hit_ops import create_hit, find_or_create_hit_type, hit_spec, hit_type_spec
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, Worker
+from hits.requester.campaigns.service import create_campaign
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission
+from hits.requester.templates import get_template
 from hits.schema import upgrade
 from hits.settings import load_settings
-from hits.templates import get_template
 from hits.wire.documents import answers_to_xml
 from server import create_app
 

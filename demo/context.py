@@ -10,7 +10,7 @@ from rich.console import Console
 from sqlalchemy.orm import Session, sessionmaker
 
 from hits.market.accounts import IssuedKey
-from hits.mturk import Marketplace
+from hits.requester.mturk import Marketplace
 
 
 @dataclass(frozen=True)

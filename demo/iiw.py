@@ -26,12 +26,12 @@ from demo.crowd import PROFILES, Bot, CrowdError, Profile
 from demo.tasks import FillForm, Truth, iiw
 from demo.tasks import refine as refine_demo
 from demo.tasks.iiw_objects import write as write_both_tasks
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.engine import stages_of
-from hits.workflows.models import ChainRound, Workflow
-from hits.workflows.report import find_workflow, round_records, round_summary, workflow_view
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.workflows import ChainRound, Workflow
+from hits.requester.workflows.engine import stages_of
+from hits.requester.workflows.report import find_workflow, round_records, round_summary, workflow_view
+from hits.requester.workflows.setup import create_workflow
 
 #: The crowd: enough careful people for every picture's rounds, and a few who are not. Nobody
 #: works a picture twice, so a picture needs its Task 1 workers (3, plus a redo for each rejected
@@ -127,7 +127,7 @@ def _single_stage_decisions(
     session: Any, workflow_id: int, profile_of: dict[str, str]
 ) -> dict[str, Counter[str]]:
     """Decisions on the assignments of the workflow's single (non-rounds) stages, per bot profile."""
-    from hits.campaigns.models import PublishedHIT, Submission
+    from hits.requester.tables.campaigns import PublishedHIT, Submission
 
     campaigns = [s.campaign_id for s in stages_of(session, workflow_id) if s.kind == "single"]
     out: dict[str, Counter[str]] = defaultdict(Counter)
@@ -142,7 +142,7 @@ def _single_stage_decisions(
 
 def _single_stage_workers(session: Any, workflow_id: int) -> dict[str, set[str]]:
     """Per picture, the workers who submitted work on it in the workflow's single stages (Task 1)."""
-    from hits.campaigns.models import HITSlot, Item, Submission
+    from hits.requester.tables.campaigns import HITSlot, Item, Submission
 
     campaigns = [s.campaign_id for s in stages_of(session, workflow_id) if s.kind == "single"]
     out: dict[str, set[str]] = defaultdict(set)

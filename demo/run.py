@@ -25,7 +25,11 @@ from demo.context import DemoContext
 from demo.crowd import PROFILES, Bot, BotResult
 from demo.runner import serve_in_thread, spawn_worker, stop_process
 from demo.tasks import DemoTask, Truth, get_demo_task
-from hits.campaigns.models import (
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.market.accounts import create_requester
+from hits.requester.campaigns.service import create_campaign, publish_campaign
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.campaigns import (
     Campaign,
     OutboxEntry,
     PublishedHIT,
@@ -33,10 +37,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.campaigns.service import create_campaign, publish_campaign
-from hits.campaigns.spec import load_campaign_file
-from hits.db import make_engine, make_session_factory, session_scope
-from hits.market.accounts import create_requester
 from hits.schema import upgrade
 from hits.settings import load_settings
 from server import create_app

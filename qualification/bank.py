@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hits.campaigns.fileerrors import InputFileError, InputFileErrors, load_yaml
+from hits.requester.fileerrors import InputFileError, InputFileErrors, load_yaml
 from qualification.media import image_problem, served_name
 
 DEFAULT_BANK = Path(__file__).resolve().parent / "banks" / "default.yaml"

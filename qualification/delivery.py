@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, OutboxEntry
+from hits.requester.tables.campaigns import Campaign, OutboxEntry
 from qualification.models import QualificationTest
 from qualification.service import anchor_name
 

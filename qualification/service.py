@@ -14,9 +14,9 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import utcnow
-from hits.mturk import Marketplace
+from hits.requester.mturk import Marketplace
+from hits.requester.tables.campaigns import Campaign, OutboxEntry
 from qualification.assembly import WorkerView, assemble, worker_view
 from qualification.bank import Bank, load_bank
 from qualification.grading import GradeResult, grade, tally

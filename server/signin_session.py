@@ -25,8 +25,8 @@ from flask import session
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import StaffUser
 from hits.market.models import Worker
+from hits.requester.tables.campaigns import StaffUser
 from hits.settings import SessionLimits
 
 #: The last-used stamp is renewed at most this often (seconds): renewing it rewrites the

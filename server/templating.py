@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask, g
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
 
-from hits.templates import available_templates
+from hits.requester.templates import available_templates
 
 
 def init_app(app: Flask) -> None:

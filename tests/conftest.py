@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 from demo.runner import RunningServer, serve_in_thread
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market.accounts import IssuedKey, create_requester
-from hits.mturk import Marketplace
+from hits.requester.mturk import Marketplace
 from hits.schema import upgrade
 from hits.settings import Settings, load_settings
 from server import create_app

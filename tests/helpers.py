@@ -73,9 +73,9 @@ def publish_campaign_file(folder, spec: dict[str, Any], market, requester_sessio
     """Write ``spec`` as ``folder/campaign.yaml``, create the campaign from it and publish it; its id."""
     import yaml
 
-    from hits.campaigns.service import create_campaign, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
     from hits.db import session_scope
+    from hits.requester.campaigns.service import create_campaign, publish_campaign
+    from hits.requester.campaigns.spec import load_campaign_file
 
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
     loaded = load_campaign_file(folder / "campaign.yaml")
@@ -135,8 +135,8 @@ def launch_template_campaign(
     from sqlalchemy import select
 
     from demo.tasks import get_demo_task
-    from hits.campaigns.models import PublishedHIT
     from hits.db import session_scope
+    from hits.requester.tables.campaigns import PublishedHIT
 
     task = get_demo_task(template)
     # A gold item for every gold slot (a shorter pool is refused unless the file allows reuse).
@@ -190,8 +190,8 @@ def render_task_page(  # type: ignore[no-untyped-def]
     """A template's HIT page rendered in a test request, as a worker with an assignment sees it."""
     from flask import render_template
 
+    from hits.requester.templates import get_template
     from hits.settings import load_settings
-    from hits.templates import get_template
     from server import create_app
 
     app = create_app(settings=load_settings({"HITFORGE_VAR_DIR": str(tmp_path)}))
@@ -256,7 +256,7 @@ def sync_marketplace_answers(  # type: ignore[no-untyped-def]
     The pass is the Celery sync's work done inline: open HITs read through the API, then reviewed.
     """
     from hits.db import session_scope
-    from hits.quality import pipeline, sync_queue
+    from hits.requester.quality import pipeline, sync_queue
     from hits.wire.documents import xml_to_answers
 
     held = {

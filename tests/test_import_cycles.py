@@ -20,8 +20,8 @@ PACKAGES = ("hits", "server", "qualification", "workers", "demo")
 #: plugin imports the package's base), and Flask's ``create_app`` loading blueprints that import
 #: the app's helpers. Each entry: (importing module, imported module).
 REGISTRIES = {
-    ("hits.templates", "hits.templates.*"),
-    ("hits.templates", "hits.batches.template"),
+    ("hits.requester.templates", "hits.requester.templates.*"),
+    ("hits.requester.templates", "hits.requester.batches.template"),
     ("demo.tasks", "demo.tasks"),
     ("demo.tasks", "demo.tasks.*"),
     ("server", "server"),

@@ -8,7 +8,7 @@ from celery import Celery
 from sqlalchemy.orm import Session, sessionmaker
 
 from hits.db import make_engine, make_session_factory
-from hits.mturk import Marketplace
+from hits.requester.mturk import Marketplace
 from hits.settings import Settings, load_settings
 
 

@@ -14,11 +14,11 @@ from typing import Any
 from celery import Celery, Task
 from sqlalchemy.exc import OperationalError
 
-from hits.campaigns.models import Campaign
 from hits.db import call_after_commit, session_scope, utcnow
-from hits.mturk import MarketplaceError
-from hits.quality import aggregation, followups, outbox, pipeline, sync_queue
-from hits.workflows.publish import run_step, running_workflows
+from hits.requester.mturk import MarketplaceError
+from hits.requester.quality import aggregation, followups, outbox, pipeline, sync_queue
+from hits.requester.tables.campaigns import Campaign
+from hits.requester.workflows.publish import run_step, running_workflows
 
 log = logging.getLogger(__name__)
 # A decision still pending after this long lost its message (or its worker): send it again.

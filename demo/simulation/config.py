@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from demo.simulation.metrics import WorkerOutcome, flag_metrics
-from hits.campaigns.spec import COPYING_FALSE_ALARM, COPYING_MIN_SHARED, DEFAULT_SIGNALS, SignalName
+from hits.requester.campaigns.spec import COPYING_FALSE_ALARM, COPYING_MIN_SHARED, DEFAULT_SIGNALS, SignalName
 
 DEFAULT_CROWD = {
     "diligent": 30,
@@ -51,7 +51,7 @@ class SimulationConfig:
     recent_gold: int = 20
     #: Assignments a late spammer does diligently before answering at random.
     turn_after: int = 10
-    #: The copying-pair test (:mod:`hits.quality.copying`): p-value bound and shared items needed.
+    #: The copying-pair test (:mod:`hits.requester.quality.copying`): p-value bound and shared items needed.
     copying_false_alarm: float = COPYING_FALSE_ALARM
     copying_min_shared: int = COPYING_MIN_SHARED
 

@@ -1,15 +1,15 @@
 """How often the simulation's workers answered alike (:mod:`demo.simulation.run`), for the copying test.
 
 Kept apart from the campaign's mechanics: a tally of identical answers per
-pair of workers, and the copying test of :mod:`hits.quality.copying` on it.
+pair of workers, and the copying test of :mod:`hits.requester.quality.copying` on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hits.quality.copying import agreement_p_value
-from hits.quality.policy import GoldRecord
+from hits.requester.quality.copying import agreement_p_value
+from hits.requester.quality.policy import GoldRecord
 
 
 class PairTally:
@@ -34,7 +34,10 @@ class PairTally:
     def suspicious(
         self, worker: str, gold: Callable[[str], GoldRecord], *, false_alarm: float, min_shared: int
     ) -> bool:
-        """Whether a pair of ``worker``'s is suspicious (:func:`hits.quality.copying.agreement_p_value`)."""
+        """Whether a pair of ``worker``'s is suspicious.
+
+        (:func:`hits.requester.quality.copying.agreement_p_value`)
+        """
         for other in sorted(self.partners.get(worker, ())):
             shared, identical = self.counts[(min(worker, other), max(worker, other))]
             if shared < min_shared:

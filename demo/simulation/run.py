@@ -3,7 +3,7 @@
 No server, no HTTP, no database: HITs, assignments and the crowd live in
 memory, answers come from the bot profiles (:mod:`demo.profiles`) and
 gold is graded by the real rating template. What this measures is the decision
-model (Beta posterior on gold, plus the signals of :mod:`hits.quality.signals`)
+model (Beta posterior on gold, plus the signals of :mod:`hits.requester.quality.signals`)
 and the aggregation, not the marketplace or the pipeline's plumbing.
 
 Modelling choices, stated because the figures depend on them:
@@ -59,9 +59,16 @@ from demo.simulation.metrics import (
 )
 from demo.simulation.pairs import PairTally
 from demo.tasks.rating import rate
-from hits.quality.aggregation import aggregate_frame
-from hits.quality.policy import GoldRecord, Verdict, held_back, judge_recent, judge_worker, recent_window
-from hits.quality.signals import (
+from hits.requester.quality.aggregation import aggregate_frame
+from hits.requester.quality.policy import (
+    GoldRecord,
+    Verdict,
+    held_back,
+    judge_recent,
+    judge_worker,
+    recent_window,
+)
+from hits.requester.quality.signals import (
     agreement_signals,
     agrees_with_others,
     combined_verdict,
@@ -69,7 +76,7 @@ from hits.quality.signals import (
     speed_signal,
     straightline_signal,
 )
-from hits.templates import get_template
+from hits.requester.templates import get_template
 
 #: True ratings skew high, as in real description data: few sentences are entirely wrong.
 RATING_WEIGHTS = (0.10, 0.20, 0.35, 0.35)

@@ -34,10 +34,10 @@ from PIL import Image, ImageDraw, ImageFilter
 
 from demo.profiles import Profile
 from demo.tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
-from hits.heatmaps.arrays import checked, heat_of_overlay, overlay_png
-from hits.heatmaps.builtin import BlobProvider
-from hits.heatmaps.providers import ImageSource
-from hits.templates.heatmap import QUESTIONS
+from hits.requester.heatmaps.arrays import checked, heat_of_overlay, overlay_png
+from hits.requester.heatmaps.builtin import BlobProvider
+from hits.requester.heatmaps.providers import ImageSource
+from hits.requester.templates.heatmap import QUESTIONS
 
 SIZE = 256
 #: Where a patch can be: its words and its centre as fractions of the picture.

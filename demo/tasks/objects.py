@@ -26,7 +26,7 @@ from PIL import Image, ImageDraw
 from demo.data import COLOURS, SHAPES
 from demo.profiles import Profile
 from demo.tasks import DemoTask, Truth, image_name, save_png, slots_of, write_jsonl
-from hits.templates.objects.geometry import iou, merge_objects
+from hits.requester.templates.objects.geometry import iou, merge_objects
 
 SIZE = (320, 240)
 FAULTS = ("missing", "fragmented", "wrong_label", "invalid")

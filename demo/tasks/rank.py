@@ -19,7 +19,7 @@ from bs4 import Tag
 from demo.data import COLOURS, RELATIONS, SHAPES, Scene, Thing, draw, random_scene
 from demo.profiles import Profile
 from demo.tasks import DemoTask, Truth, image_name, save_png, slots_of, truth_key, write_jsonl
-from hits.templates.rank import normalised
+from hits.requester.templates.rank import normalised
 
 #: System -> mean number of differences from the reference with one sentence to go on.
 SYSTEMS = {"keen": 1.0, "steady": 1.8, "hasty": 2.6}

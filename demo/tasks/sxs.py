@@ -28,7 +28,7 @@ from demo.tasks import (
     truth_key,
     write_items_and_gold,
 )
-from hits.templates.sxs import METRICS
+from hits.requester.templates.sxs import METRICS
 
 #: System -> typical skill; per item each draws skill + Gaussian luck, and the luckier writes better.
 SYSTEMS = {"keen": 1.0, "steady": 0.3, "hasty": -0.5}

@@ -15,12 +15,12 @@ if side == "market":
 
     metadata = MarketBase.metadata
 else:
-    import hits.batches.models  # noqa: F401
-    import hits.campaigns.gold  # noqa: F401
-    import hits.campaigns.models  # noqa: F401
-    import hits.heatmaps.log  # noqa: F401
-    import hits.quality.live_copying  # noqa: F401
-    import hits.templates.arrangements  # noqa: F401
+    import hits.requester.campaigns.gold  # noqa: F401
+    import hits.requester.heatmaps.log  # noqa: F401
+    import hits.requester.quality.live_copying  # noqa: F401
+    import hits.requester.tables.batches  # noqa: F401
+    import hits.requester.tables.campaigns  # noqa: F401
+    import hits.requester.templates.arrangements  # noqa: F401
 
     # The schema tool sees every requester-side table, including those that the
     # qualification package (which builds on hits) defines.

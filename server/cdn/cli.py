@@ -82,7 +82,7 @@ def _hit_question(hit_id: str) -> tuple[str, str | None]:
     """HIT ``hit_id``'s question kind and HTML (None but for an HTMLQuestion), read through GetHIT."""
     from hits.market.errors import RequestError
     from hits.market.questions import parse_question
-    from hits.mturk import Marketplace, MarketplaceError
+    from hits.requester.mturk import Marketplace, MarketplaceError
     from hits.settings import load_settings
 
     try:

@@ -75,8 +75,8 @@ def staff_create(username: str, role: str, access_key: str | None, password: str
     """Create a dashboard user (qa: assigned campaigns; requester: its own; admin: all)."""
     from werkzeug.security import generate_password_hash
 
-    from hits.campaigns.staff import StaffError, create_staff
     from hits.db import session_scope
+    from hits.requester.campaigns.staff import StaffError, create_staff
     from hits.settings import load_settings
 
     settings = load_settings()
@@ -93,8 +93,8 @@ def staff_create(username: str, role: str, access_key: str | None, password: str
 @click.argument("campaign")
 def staff_assign(username: str, campaign: str) -> None:
     """Let a QA reviewer (or a requester user) see and review CAMPAIGN (its id or name)."""
-    from hits.campaigns.staff import StaffError, assign_campaign
     from hits.db import session_scope
+    from hits.requester.campaigns.staff import StaffError, assign_campaign
     from hits.settings import load_settings
 
     settings = load_settings()
@@ -113,8 +113,8 @@ def staff_assign(username: str, campaign: str) -> None:
 @click.argument("campaign")
 def staff_unassign(username: str, campaign: str) -> None:
     """Take CAMPAIGN (its id or name) away from a user assigned to it."""
-    from hits.campaigns.staff import unassign_campaign
     from hits.db import session_scope
+    from hits.requester.campaigns.staff import unassign_campaign
     from hits.settings import load_settings
 
     settings = load_settings()

@@ -70,8 +70,8 @@ def _sessions():  # type: ignore[no-untyped-def]
 
 
 def _batch_id(sessions, name: str) -> int:  # type: ignore[no-untyped-def]
-    from hits.batches.models import Batch
     from hits.db import session_scope
+    from hits.requester.tables.batches import Batch
 
     with session_scope(sessions) as session:
         found = session.scalar(select(Batch.id).where(Batch.name == name))
@@ -149,11 +149,11 @@ def publish(
     ``Gold.<field>`` columns mark gold rows with the answer expected in form
     field <field>; they never reach the page (see docs/migrating.md).
     """
-    from hits.batches.plan import create_batch, load_settings_file
-    from hits.batches.publish import publish_batch
-    from hits.campaigns.fileerrors import InputFileError, InputFileErrors
     from hits.db import session_scope
-    from hits.mturk import Marketplace, MarketplaceError
+    from hits.requester.batches.plan import create_batch, load_settings_file
+    from hits.requester.batches.publish import publish_batch
+    from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.mturk import Marketplace, MarketplaceError
 
     name = name or input_csv.stem
     settings = load_settings()
@@ -186,8 +186,8 @@ def publish(
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Default: stdout.")
 def results(name: str, out: Path | None) -> None:
     """Write MTurk's batch-results CSV for batch NAME (one row per handed-in assignment)."""
-    from hits.batches.results import result_rows, write_results
-    from hits.mturk import Marketplace, MarketplaceError
+    from hits.requester.batches.results import result_rows, write_results
+    from hits.requester.mturk import Marketplace, MarketplaceError
 
     sessions = _sessions()
     batch_id = _batch_id(sessions, name)
@@ -213,11 +213,11 @@ def review(name: str, reviewed_csv: Path) -> None:
     An ``x`` (anything) in Approve approves; text in Reject rejects with that
     text as the worker's feedback. Handing the same file in again changes nothing.
     """
-    from hits.batches.results import marked_work, queue_review, read_review
-    from hits.campaigns.fileerrors import InputFileError, InputFileErrors
     from hits.db import session_scope
-    from hits.mturk import Marketplace
-    from hits.quality.outbox import apply_entries
+    from hits.requester.batches.results import marked_work, queue_review, read_review
+    from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.mturk import Marketplace
+    from hits.requester.quality.outbox import apply_entries
 
     sessions = _sessions()
     batch_id = _batch_id(sessions, name)
@@ -259,11 +259,11 @@ def layout_create(layout: Path, requester_id: str, name: str | None) -> None:
 
     Run by the marketplace's operator, as MTurk's layouts were made in its UI.
     """
-    from hits.batches.inputs import decode_utf8
-    from hits.campaigns.fileerrors import InputFileError
     from hits.db import session_scope
     from hits.market.layouts import create_layout
     from hits.market.models import Requester
+    from hits.requester.batches.inputs import decode_utf8
+    from hits.requester.fileerrors import InputFileError
     from hits.wire.layout import layout_parameters
 
     try:

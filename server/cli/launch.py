@@ -29,8 +29,8 @@ def launch(campaign_file: str, resume: bool) -> None:
     A launch that stops half way (bad keys, the marketplace unreachable) is
     finished with --resume: HITs already created are never created again.
     """
-    from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-    from hits.campaigns.service import (
+    from hits.db import session_scope
+    from hits.requester.campaigns.service import (
         BudgetExceeded,
         PublishInterrupted,
         campaign_to_resume,
@@ -39,9 +39,9 @@ def launch(campaign_file: str, resume: bool) -> None:
         create_campaign,
         publish_campaign,
     )
-    from hits.campaigns.spec import CampaignFile, load_campaign_file
-    from hits.db import session_scope
-    from hits.mturk import Marketplace
+    from hits.requester.campaigns.spec import CampaignFile, load_campaign_file
+    from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.mturk import Marketplace
 
     def fail(message: str, code: int = 2) -> NoReturn:
         console.print(f"[red]error:[/red] {message}", highlight=False)

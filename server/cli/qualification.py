@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from hits.campaigns.fileerrors import InputFileError, InputFileErrors, read_jsonl
+from hits.requester.fileerrors import InputFileError, InputFileErrors, read_jsonl
 from qualification.analysis import item_analysis
 from qualification.assembly import assemble
 from qualification.bank import Bank, load_bank

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from hits.db import session_scope
-from hits.mturk import Marketplace, MarketplaceError
+from hits.requester.mturk import Marketplace, MarketplaceError
 from hits.settings import load_settings
 from server.cli.qualification import BANK_ARGUMENT, load_or_exit
 from server.cli.sessions import open_sessions

@@ -11,9 +11,9 @@ import click
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import BATCH_STATUS, Campaign
 from hits.db import session_scope
-from hits.quality import METHODS
+from hits.requester.quality import METHODS
+from hits.requester.tables.campaigns import BATCH_STATUS, Campaign
 from server.cli.sessions import open_sessions
 
 
@@ -48,7 +48,7 @@ def results() -> None:
 )
 def export(campaign: str, fmt: str, out: Path | None) -> None:
     """CSV in MTurk's batch-results layout, or JSONL with one assignment per line."""
-    from hits.campaigns.export import write_batch_csv, write_jsonl
+    from hits.requester.campaigns.export import write_batch_csv, write_jsonl
 
     with _requester_session() as session:
         campaign_id = _campaign_id(session, campaign)
@@ -73,8 +73,8 @@ def aggregate(campaign: str, method: str | None) -> None:
     CSV on stdout; a label that is a list or a mapping (a compare template's
     ordering, best first) is one JSON cell.
     """
-    from hits.campaigns.export import csv_cell
-    from hits.quality.aggregation import aggregate_campaign, campaign_agreement
+    from hits.requester.campaigns.export import csv_cell
+    from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement
 
     with _requester_session() as session:
         campaign_id = _campaign_id(session, campaign)
@@ -111,7 +111,7 @@ def systems(campaign: str) -> None:
     rate), then one of head-to-head pairs (each side's wins, the net
     preference and the Bradley-Terry probability that the first is better).
     """
-    from hits.quality.ranking import campaign_systems
+    from hits.requester.quality.ranking import campaign_systems
 
     with _requester_session() as session:
         report = campaign_systems(session, _campaign_id(session, campaign))
@@ -152,7 +152,12 @@ def sxs(campaign: str, right: str | None, fmt: str, confidence: float) -> None:
     preference for Y (% Y better - % X better) with a bootstrap interval over
     items. Gold items and work that does not count are left out.
     """
-    from hits.templates.sxs.report import COLUMNS, campaign_judgements, format_table, preference_tables
+    from hits.requester.templates.sxs.report import (
+        COLUMNS,
+        campaign_judgements,
+        format_table,
+        preference_tables,
+    )
 
     with _requester_session() as session:
         campaign_id = _campaign_id(session, campaign, "sxs")
@@ -187,7 +192,7 @@ def rank(campaign: str, fmt: str, confidence: float) -> None:
     Bradley-Terry with ties (Davidson). Gold and work that does not count are
     left out.
     """
-    from hits.templates.rank.report import campaign_rankings, format_table, rank_table
+    from hits.requester.templates.rank.report import campaign_rankings, format_table, rank_table
 
     with _requester_session() as session:
         campaign_id = _campaign_id(session, campaign, "rank")
@@ -223,7 +228,7 @@ def heatmap(campaign: str, fmt: str) -> None:
     Also each model's heatmap requests (made, failed, timed out) and the answers left out
     because they do not match what the page showed.
     """
-    from hits.templates.heatmap.report import (
+    from hits.requester.templates.heatmap.report import (
         CSV_HEADER,
         campaign_study,
         csv_rows,

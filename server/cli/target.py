@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 from sqlalchemy import select
 
-from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-from hits.campaigns.models import Campaign
 from hits.db import session_scope
+from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.tables.campaigns import Campaign
 from hits.settings import load_settings
 from server.cli.sessions import open_sessions
 
@@ -41,7 +41,7 @@ def import_files(
     csv_files: tuple[Path, ...], out: Path, gold_out: Path | None, media_dir: Path | None
 ) -> None:
     """Turn one CSV per system (the file name is the system) into a campaign items file."""
-    from hits.templates.target.files import import_system_csvs
+    from hits.requester.templates.target.files import import_system_csvs
 
     try:
         report = import_system_csvs(list(csv_files), out, gold_out=gold_out, media_dir=media_dir)
@@ -62,7 +62,7 @@ def import_files(
 )
 def export_files(campaign: str, out_dir: Path, method: str | None, link_images: bool) -> None:
     """Write <system>.csv (with the category column filled) and <system>.html for each system."""
-    from hits.templates.target.files import export_system_files
+    from hits.requester.templates.target.files import export_system_files
 
     settings = load_settings()
     with session_scope(open_sessions("requester", settings)) as session:

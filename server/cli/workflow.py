@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hits.db import session_scope
-from hits.quality.outbox import apply_entries
+from hits.requester.quality.outbox import apply_entries
 from hits.settings import load_settings
 from server.cli.sessions import open_sessions
 
@@ -42,13 +42,13 @@ def launch(campaign_file: str) -> None:
     Later stages (and every round of a rounds stage) are published by the
     Celery workers as approved work comes in (or by ``hitforge workflow step``).
     """
-    from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-    from hits.campaigns.service import BudgetExceeded, PublishInterrupted, publish_campaign
-    from hits.campaigns.spec import load_campaign_file
-    from hits.mturk import Marketplace
-    from hits.workflows.engine import stages_of
-    from hits.workflows.first_stage import needs_seeding
-    from hits.workflows.setup import create_workflow
+    from hits.requester.campaigns.service import BudgetExceeded, PublishInterrupted, publish_campaign
+    from hits.requester.campaigns.spec import load_campaign_file
+    from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.mturk import Marketplace
+    from hits.requester.workflows.engine import stages_of
+    from hits.requester.workflows.first_stage import needs_seeding
+    from hits.requester.workflows.setup import create_workflow
 
     settings = load_settings()
     try:
@@ -93,9 +93,9 @@ def launch(campaign_file: str) -> None:
 @click.argument("name")
 def step(name: str) -> None:
     """Advance a workflow once now (seed, make and publish due rounds), as a Celery worker does."""
-    from hits.mturk import Marketplace
-    from hits.workflows.publish import run_step
-    from hits.workflows.report import find_workflow
+    from hits.requester.mturk import Marketplace
+    from hits.requester.workflows.publish import run_step
+    from hits.requester.workflows.report import find_workflow
 
     settings = load_settings()
     sessions = _sessions()
@@ -126,7 +126,7 @@ def status(name: str, fmt: str) -> None:
     """The stage graph, each picture's state, and what it is waiting on."""
     from dataclasses import asdict
 
-    from hits.workflows.report import find_workflow, workflow_view
+    from hits.requester.workflows.report import find_workflow, workflow_view
 
     with session_scope(_sessions()) as session:
         found = find_workflow(session, name)
@@ -196,7 +196,7 @@ def rounds(name: str, fmt: str, per_round: bool, all_attempts: bool) -> None:
     By default, the mean of each figure per round number (how they evolve);
     parts-of-speech columns appear only when a tagger is installed.
     """
-    from hits.workflows.report import find_workflow, round_records, round_summary
+    from hits.requester.workflows.report import find_workflow, round_records, round_summary
 
     with session_scope(_sessions()) as session:
         found = find_workflow(session, name)

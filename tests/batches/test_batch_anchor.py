@@ -11,8 +11,8 @@ import uuid
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from hits.campaigns.models import Campaign
 from hits.db import session_scope
+from hits.requester.tables.campaigns import Campaign
 from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env, files, publish
 from tests.server.test_dashboard_roles import Dashboard, make_user

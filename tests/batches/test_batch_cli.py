@@ -13,12 +13,12 @@ import requests
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
-from hits.batches.models import Batch, BatchRow
-from hits.batches.plan import BatchSettings, create_batch
-from hits.batches.publish import publish_batch
 from hits.db import session_scope
 from hits.market.requester_options import set_options
-from hits.mturk import ServiceUnavailable
+from hits.requester.batches.plan import BatchSettings, create_batch
+from hits.requester.batches.publish import publish_batch
+from hits.requester.mturk import ServiceUnavailable
+from hits.requester.tables.batches import Batch, BatchRow
 from server.cli.main import main
 from tests.batches.test_batch_flow import accepted_frame
 from tests.conftest import boto3_client

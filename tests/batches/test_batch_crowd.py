@@ -17,11 +17,11 @@ from sqlalchemy import select
 from demo.crowd import PROFILES
 from demo.crowd.layout_bot import LayoutBot
 from demo.runner import spawn_worker, stop_process
-from hits.batches.columns import LEADING_COLUMNS
-from hits.batches.models import Batch
-from hits.batches.publish import publish_batch
-from hits.campaigns.models import OutboxEntry, PublishedHIT, WorkerStats
 from hits.db import session_scope
+from hits.requester.batches.columns import LEADING_COLUMNS
+from hits.requester.batches.publish import publish_batch
+from hits.requester.tables.batches import Batch
+from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT, WorkerStats
 from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env
 from tests.batches.test_batch_gold import make

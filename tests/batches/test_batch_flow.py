@@ -14,15 +14,15 @@ import requests
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import func, select
 
-from hits.batches.columns import LEADING_COLUMNS
-from hits.batches.models import Batch, BatchRow
-from hits.batches.plan import BatchSettings, create_batch
-from hits.batches.publish import publish_batch
-from hits.batches.results import marked_work, queue_review, read_review, result_rows, write_results
-from hits.campaigns.fileerrors import InputFileErrors
-from hits.campaigns.models import OutboxEntry
 from hits.db import session_scope
-from hits.quality.outbox import apply_entries
+from hits.requester.batches.columns import LEADING_COLUMNS
+from hits.requester.batches.plan import BatchSettings, create_batch
+from hits.requester.batches.publish import publish_batch
+from hits.requester.batches.results import marked_work, queue_review, read_review, result_rows, write_results
+from hits.requester.fileerrors import InputFileErrors
+from hits.requester.quality.outbox import apply_entries
+from hits.requester.tables.batches import Batch, BatchRow
+from hits.requester.tables.campaigns import OutboxEntry
 from tests.server.worker_helpers import WorkerClient, soup
 
 LAYOUT = """<h2>Describe the picture</h2>

@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import select
 
 from demo.runner import spawn_worker, stop_process
-from hits.batches.models import Batch
-from hits.batches.publish import publish_batch
-from hits.campaigns.models import OutboxEntry, WorkerStats
 from hits.db import session_scope
+from hits.requester.batches.publish import publish_batch
+from hits.requester.tables.batches import Batch
+from hits.requester.tables.campaigns import OutboxEntry, WorkerStats
 from tests.batches.test_batch_flow import hit_ids
 from tests.batches.test_batch_gold import accept_and_post, make
 from tests.server.test_dashboard_roles import Dashboard, make_user

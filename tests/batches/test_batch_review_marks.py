@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from hits.batches.models import Batch
-from hits.batches.plan import batch_settings, planned_cost
-from hits.batches.publish import publish_batch
-from hits.campaigns.models import Campaign, OutboxEntry
 from hits.db import session_scope
-from hits.quality.followups import OverBudget, check_budget, committed_cost
+from hits.requester.batches.plan import batch_settings, planned_cost
+from hits.requester.batches.publish import publish_batch
+from hits.requester.quality.followups import OverBudget, check_budget, committed_cost
+from hits.requester.tables.batches import Batch
+from hits.requester.tables.campaigns import Campaign, OutboxEntry
 from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env
 from tests.batches.test_batch_flow import hit_ids, make_batch, work

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hits.batches.plan import BatchSettings, create_batch
-from hits.batches.publish import publish_batch
 from hits.db import session_scope
+from hits.requester.batches.plan import BatchSettings, create_batch
+from hits.requester.batches.publish import publish_batch
 from tests.batches.test_batch_flow import hit_ids
 from tests.browser.test_crowd_form import accept, answer_fields, offline, stored_answer  # noqa: F401
 

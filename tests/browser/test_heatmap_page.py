@@ -9,11 +9,11 @@ from playwright.sync_api import FrameLocator, Page
 from sqlalchemy import select
 
 from demo.tasks.heatmap import MODELS
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.heatmaps.log import HeatmapRequest
-from hits.templates.arrangements import SlotArrangement
-from hits.templates.heatmap import QUESTIONS
+from hits.requester.heatmaps.log import HeatmapRequest
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.templates.heatmap import QUESTIONS
 from server.requester.hit_pages.heatmap_views import NO_HEATMAP
 from tests.helpers import launch_template_campaign
 from tests.templates.test_heatmap_live import TIME_LIMIT, launch, model_server, private_server

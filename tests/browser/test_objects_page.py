@@ -11,8 +11,8 @@ from sqlalchemy import select
 
 from demo.tasks import save_png, write_jsonl
 from demo.tasks.objects import draw_scene
-from hits.campaigns.models import HITSlot, PublishedHIT, Submission
 from hits.db import session_scope
+from hits.requester.tables.campaigns import HITSlot, PublishedHIT, Submission
 from tests.helpers import accept_in_browser, publish_campaign_file, sign_up_in_browser
 
 pytestmark = pytest.mark.browser
@@ -267,7 +267,7 @@ def test_preview_shows_the_seeds_without_letting_anyone_edit_them_and_focus_is_v
 def test_merging_on_the_page_follows_the_servers_merge_rule(
     tmp_path, page, live_server, market, requester_sessions
 ) -> None:
-    from hits.templates.objects.geometry import merge_objects
+    from hits.requester.templates.objects.geometry import merge_objects
 
     _, hit_id = _launch(tmp_path, market, requester_sessions, live_server.url, "br-objects-merge")
     frame = _open_hit(page, live_server.url, hit_id, "objects-merger")

@@ -11,9 +11,9 @@ from playwright.sync_api import expect
 
 from demo.data import write_rating_demo
 from demo.runner import spawn_worker, stop_process
-from hits.campaigns.service import create_campaign, publish_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
+from hits.requester.campaigns.service import create_campaign, publish_campaign
+from hits.requester.campaigns.spec import load_campaign_file
 from qualification import DEFAULT_BANK
 from qualification.models import QualificationTest
 from qualification.service import bank_for, publish_test

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT, Submission
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.publish import run_step
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.setup import create_workflow
 from tests.helpers import accept_in_browser
 from tests.workflows.helpers import write_refine_workflow
 from tests.workflows.test_refine_blinding import _round_hit

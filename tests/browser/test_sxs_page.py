@@ -6,10 +6,10 @@ import pytest
 from playwright.sync_api import Page
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.templates.arrangements import SlotArrangement
-from hits.templates.sxs import METRICS, SCALE
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.templates.sxs import METRICS, SCALE
 from tests.helpers import accept_in_browser, launch_template_campaign
 
 pytestmark = pytest.mark.browser

@@ -12,8 +12,8 @@ import pytest
 from playwright.sync_api import FrameLocator, Locator, Page
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
+from hits.requester.tables.campaigns import PublishedHIT, Submission
 from tests.helpers import accept_in_browser, launch_template_campaign
 
 pytestmark = pytest.mark.browser

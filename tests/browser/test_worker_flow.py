@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
+from hits.requester.tables.campaigns import PublishedHIT, Submission
 from tests.helpers import accept_in_browser, launch_demo_campaign
 
 pytestmark = pytest.mark.browser

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from hits.campaigns.models import Campaign, GoldItem, HITSlot, Item, PublishedHIT
 from hits.db import session_scope
+from hits.requester.tables.campaigns import Campaign, GoldItem, HITSlot, Item, PublishedHIT
 from tests.campaigns.test_campaign_file import GOOD, write
 
 REPO = Path(__file__).resolve().parent.parent.parent

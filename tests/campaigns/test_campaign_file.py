@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-from hits.campaigns.spec import load_campaign_file
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.fileerrors import InputFileError, InputFileErrors
 
 GOOD = """\
 name: test-campaign

@@ -7,9 +7,9 @@ import io
 import json
 
 from demo.crowd import PROFILES
-from hits.campaigns.export import BATCH_COLUMNS, write_batch_csv, write_jsonl
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign
+from hits.requester.campaigns.export import BATCH_COLUMNS, write_batch_csv, write_jsonl
+from hits.requester.quality.aggregation import aggregate_campaign
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 

@@ -8,9 +8,9 @@ import time
 import pytest
 from sqlalchemy import select, text
 
-from hits.campaigns.gold import choose_gold
-from hits.campaigns.models import PublishedHIT
 from hits.db import session_scope
+from hits.requester.campaigns.gold import choose_gold
+from hits.requester.tables.campaigns import PublishedHIT
 from tests.conftest import BACKEND
 from tests.helpers import launch_template_campaign
 

@@ -18,16 +18,16 @@ from bs4 import Tag
 from sqlalchemy import select
 
 from demo.data import write_rating_demo
-from hits.campaigns.models import PublishedHIT, Submission
-from hits.campaigns.service import (
+from hits.db import session_scope
+from hits.requester.campaigns.service import (
     PendingHIT,
     create_campaign,
     create_campaign_hit,
     plan_publishing,
     record_campaign_hit,
 )
-from hits.campaigns.spec import load_campaign_file
-from hits.db import session_scope
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.campaigns import PublishedHIT, Submission
 from tests.helpers import hidden_fields, rating_campaign_spec, submit_and_relay, with_page_token
 from tests.server.test_hit_page_access import pages_elsewhere  # noqa: F401 - a fixture
 from tests.server.worker_helpers import WorkerClient, accept_framed, frame_src, soup

@@ -13,10 +13,10 @@ from sqlalchemy import func, select
 
 from demo.data import write_rating_demo
 from demo.runner import RunningServer, serve_in_thread
-from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope
 from hits.market.accounts import IssuedKey
 from hits.market.models import HIT
+from hits.requester.tables.campaigns import Campaign, PublishedHIT
 from server import create_app
 from server.cli.main import main
 from tests.conftest import boto3_client, new_requester

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from demo.crowd import PROFILES, Bot
 from demo.tasks.rating import rate
-from hits.campaigns.models import GoldItem, PublishedHIT, Submission
 from hits.db import session_scope
+from hits.requester.tables.campaigns import GoldItem, PublishedHIT, Submission
 from hits.wire.documents import xml_to_answers
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.server.test_worker_site import accept

@@ -10,13 +10,13 @@ from sqlalchemy import select
 
 from demo.crowd import PROFILES, Bot, Profile
 from demo.tasks import demo_tasks, get_demo_task
-from hits.campaigns.export import write_batch_csv
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign
-from hits.quality.review import decide_workers, grade_submissions
-from hits.templates import available_templates
-from hits.templates import get_template as get_template_of
+from hits.requester.campaigns.export import write_batch_csv
+from hits.requester.quality.aggregation import aggregate_campaign
+from hits.requester.quality.review import decide_workers, grade_submissions
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates import available_templates
+from hits.requester.templates import get_template as get_template_of
 from tests.helpers import launch_template_campaign
 
 
@@ -88,7 +88,7 @@ def test_a_spammer_fails_gold_on_the_target_template(
 def test_free_text_is_judged_by_spelling_with_confidence(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    from hits.campaigns.models import OutboxEntry, WorkerStats
+    from hits.requester.tables.campaigns import OutboxEntry, WorkerStats
 
     task = get_demo_task("write")
     campaign_id, truth, _ = launch_template_campaign(

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from demo.judgment_media import judgment_items
-from hits.campaigns.fileerrors import InputFileErrors
+from hits.requester.fileerrors import InputFileErrors
 from qualification.bank import DEFAULT_BANK, Bank, load_bank
 from tests.qualification.conftest import small_bank_data, write_bank
 

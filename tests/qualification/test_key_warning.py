@@ -13,10 +13,10 @@ from bs4 import BeautifulSoup
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from hits.campaigns.models import OutboxEntry
 from hits.db import session_scope, utcnow
-from hits.mturk import Marketplace
-from hits.quality.outbox import apply_entries
+from hits.requester.mturk import Marketplace
+from hits.requester.quality.outbox import apply_entries
+from hits.requester.tables.campaigns import OutboxEntry
 from qualification.bank import DEFAULT_BANK
 from qualification.delivery import STUCK_AFTER, waiting_tests
 from qualification.models import QualificationTest

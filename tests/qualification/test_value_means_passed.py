@@ -14,9 +14,9 @@ from pathlib import Path
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from hits.campaigns.models import OutboxEntry
 from hits.db import session_scope
-from hits.quality.outbox import apply_entry
+from hits.requester.quality.outbox import apply_entry
+from hits.requester.tables.campaigns import OutboxEntry
 from qualification.bank import DEFAULT_BANK, load_bank
 from qualification.service import publish_test
 from server.cli.main import main

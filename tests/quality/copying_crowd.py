@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from demo.crowd import Profile
 from demo.simulation.run import RATING_WEIGHTS
 from demo.tasks.rating import rate
-from hits.quality.copying import agreement_p_value
-from hits.quality.policy import GoldRecord
+from hits.requester.quality.copying import agreement_p_value
+from hits.requester.quality.policy import GoldRecord
 
 ITEMS_PER_HIT, GOLD_PER_HIT = 4, 2
 

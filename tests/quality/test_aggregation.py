@@ -7,7 +7,7 @@ import random
 import pandas as pd
 import pytest
 
-from hits.quality.aggregation import aggregate_frame, krippendorff_alpha
+from hits.requester.quality.aggregation import aggregate_frame, krippendorff_alpha
 
 
 def planted(seed: int = 3, items: int = 300) -> tuple[pd.DataFrame, dict[str, int]]:

@@ -8,11 +8,11 @@ import pytest
 from sqlalchemy import select
 
 from demo.crowd import Profile
-from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
 from hits.market.requester_options import set_options
-from hits.mturk import Marketplace, ServiceUnavailable
-from hits.quality import outbox, pipeline, sync_queue
+from hits.requester.mturk import Marketplace, ServiceUnavailable
+from hits.requester.quality import outbox, pipeline, sync_queue
+from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}

@@ -9,11 +9,11 @@ from decimal import Decimal
 import pytest
 from sqlalchemy import func, select, text
 
-from hits.campaigns.models import Campaign, OutboxEntry, WorkerStats
-from hits.campaigns.spec import QualityPolicy
 from hits.db import session_scope
 from hits.money import mturk_fee
-from hits.quality import followups
+from hits.requester.campaigns.spec import QualityPolicy
+from hits.requester.quality import followups
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, WorkerStats
 from tests.conftest import BACKEND
 from tests.helpers import launch_demo_campaign
 

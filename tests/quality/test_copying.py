@@ -1,4 +1,4 @@
-"""The copying-pair test (hits.quality.copying): honest pairs pass, copiers are caught, with evidence."""
+"""The copying-pair test (hits.requester.quality.copying): honest pairs pass, copiers are caught."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from scipy.integrate import dblquad
 from scipy.stats import beta, binom
 
-from hits.quality.copying import (
+from hits.requester.quality.copying import (
     DEFAULT_FALSE_ALARM,
     PairRecord,
     SharedHIT,
@@ -19,7 +19,7 @@ from hits.quality.copying import (
     normalised_text,
     reason,
 )
-from hits.quality.policy import GoldRecord
+from hits.requester.quality.policy import GoldRecord
 from tests.quality.copying_crowd import pair_run
 
 

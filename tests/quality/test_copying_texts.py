@@ -7,7 +7,10 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from hits.campaigns.models import (
+from hits.db import session_scope, utcnow
+from hits.requester.quality.live_copying import CopyingPair
+from hits.requester.quality.review import decide_workers, grade_submissions
+from hits.requester.tables.campaigns import (
     Campaign,
     GoldItem,
     HITSlot,
@@ -17,9 +20,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.db import session_scope, utcnow
-from hits.quality.live_copying import CopyingPair
-from hits.quality.review import decide_workers, grade_submissions
 
 SENTENCES = [
     "A red kite flies high over the stone harbour wall",

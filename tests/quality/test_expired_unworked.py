@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
-from hits.campaigns.models import OutboxEntry, PublishedHIT
 from hits.db import session_scope
-from hits.quality import pipeline, sync_queue
+from hits.requester.quality import pipeline, sync_queue
+from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT
 from tests.helpers import launch_demo_campaign
 
 

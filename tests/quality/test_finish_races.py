@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope
-from hits.quality import outbox, pipeline
+from hits.requester.quality import outbox, pipeline
+from hits.requester.tables.campaigns import Campaign, PublishedHIT
 from tests.helpers import in_own_session
 from tests.quality.test_outbox_replay import reposted_campaign
 

@@ -8,10 +8,10 @@ from decimal import Decimal
 from sqlalchemy import select
 
 from demo.crowd import Profile
-from hits.campaigns.models import Campaign, OutboxEntry, Submission, WorkerStats
 from hits.db import session_scope, utcnow
 from hits.market.models import WorkerMessage
-from hits.quality import followups, outbox, pipeline, sync_queue
+from hits.requester.quality import followups, outbox, pipeline, sync_queue
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}

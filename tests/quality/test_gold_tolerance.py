@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from hits.campaigns.gold import choose_gold
-from hits.campaigns.models import Campaign, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
 from hits.market.models import Worker
-from hits.templates import get_template
+from hits.requester.campaigns.gold import choose_gold
+from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
+from hits.requester.templates import get_template
 from hits.wire.documents import answers_to_xml
 from tests.helpers import launch_demo_campaign
 from tests.quality.test_followups import review

@@ -9,8 +9,8 @@ from sqlalchemy import select
 
 from demo.crowd import PROFILES, Profile
 from demo.data import write_rating_demo
-from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
+from hits.requester.tables.campaigns import PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, publish_campaign_file, rating_campaign_spec
 from tests.quality.test_followups import review
 from tests.server.test_dashboard import staff_session

@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from demo.crowd import PROFILES, Profile
-from hits.campaigns.models import WorkerStats
 from hits.db import session_scope
-from hits.quality.live_signals import collect_signals, collect_signals_many
+from hits.requester.quality.live_signals import collect_signals, collect_signals_many
+from hits.requester.tables.campaigns import WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 

@@ -7,11 +7,11 @@ import io
 from sqlalchemy import delete, select
 
 from demo.crowd import Profile
-from hits.campaigns.export import write_batch_csv
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
-from hits.quality import outbox, pipeline, sync_queue
-from hits.quality.answers import answers_frame
+from hits.requester.campaigns.export import write_batch_csv
+from hits.requester.quality import outbox, pipeline, sync_queue
+from hits.requester.quality.answers import answers_frame
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}

@@ -13,11 +13,11 @@ from decimal import Decimal
 from sqlalchemy import func, select
 
 from demo.crowd import Profile
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
 from hits.market.models import BonusPayment, LedgerEntry
 from hits.market.request_tokens import UNIQUE_TOKEN_WINDOW
-from hits.quality import outbox, pipeline, sync_queue
+from hits.requester.quality import outbox, pipeline, sync_queue
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}

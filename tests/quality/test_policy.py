@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hits.quality.policy import GoldRecord, judge_worker, probability_below
+from hits.requester.quality.policy import GoldRecord, judge_worker, probability_below
 
 
 def test_probability_below_matches_the_beta_posterior() -> None:
@@ -34,7 +34,7 @@ def test_an_uncertain_worker_waits() -> None:
 
 
 def test_error_rate_verdicts_use_confidence_not_raw_rates() -> None:
-    from hits.quality.policy import judge_error_rate
+    from hits.requester.quality.policy import judge_error_rate
 
     rule: dict[str, Any] = {"max_rate": 0.25, "confidence": 0.9, "min_total": 20}
     assert judge_error_rate(0, 21, **rule).verdict == "approve"
@@ -48,7 +48,7 @@ def test_error_rate_verdicts_use_confidence_not_raw_rates() -> None:
 
 
 def _judged(history: list[tuple[int, int]], size: int = 20) -> Any:
-    from hits.quality.policy import judge_recent, recent_window
+    from hits.requester.quality.policy import judge_recent, recent_window
 
     correct, total = sum(c for c, _ in history), sum(t for _, t in history)
     whole = judge_worker(GoldRecord(correct, total), threshold=0.6, confidence=0.9, min_gold=3)
@@ -56,7 +56,7 @@ def _judged(history: list[tuple[int, int]], size: int = 20) -> Any:
 
 
 def test_gold_is_cut_into_blocks_of_whole_assignments_counted_from_the_first() -> None:
-    from hits.quality.policy import recent_window
+    from hits.requester.quality.policy import recent_window
 
     history = [(2, 2)] * 10 + [(1, 3)] * 7 + [(0, 1)]
     recent = recent_window(history, 20)
@@ -99,7 +99,7 @@ def test_an_approval_waits_while_the_latest_answers_lean_below_the_threshold() -
 
 
 def test_a_short_lucky_run_after_a_turn_does_not_release_the_work_held_back() -> None:
-    from hits.quality.policy import probability_below
+    from hits.requester.quality.policy import probability_below
 
     # Approved on 20/20, then random answers: 8 of the 14 since the last block, the latest 10
     # holding 7 right (P(accuracy < 0.6) = 0.29, which alone would let the approval through).
@@ -116,7 +116,7 @@ LUCKY_TURN = (
 
 
 def test_a_lucky_block_after_a_turn_does_not_release_the_work_held_back_while_it_filled() -> None:
-    from hits.quality.policy import held_back, judge_recent, recent_window
+    from hits.requester.quality.policy import held_back, judge_recent, recent_window
 
     # Judged after every HIT, as the pipeline does: the 11th and 12th HITs are approved (the
     # latest answers still hold the good work), the 13th to 20th wait while the block fills.

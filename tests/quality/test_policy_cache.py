@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from scipy.stats import beta
 
-from hits.quality import policy
-from hits.quality.policy import GoldRecord, probability_below
+from hits.requester.quality import policy
+from hits.requester.quality.policy import GoldRecord, probability_below
 
 
 def test_the_cached_posterior_equals_scipy_bit_for_bit() -> None:

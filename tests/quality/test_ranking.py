@@ -8,9 +8,9 @@ import random
 import pandas as pd
 import pytest
 
-from hits.quality.aggregation import aggregate_frame, krippendorff_alpha, majority_confidence
-from hits.quality.ranking import bradley_terry, pairwise_frame, rank_positions, system_scores
-from hits.templates.compare import concordance
+from hits.requester.quality.aggregation import aggregate_frame, krippendorff_alpha, majority_confidence
+from hits.requester.quality.ranking import bradley_terry, pairwise_frame, rank_positions, system_scores
+from hits.requester.templates.compare import concordance
 
 COLUMNS = ["task", "worker", "label"]
 

@@ -7,8 +7,8 @@ import uuid
 from sqlalchemy import select
 
 from demo.crowd import PROFILES
-from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
+from hits.requester.tables.campaigns import PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
-from hits.campaigns.gold import exposures_for
-from hits.campaigns.models import PublishedHIT, Submission, WorkerStats
 from hits.db import session_scope
+from hits.requester.campaigns.gold import exposures_for
+from hits.requester.tables.campaigns import PublishedHIT, Submission, WorkerStats
 from tests.helpers import hidden_fields
 from tests.quality.test_followups import review
 from tests.server.test_worker_site import accept_rating_hit

@@ -16,17 +16,17 @@ import pytest
 from sqlalchemy import select
 
 from demo.crowd import Profile
-from hits.campaigns.models import OutboxEntry, PublishedHIT
 from hits.db import session_scope
 from hits.market.validation import MAX_REQUIREMENTS
-from hits.quality import sync_queue
-from hits.quality.outbox import (
+from hits.requester.quality import sync_queue
+from hits.requester.quality.outbox import (
     MOVED_TO,
     TooManyRequirements,
     apply_entries,
     exclude_from_hit,
     redo_qualification_name,
 )
+from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT
 from tests.helpers import campaign_bot, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient
 

@@ -9,9 +9,9 @@ import logging
 from sqlalchemy import select
 
 from demo.crowd import PROFILES
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.templates import get_template
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates import get_template
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 
@@ -41,7 +41,7 @@ def test_an_answer_whose_scoring_raises_is_counted_wrong_and_the_batch_goes_on(
         return real(self, answer, key, item, options)
 
     monkeypatch.setattr(template_class, "score_gold_item", flaky_score)
-    with caplog.at_level(logging.WARNING, logger="hits.quality.review"):
+    with caplog.at_level(logging.WARNING, logger="hits.requester.quality.review"):
         review(requester_sessions, market)
     assert raised, "the fault was never injected"
     with session_scope(requester_sessions) as session:

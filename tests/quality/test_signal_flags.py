@@ -6,7 +6,10 @@ import pytest
 from sqlalchemy import select
 
 from demo.crowd import PROFILES
-from hits.campaigns.models import (
+from hits.db import session_scope
+from hits.requester.quality import qa_review
+from hits.requester.quality.answers import answers_frame, counted_submissions
+from hits.requester.tables.campaigns import (
     Campaign,
     OutboxEntry,
     PublishedHIT,
@@ -15,9 +18,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.db import session_scope
-from hits.quality import qa_review
-from hits.quality.answers import answers_frame, counted_submissions
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy.stats import beta
 
-from hits.quality.policy import WorkerVerdict, probability_rate_below
-from hits.quality.signals import (
+from hits.requester.quality.policy import WorkerVerdict, probability_rate_below
+from hits.requester.quality.signals import (
     agreement_signals,
     combined_verdict,
     dawid_skene_accuracy,

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import select
 
 from demo.crowd import Profile
-from hits.campaigns.models import PublishedHIT
 from hits.db import session_scope
-from hits.mturk import Marketplace
-from hits.quality import sync_queue
+from hits.requester.mturk import Marketplace
+from hits.requester.quality import sync_queue
+from hits.requester.tables.campaigns import PublishedHIT
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 

@@ -9,7 +9,9 @@ from bs4 import BeautifulSoup
 from sqlalchemy import select
 from werkzeug.security import generate_password_hash
 
-from hits.campaigns.models import (
+from hits.db import session_scope
+from hits.requester.quality.aggregation import store_results
+from hits.requester.tables.campaigns import (
     Campaign,
     OutboxEntry,
     PublishedHIT,
@@ -18,8 +20,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.db import session_scope
-from hits.quality.aggregation import store_results
 
 
 def staff_session(  # type: ignore[no-untyped-def]

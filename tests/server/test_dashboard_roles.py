@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 from werkzeug.security import generate_password_hash
 
-from hits.campaigns.models import (
+from hits.db import session_scope
+from hits.requester.tables.campaigns import (
     Campaign,
     OutboxEntry,
     PublishedHIT,
@@ -28,7 +29,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.db import session_scope
 from qualification import DEFAULT_BANK
 from qualification.models import QualificationAttempt, QualificationTest
 from server.cli.main import main

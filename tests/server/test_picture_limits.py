@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from hits.heatmaps.providers import ImageSource
+from hits.requester.heatmaps.providers import ImageSource
 from server.requester.hit_pages import heatmap_views
 
 # The package's view function is also called media: the module itself, by its name.

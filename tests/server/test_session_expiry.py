@@ -17,8 +17,8 @@ from flask import Flask
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.security import generate_password_hash
 
-from hits.campaigns.models import StaffUser
 from hits.db import session_scope
+from hits.requester.tables.campaigns import StaffUser
 from hits.settings import SessionLimits, load_settings
 from tests.server.worker_helpers import WorkerClient, csrf_of
 

@@ -12,9 +12,9 @@ from sqlalchemy import select, update
 from werkzeug.security import generate_password_hash
 
 from demo.runner import serve_in_thread
-from hits.campaigns.models import StaffUser
 from hits.db import session_scope, utcnow
 from hits.market.models import SignInFailure
+from hits.requester.tables.campaigns import StaffUser
 from server import create_app
 from tests.server.worker_helpers import WorkerClient, csrf_of
 

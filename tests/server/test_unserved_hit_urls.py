@@ -12,9 +12,9 @@ import uuid
 
 from click.testing import CliRunner
 
-from hits.batches.models import Batch
-from hits.campaigns.models import BATCH_STATUS, Campaign
 from hits.db import session_scope
+from hits.requester.tables.batches import Batch
+from hits.requester.tables.campaigns import BATCH_STATUS, Campaign
 from server.cli.main import main
 from tests.batches.test_batch_cli import cli_env
 from tests.server.test_dashboard import staff_session

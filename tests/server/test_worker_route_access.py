@@ -28,10 +28,10 @@ import requests
 from itsdangerous import URLSafeTimedSerializer
 from sqlalchemy import func, select
 
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
 from hits.market.models import Assignment
-from hits.mturk import Marketplace
+from hits.requester.mturk import Marketplace
+from hits.requester.tables.campaigns import PublishedHIT, Submission
 from qualification.models import QualificationAttempt
 from server.market.worker_site.uploads import SALT as UPLOAD_SALT
 from tests.conftest import boto3_client, new_requester

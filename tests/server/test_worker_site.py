@@ -11,8 +11,8 @@ from bs4 import BeautifulSoup
 from sqlalchemy import func, select
 
 from demo.crowd import PROFILES, Bot
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
+from hits.requester.tables.campaigns import PublishedHIT, Submission
 from hits.wire.documents import QFA_NS, xml_to_answers
 from tests.helpers import hidden_fields, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient, soup

@@ -18,9 +18,9 @@ from sqlalchemy import select
 from demo.tasks import truth_key
 from demo.tasks.rank import true_ranks
 from demo.tasks.sxs import preferences
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.templates.sxs import METRICS
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.sxs import METRICS
 from tests.helpers import hitforge_results
 
 

@@ -11,10 +11,10 @@ import yaml
 from pydantic import ValidationError
 from scipy.stats import kendalltau
 
-from hits.campaigns.fileerrors import InputFileErrors
-from hits.campaigns.spec import load_campaign_file
-from hits.templates import get_template
-from hits.templates.compare import concordance, kendall_tau
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.fileerrors import InputFileErrors
+from hits.requester.templates import get_template
+from hits.requester.templates.compare import concordance, kendall_tau
 from tests.helpers import render_task_page
 
 T = get_template("compare")

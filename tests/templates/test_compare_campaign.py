@@ -10,8 +10,8 @@ from itertools import combinations
 
 from demo.tasks import truth_key
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign, campaign_agreement
-from hits.quality.ranking import campaign_systems
+from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement
+from hits.requester.quality.ranking import campaign_systems
 from tests.helpers import hitforge_results
 
 

@@ -15,15 +15,27 @@ import yaml
 from PIL import Image
 from pydantic import ValidationError
 
-from hits.campaigns.fileerrors import InputFileError
-from hits.campaigns.spec import load_campaign_file
-from hits.heatmaps import HeatmapError
-from hits.heatmaps.arrays import checked, heat_of_overlay, load_precomputed, overlay_png, overlay_size
-from hits.heatmaps.builtin import BlobProvider, aimed_place
-from hits.heatmaps.lanes import Lane
-from hits.heatmaps.providers import ENTRY_POINT_GROUP, ImageSource, ModelSpec, compute_all, provider_for
-from hits.templates import get_template
-from hits.templates.heatmap import ALIAS_WORDS, QUESTIONS
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.fileerrors import InputFileError
+from hits.requester.heatmaps import HeatmapError
+from hits.requester.heatmaps.arrays import (
+    checked,
+    heat_of_overlay,
+    load_precomputed,
+    overlay_png,
+    overlay_size,
+)
+from hits.requester.heatmaps.builtin import BlobProvider, aimed_place
+from hits.requester.heatmaps.lanes import Lane
+from hits.requester.heatmaps.providers import (
+    ENTRY_POINT_GROUP,
+    ImageSource,
+    ModelSpec,
+    compute_all,
+    provider_for,
+)
+from hits.requester.templates import get_template
+from hits.requester.templates.heatmap import ALIAS_WORDS, QUESTIONS
 from tests.helpers import install_package
 
 T = get_template("heatmap")

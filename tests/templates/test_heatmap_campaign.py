@@ -14,17 +14,17 @@ from sqlalchemy import select
 from demo.crowd import Bot, Profile
 from demo.tasks import get_demo_task
 from demo.tasks.heatmap import MODELS, PLACES, judge_heat, sentence_for
-from hits.campaigns.export import write_batch_csv
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.heatmaps.arrays import checked, heat_of_overlay, overlay_png
-from hits.heatmaps.builtin import BlobProvider
-from hits.heatmaps.providers import ImageSource
-from hits.quality.aggregation import aggregate_campaign, store_results
-from hits.quality.review import grade_submissions
-from hits.templates.arrangements import SlotArrangement
-from hits.templates.heatmap import QUESTIONS
-from hits.templates.heatmap.report import campaign_study, round_tables
+from hits.requester.campaigns.export import write_batch_csv
+from hits.requester.heatmaps.arrays import checked, heat_of_overlay, overlay_png
+from hits.requester.heatmaps.builtin import BlobProvider
+from hits.requester.heatmaps.providers import ImageSource
+from hits.requester.quality.aggregation import aggregate_campaign, store_results
+from hits.requester.quality.review import grade_submissions
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.templates.heatmap import QUESTIONS
+from hits.requester.templates.heatmap.report import campaign_study, round_tables
 from tests.helpers import launch_template_campaign, sync_marketplace_answers
 from tests.server.test_dashboard import staff_session
 

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from demo.tasks.heatmap import MODELS
-from hits.templates.heatmap import QUESTIONS
+from hits.requester.templates.heatmap import QUESTIONS
 from tests.helpers import run_hitforge
 
 # The demo makes 36 pages of heatmaps: 261 s measured at load average 27 on 2 cores, near the 300 s default.

@@ -30,14 +30,14 @@ from sqlalchemy import select
 
 from demo.runner import RunningServer, serve_in_thread
 from demo.tasks import save_png
-from hits.campaigns.models import Submission
-from hits.campaigns.service import create_campaign, publish_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.heatmaps.log import HeatmapRequest
-from hits.heatmaps.providers import ImageSource, ModelSpec, Outcome, compute_all, provider_for
-from hits.templates.heatmap import QUESTIONS
-from hits.templates.heatmap.report import campaign_study, round_tables
+from hits.requester.campaigns.service import create_campaign, publish_campaign
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.heatmaps.log import HeatmapRequest
+from hits.requester.heatmaps.providers import ImageSource, ModelSpec, Outcome, compute_all, provider_for
+from hits.requester.tables.campaigns import Submission
+from hits.requester.templates.heatmap import QUESTIONS
+from hits.requester.templates.heatmap.report import campaign_study, round_tables
 from server import create_app
 from server.cli.main import main
 from server.requester.hit_pages.heatmap_views import NO_HEATMAP
@@ -262,7 +262,7 @@ def test_slow_and_failing_model_servers_are_cut_off_recorded_and_the_page_stays_
     assert custom_rows["sloth-remote"].no_heatmap == 2 and custom_rows["sloth-remote"].rated == 0
     assert custom_rows["quokkaformer"].rated == 2 and custom_rows["quokkaformer"].mean == 3.0
     # The slow model timed out for both report sentences and image 1's prompt: three in a row, so for
-    # image 2's prompt it was not called at all (hits.heatmaps.lanes), and the record says why.
+    # image 2's prompt it was not called at all (hits.requester.heatmaps.lanes), and the record says why.
     assert study.requests[("report", "sloth-remote")] == {"timeout": 2}
     assert study.requests[("custom", "sloth-remote")] == {"timeout": 1, "unavailable": 1}
     with session_scope(requester_sessions) as session:

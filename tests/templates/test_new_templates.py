@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hits.templates import get_template
-from hits.templates.write import quality_signals
+from hits.requester.templates import get_template
+from hits.requester.templates.write import quality_signals
 from tests.helpers import render_task_page
 
 

@@ -12,10 +12,10 @@ from pydantic import ValidationError
 from demo.profiles import PROFILES
 from demo.tasks import get_demo_task
 from demo.tasks.objects import simulated_answer
-from hits.quality.aggregation import aggregate_frame, majority_confidence
-from hits.templates import get_template
-from hits.templates.objects.consensus import consensus
-from hits.templates.objects.geometry import iou, match_objects, merge_objects, normal_label
+from hits.requester.quality.aggregation import aggregate_frame, majority_confidence
+from hits.requester.templates import get_template
+from hits.requester.templates.objects.consensus import consensus
+from hits.requester.templates.objects.geometry import iou, match_objects, merge_objects, normal_label
 
 OBJECTS = get_template("objects")
 ITEM = {

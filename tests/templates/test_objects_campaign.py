@@ -9,10 +9,10 @@ from sqlalchemy import select
 
 from demo.crowd import Bot, Profile
 from demo.tasks import get_demo_task
-from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign, campaign_agreement, store_results
-from hits.templates.objects.geometry import match_objects
+from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement, store_results
+from hits.requester.tables.campaigns import HITSlot, Item, PublishedHIT, Submission
+from hits.requester.templates.objects.geometry import match_objects
 from tests.helpers import hidden_fields, launch_template_campaign, sync_marketplace_answers
 from tests.server.worker_helpers import accept_framed, csrf_of
 

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from hits.quality.aggregation import aggregate_frame
-from hits.templates import get_template
-from hits.templates.rank import normalised, tau_b
-from hits.templates.rank.model import consensus_ranks, fit_davidson, pairwise_outcomes
-from hits.templates.rank.report import Ranking, rank_table
+from hits.requester.quality.aggregation import aggregate_frame
+from hits.requester.templates import get_template
+from hits.requester.templates.rank import normalised, tau_b
+from hits.requester.templates.rank.model import consensus_ranks, fit_davidson, pairwise_outcomes
+from hits.requester.templates.rank.report import Ranking, rank_table
 
 RANK = get_template("rank")
 ITEM = {
@@ -218,7 +218,7 @@ def test_the_table_has_mean_rank_shared_first_places_and_strength_per_condition(
 
 
 def test_without_ties_davidson_is_bradley_terry_and_agrees_with_the_compare_templates_fit() -> None:
-    from hits.quality.ranking import bradley_terry
+    from hits.requester.quality.ranking import bradley_terry
 
     rng = random.Random(4)
     true = {"x": 4.0, "y": 2.0, "z": 1.0}

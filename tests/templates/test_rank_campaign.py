@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from demo.tasks import truth_key
 from demo.tasks.rank import SYSTEMS, true_ranks
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign, campaign_agreement
-from hits.templates.arrangements import SlotArrangement
+from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.arrangements import SlotArrangement
 from tests.helpers import (
     hidden_fields,
     hitforge_results,

@@ -8,9 +8,9 @@ import random
 import pytest
 from pydantic import ValidationError
 
-from hits.templates import get_template
-from hits.templates.sxs import METRICS
-from hits.templates.sxs.report import COLUMNS, Judgement, preference_tables
+from hits.requester.templates import get_template
+from hits.requester.templates.sxs import METRICS
+from hits.requester.templates.sxs.report import COLUMNS, Judgement, preference_tables
 
 SXS = get_template("sxs")
 ITEM = {

@@ -15,11 +15,11 @@ from sqlalchemy import select
 
 from demo.tasks import get_demo_task, truth_key
 from demo.tasks.sxs import SYSTEMS, preferences
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
-from hits.templates.arrangements import SlotArrangement
-from hits.templates.sxs import METRICS
+from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.templates.sxs import METRICS
 from tests.helpers import (
     hidden_fields,
     hitforge_results,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from demo.tasks.sxs import SYSTEMS
-from hits.templates.sxs import METRICS
+from hits.requester.templates.sxs import METRICS
 from tests.helpers import run_hitforge
 
 pytestmark = pytest.mark.celery

@@ -14,13 +14,13 @@ from PIL import Image
 from pydantic import ValidationError
 from werkzeug.datastructures import MultiDict
 
-from hits.campaigns.models import GoldItem, PublishedHIT
-from hits.campaigns.service import create_campaign, publish_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.quality.aggregation import METHODS
-from hits.templates import get_template
-from hits.templates.target import describe_box
+from hits.requester.campaigns.service import create_campaign, publish_campaign
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.quality.aggregation import METHODS
+from hits.requester.tables.campaigns import GoldItem, PublishedHIT
+from hits.requester.templates import get_template
+from hits.requester.templates.target import describe_box
 from tests.server.worker_helpers import accept_framed
 
 

@@ -13,12 +13,12 @@ from click.testing import CliRunner
 from PIL import Image
 from sqlalchemy import select
 
-from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-from hits.campaigns.models import PublishedHIT, Submission
-from hits.campaigns.service import create_campaign
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.templates.target.files import COLUMNS, import_system_csvs, read_system_csv
+from hits.requester.campaigns.service import create_campaign
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.templates.target.files import COLUMNS, import_system_csvs, read_system_csv
 from server.cli.main import main
 
 HEADER = ",".join(COLUMNS)
@@ -203,7 +203,7 @@ def test_export_round_trip(tmp_path, settings, requester_sessions) -> None:  # t
 
 
 def test_export_refuses_other_templates_and_links_images(tmp_path, requester_sessions) -> None:  # type: ignore[no-untyped-def]
-    from hits.templates.target.files import export_system_files
+    from hits.requester.templates.target.files import export_system_files
 
     paths = _system_files(tmp_path)
     import_system_csvs(paths[:1], tmp_path / "items.jsonl")

@@ -11,10 +11,10 @@ from sqlalchemy import func, select
 
 from demo.crowd import Profile
 from demo.runner import spawn_worker, stop_process
-from hits.campaigns.models import Campaign, OutboxEntry, PublishedHIT
 from hits.db import session_scope
 from hits.market.models import LedgerEntry
-from hits.quality import pipeline, sync_queue
+from hits.requester.quality import pipeline, sync_queue
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.workers.test_review_pipeline import wait_for, worker_env
 from workers.app import create_celery_app

@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from demo.crowd import Profile
 from demo.runner import spawn_worker, stop_process
-from hits.campaigns.models import Campaign, CampaignResult, OutboxEntry, WorkerStats
 from hits.db import session_scope
-from hits.quality.aggregation import aggregate_campaign
+from hits.requester.quality.aggregation import aggregate_campaign
+from hits.requester.tables.campaigns import Campaign, CampaignResult, OutboxEntry, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 
 pytestmark = pytest.mark.celery

@@ -12,11 +12,11 @@ import uuid
 from sqlalchemy import select
 
 from demo.runner import spawn_worker, stop_process
-from hits.batches.models import Batch, BatchRow
-from hits.batches.publish import publish_batch
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.mturk import Marketplace
+from hits.requester.batches.publish import publish_batch
+from hits.requester.mturk import Marketplace
+from hits.requester.tables.batches import Batch, BatchRow
+from hits.requester.tables.campaigns import PublishedHIT, Submission
 from tests.batches.test_batch_gold import accept_and_post, make
 from tests.conftest import new_requester
 from tests.server.worker_helpers import WorkerClient

@@ -14,9 +14,9 @@ from bs4 import BeautifulSoup, Tag
 from demo.crowd import Bot, Profile
 from demo.tasks.refine import ALT, facts, fill
 from demo.tasks.refine import write as write_drawings
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.workflows.setup import create_workflow
 
 
 def write_refine_workflow(

@@ -37,9 +37,9 @@ def _task2_started_from_task1(database: Path) -> None:
     """Every Task 2 picture began from the seeder's caption and Task 1's approved descriptions."""
     from sqlalchemy import select
 
-    from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
     from hits.db import make_engine, make_session_factory, session_scope
-    from hits.workflows.models import Chain, WorkflowStage
+    from hits.requester.tables.campaigns import HITSlot, Item, PublishedHIT, Submission
+    from hits.requester.tables.workflows import Chain, WorkflowStage
 
     with session_scope(make_session_factory(make_engine(f"sqlite:///{database}"))) as session:
         task1 = session.scalar(select(WorkflowStage).where(WorkflowStage.name == "objects"))

@@ -18,14 +18,14 @@ from bs4 import Tag
 from sqlalchemy import select
 
 from demo.crowd import PROFILES, Bot
-from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission
 from hits.db import session_scope
-from hits.quality import qa_review
-from hits.quality.outbox import apply_entries
-from hits.workflows.engine import stages_of
-from hits.workflows.models import Chain, ChainRound
-from hits.workflows.publish import run_step
-from hits.workflows.report import chain_views
+from hits.requester.quality import qa_review
+from hits.requester.quality.outbox import apply_entries
+from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT, Submission
+from hits.requester.tables.workflows import Chain, ChainRound
+from hits.requester.workflows.engine import stages_of
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.report import chain_views
 from tests.quality.test_signal_flags import _reviewer
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup
 from tests.workflows.helpers import work_until

@@ -9,13 +9,13 @@ import requests
 from bs4 import Tag
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.quality import pipeline, sync_queue
-from hits.workflows.models import Chain, ChainRound, WorkflowStage
-from hits.workflows.publish import run_step
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.quality import pipeline, sync_queue
+from hits.requester.tables.campaigns import PublishedHIT
+from hits.requester.tables.workflows import Chain, ChainRound, WorkflowStage
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.setup import create_workflow
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup
 from tests.workflows.helpers import write_refine_workflow
 

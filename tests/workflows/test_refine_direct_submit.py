@@ -8,11 +8,11 @@ from urllib.parse import parse_qs, urlsplit
 from bs4 import Tag
 from sqlalchemy import select
 
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.models import Chain, ChainRound, WorkflowStage
-from hits.workflows.publish import run_step
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.workflows import Chain, ChainRound, WorkflowStage
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.setup import create_workflow
 from tests.server.worker_helpers import WorkerClient, soup
 from tests.workflows.helpers import write_refine_workflow
 from tests.workflows.test_refine_blinding import _round_hit

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hits.workflows.publish import run_step
+from hits.requester.workflows.publish import run_step
 from tests.server.worker_helpers import WorkerClient, csrf_of, soup
 from tests.workflows.helpers import accept_round, launch_refine_workflow
 from tests.workflows.test_refine_blinding import _round_hit, _sync, _work

@@ -6,10 +6,10 @@ import requests
 from bs4 import Tag
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT, Submission
 from hits.db import session_scope
-from hits.workflows.engine import advance
-from hits.workflows.publish import create_round_hit, pending_rounds, record_round_hit
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.workflows.engine import advance
+from hits.requester.workflows.publish import create_round_hit, pending_rounds, record_round_hit
 from tests.helpers import submit_and_relay, with_page_token
 from tests.server.test_hit_page_access import pages_elsewhere  # noqa: F401 - a fixture
 from tests.server.worker_helpers import WorkerClient, accept_framed, frame_src, soup

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hits.seeders import (
+from hits.requester.seeders import (
     BuiltinSeeder,
     FileSeeder,
     HttpSeeder,
@@ -22,7 +22,14 @@ from hits.seeders import (
     make_seeder,
     seed_text,
 )
-from hits.workflows.metrics import edit_distance, jaccard, pos_counts, round_metrics, tagger_available, tokens
+from hits.requester.workflows.metrics import (
+    edit_distance,
+    jaccard,
+    pos_counts,
+    round_metrics,
+    tagger_available,
+    tokens,
+)
 
 PICTURE = Picture(item_id="p1", image="cat.png", alt="A cat on a mat.")
 
@@ -151,7 +158,7 @@ def test_a_seeder_from_an_installed_package_and_never_in_a_web_request(
 ) -> None:  # type: ignore[no-untyped-def]
     """The ``hitforge.seeders`` entry-point group, through a real (tiny) installed distribution."""
     (tmp_path / "tinyseeder.py").write_text(
-        "from hits.seeders import Seeds\n"
+        "from hits.requester.seeders import Seeds\n"
         "class TinySeeder:\n"
         "    def __init__(self, options):\n"
         "        self.caption = options['caption']\n"
@@ -179,7 +186,7 @@ def test_a_seeder_from_an_installed_package_and_never_in_a_web_request(
 def test_an_unknown_tagger_is_refused_with_the_names_there_are() -> None:
     from pydantic import ValidationError
 
-    from hits.workflows.spec import RoundsPolicy
+    from hits.requester.workflows.spec import RoundsPolicy
 
     with pytest.raises(
         ValidationError, match="unknown part-of-speech tagger 'nope'; choose one of: .*nltk.*none"
@@ -189,7 +196,7 @@ def test_an_unknown_tagger_is_refused_with_the_names_there_are() -> None:
 
 
 def test_an_http_seeder_is_sent_the_pictures_address_when_it_is_on_the_web() -> None:
-    from hits.seeders import request_body
+    from hits.requester.seeders import request_body
 
     body = request_body(Picture("p9", "https://example.org/9.jpg", alt="A dog."))
     assert body == {

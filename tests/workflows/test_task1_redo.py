@@ -19,13 +19,13 @@ from demo.iiw import _filler
 from demo.runner import spawn_worker, stop_process
 from demo.tasks import iiw
 from demo.tasks.iiw_objects import write as write_both_tasks
-from hits.campaigns.models import OutboxEntry, PublishedHIT, Submission
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.engine import stages_of, workflow_committed
-from hits.workflows.models import Chain, ChainRound, Workflow
-from hits.workflows.publish import run_step
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT, Submission
+from hits.requester.tables.workflows import Chain, ChainRound, Workflow
+from hits.requester.workflows.engine import stages_of, workflow_committed
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.setup import create_workflow
 from tests.workers.test_review_pipeline import worker_env
 from tests.workflows.helpers import work_until
 from tests.workflows.test_refine_blinding import _sync

@@ -24,12 +24,12 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from demo.runner import spawn_worker, stop_process
-from hits.campaigns.models import HITSlot, Item, PublishedHIT, Submission
 from hits.db import session_scope
-from hits.workflows.engine import stages_of
-from hits.workflows.models import Chain
-from hits.workflows.publish import run_step
-from hits.workflows.report import find_workflow, workflow_view
+from hits.requester.tables.campaigns import HITSlot, Item, PublishedHIT, Submission
+from hits.requester.tables.workflows import Chain
+from hits.requester.workflows.engine import stages_of
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.report import find_workflow, workflow_view
 from server.cli.main import main
 from tests.helpers import hidden_fields
 from tests.server.worker_helpers import accept_framed

@@ -10,10 +10,10 @@ from sqlalchemy import select
 
 from demo.crowd import Bot, Profile
 from demo.tasks import get_demo_task
-from hits.campaigns.models import Submission
 from hits.db import session_scope
-from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
-from hits.workflows.publish import run_step
+from hits.requester.tables.campaigns import Submission
+from hits.requester.tables.workflows import Chain, ChainRound, Workflow, WorkflowStage
+from hits.requester.workflows.publish import run_step
 from server.cli.main import main
 from tests.server.worker_helpers import WorkerClient
 from tests.workflows.test_refine_blinding import _round_hit, _sync
@@ -131,11 +131,11 @@ def test_approved_sentences_of_the_first_stage_seed_the_rounds_and_their_writers
 def test_a_picture_whose_first_stage_work_is_held_waits_for_the_reviewer(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
-    from hits.campaigns.models import Campaign
-    from hits.campaigns.service import publish_campaign
-    from hits.campaigns.spec import load_campaign_file
-    from hits.workflows.engine import advance
-    from hits.workflows.setup import create_workflow
+    from hits.requester.campaigns.service import publish_campaign
+    from hits.requester.campaigns.spec import load_campaign_file
+    from hits.requester.tables.campaigns import Campaign
+    from hits.requester.workflows.engine import advance
+    from hits.requester.workflows.setup import create_workflow
 
     task = get_demo_task("write")
     truth = _two_stage_file(tmp_path, "two-held")

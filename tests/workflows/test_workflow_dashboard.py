@@ -23,14 +23,14 @@ from bs4 import BeautifulSoup, Tag
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from hits.campaigns.models import PublishedHIT
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.engine import stages_of
-from hits.workflows.metrics import tokens
-from hits.workflows.models import Chain, ChainRound
-from hits.workflows.publish import run_step
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.campaigns import PublishedHIT
+from hits.requester.tables.workflows import Chain, ChainRound
+from hits.requester.workflows.engine import stages_of
+from hits.requester.workflows.metrics import tokens
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.setup import create_workflow
 from server.cli.main import main
 from tests.server.test_dashboard_roles import Dashboard, make_user
 from tests.server.worker_helpers import WorkerClient

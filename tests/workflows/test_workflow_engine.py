@@ -10,16 +10,16 @@ import yaml
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from hits.campaigns.fileerrors import InputFileError, InputFileErrors
-from hits.campaigns.models import PublishedHIT, Submission
-from hits.campaigns.service import BudgetExceeded
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.engine import advance, workflow_committed
-from hits.workflows.models import Chain, ChainRound, Workflow, WorkflowStage
-from hits.workflows.publish import publish_rounds
-from hits.workflows.setup import create_workflow, stage_spec
-from hits.workflows.spec import StageSpec
+from hits.requester.campaigns.service import BudgetExceeded
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.tables.workflows import Chain, ChainRound, Workflow, WorkflowStage
+from hits.requester.workflows.engine import advance, workflow_committed
+from hits.requester.workflows.publish import publish_rounds
+from hits.requester.workflows.setup import create_workflow, stage_spec
+from hits.requester.workflows.spec import StageSpec
 from server.cli.main import main
 from tests.workflows.helpers import write_refine_workflow
 
@@ -230,7 +230,7 @@ def test_concurrent_steps_make_and_publish_each_round_once(
 
 
 def test_a_round_held_for_qa_waits_for_the_reviewer_then_moves_on(tmp_path, requester_sessions) -> None:  # type: ignore[no-untyped-def]
-    from hits.workflows.report import find_workflow, workflow_view
+    from hits.requester.workflows.report import find_workflow, workflow_view
 
     path, _ = write_refine_workflow(tmp_path, "held-round", pictures=1, complete=0)
     with session_scope(requester_sessions) as session:

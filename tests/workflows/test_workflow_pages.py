@@ -6,11 +6,11 @@ import json
 
 from sqlalchemy import select
 
-from hits.campaigns.spec import load_campaign_file
 from hits.db import session_scope
-from hits.workflows.models import WorkflowStage
-from hits.workflows.publish import run_step
-from hits.workflows.setup import create_workflow
+from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.tables.workflows import WorkflowStage
+from hits.requester.workflows.publish import run_step
+from hits.requester.workflows.setup import create_workflow
 from tests.server.test_dashboard_roles import Dashboard, make_user
 from tests.workflows.helpers import write_refine_workflow
 

@@ -22,10 +22,8 @@ from flask import (
     url_for,
 )
 
-from hits.campaigns.models import (
-    StaffUser,
-)
-from hits.campaigns.staff import may_see_campaign
+from hits.requester.campaigns.staff import may_see_campaign
+from hits.requester.tables.campaigns import StaffUser
 from server.db import requester_session
 from server.requester.dashboard import staff_signin
 

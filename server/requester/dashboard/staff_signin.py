@@ -14,7 +14,7 @@ from flask import flash, render_template, request
 from sqlalchemy import select
 
 from hits import passwords, signin_limits
-from hits.campaigns.models import StaffSignInFailure, StaffUser
+from hits.requester.tables.campaigns import StaffSignInFailure, StaffUser
 from server import signin_session
 from server.db import requester_session, runtime
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
-from hits.campaigns.models import StaffUser
 from hits.db import utcnow
 from hits.market.errors import RequestError
 from hits.market.models import HIT, AccessKey
 from hits.market.questions import parse_question
+from hits.requester.tables.campaigns import StaffUser
 from server.db import market_session
 
 #: The newest open HTMLQuestion HITs looked at per page view (each page is parsed).

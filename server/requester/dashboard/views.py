@@ -1,7 +1,7 @@
 """The dashboard's pages: home, a worker's evidence, decisions, results, item analysis.
 
 Every page and action is limited to the campaigns the signed-in user may see
-(``hits.campaigns.staff``: an admin all, a requester user its own, a QA
+(``hits.requester.campaigns.staff``: an admin all, a requester user its own, a QA
 reviewer those assigned to it). Anything outside that is a 404, exactly as if
 it did not exist, so that ids cannot be probed.
 """
@@ -20,7 +20,11 @@ from flask import (
 )
 from sqlalchemy import func, select
 
-from hits.campaigns.models import (
+from hits.db import utcnow
+from hits.requester.campaigns.staff import scoped_campaign_ids, visible_test_ids
+from hits.requester.quality import qa_review
+from hits.requester.quality.live_copying import pairs_of
+from hits.requester.tables.campaigns import (
     BATCH_STATUS,
     Campaign,
     CampaignResult,
@@ -30,10 +34,6 @@ from hits.campaigns.models import (
     Submission,
     WorkerStats,
 )
-from hits.campaigns.staff import scoped_campaign_ids, visible_test_ids
-from hits.db import utcnow
-from hits.quality import qa_review
-from hits.quality.live_copying import pairs_of
 from qualification.analysis import item_analysis
 from qualification.delivery import waiting_tests
 from qualification.models import QualificationAttempt, QualificationTest
@@ -94,7 +94,7 @@ def _unserved_by_batch(rs: Any, visible: Any) -> dict[int, list[str]]:
     The requester learns them here as well as from ``batch publish``'s warnings: a
     worker who cannot reach those hosts gets the page without them.
     """
-    from hits.batches.models import Batch
+    from hits.requester.tables.batches import Batch
     from server.cdn import unserved_urls
 
     layouts = rs.execute(select(Batch.campaign_id, Batch.layout).where(Batch.campaign_id.in_(visible))).all()

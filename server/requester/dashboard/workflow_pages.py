@@ -12,9 +12,9 @@ from typing import Any
 from flask import abort, render_template
 from sqlalchemy import select
 
-from hits.campaigns.staff import scoped_campaign_ids
-from hits.workflows.models import Workflow, WorkflowStage
-from hits.workflows.report import round_records, round_summary, workflow_view
+from hits.requester.campaigns.staff import scoped_campaign_ids
+from hits.requester.tables.workflows import Workflow, WorkflowStage
+from hits.requester.workflows.report import round_records, round_summary, workflow_view
 from server.db import requester_session
 from server.requester.dashboard.base import bp, campaign_or_404, signed_in_staff, staff_required
 

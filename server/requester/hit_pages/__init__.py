@@ -22,14 +22,14 @@ from flask import Blueprint, Flask, abort, render_template, request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from hits.campaigns.gold import choose_gold, exposures_for, page_slots, slots_with_gold
-from hits.campaigns.models import Campaign, PublishedHIT, Submission
-from hits.campaigns.pages import PAGE_PARAM, page_by_token
 from hits.db import session_scope
-from hits.templates import get_template
-from hits.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
-from hits.templates.base import TaskTemplate
-from hits.workflows.exposures import record_exposures, unrecorded_exposures
+from hits.requester.campaigns.gold import choose_gold, exposures_for, page_slots, slots_with_gold
+from hits.requester.campaigns.pages import PAGE_PARAM, page_by_token
+from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission
+from hits.requester.templates import get_template
+from hits.requester.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
+from hits.requester.templates.base import TaskTemplate
+from hits.requester.workflows.exposures import record_exposures, unrecorded_exposures
 from server.db import is_read_only_request, read_only_request, requester_session, runtime
 from server.requester.hit_pages import heatmap_views
 from server.requester.hit_pages.access import (

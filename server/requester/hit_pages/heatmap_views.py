@@ -14,7 +14,7 @@ chooses before seeing heatmaps), and no heatmap is made for the worker's own
 prompt before that choice, nor for a prompt that is a report sentence; every
 model is asked at once and the answer comes within the campaign's
 ``time_limit``, the database untouched meanwhile.
-Each model's outcome is logged (``hits.heatmaps.log``). The answer names
+Each model's outcome is logged (``hits.requester.heatmaps.log``). The answer names
 models by this assignment's opaque tokens only, and one message covers every
 kind of failure, so nothing in it tells models apart.
 """
@@ -34,11 +34,10 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient
 
-from hits.campaigns.gold import choose_gold, page_slots
-from hits.campaigns.models import Campaign, PublishedHIT
 from hits.db import session_scope, utcnow
-from hits.heatmaps.arrays import load_precomputed, overlay_png, overlay_size
-from hits.heatmaps.log import (
+from hits.requester.campaigns.gold import choose_gold, page_slots
+from hits.requester.heatmaps.arrays import load_precomputed, overlay_png, overlay_size
+from hits.requester.heatmaps.log import (
     ROUNDS,
     HeatmapRequest,
     last_request_at,
@@ -46,11 +45,12 @@ from hits.heatmaps.log import (
     requests_made,
     revealed_sentence,
 )
-from hits.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
-from hits.templates import get_template
-from hits.templates.arrangements import SlotArrangement, arrangements_for
-from hits.templates.heatmap.checks import normal_text
-from hits.templates.heatmap.options import HeatmapOptions, parse_options
+from hits.requester.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
+from hits.requester.tables.campaigns import Campaign, PublishedHIT
+from hits.requester.templates import get_template
+from hits.requester.templates.arrangements import SlotArrangement, arrangements_for
+from hits.requester.templates.heatmap.checks import normal_text
+from hits.requester.templates.heatmap.options import HeatmapOptions, parse_options
 from server.db import read_only_request, requester_session, runtime
 from server.requester.hit_pages.access import AccessRefused, PageAccess, page_access
 from server.requester.hit_pages.media import is_local

@@ -48,9 +48,9 @@ from PIL import Image, ImageOps
 from sqlalchemy import select
 from werkzeug.security import safe_join
 
-from hits.campaigns.gold import exposures_for
-from hits.campaigns.models import Campaign, HITSlot, PublishedHIT
-from hits.templates import get_template
+from hits.requester.campaigns.gold import exposures_for
+from hits.requester.tables.campaigns import Campaign, HITSlot, PublishedHIT
+from hits.requester.templates import get_template
 from server.db import requester_session
 
 SALT = b"hitforge.hit-pages.media"

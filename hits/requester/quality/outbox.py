@@ -1,0 +1,476 @@
+"""The outbox: decisions and follow-ups applied through the API exactly once.
+
+An entry is written in the transaction of the decision that caused it; the
+task that applies it makes one API call with no database transaction open,
+then records the outcome. Tokens sent to the marketplace derive from the row.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, cast
+
+from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy.orm import Session
+
+from hits.db import session_scope, utcnow
+from hits.market.validation import MAX_REQUIREMENTS
+from hits.requester.mturk import (
+    DuplicateRequest,
+    InvalidAssignmentState,
+    InvalidHITState,
+    Marketplace,
+    MarketplaceError,
+)
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """An entry taken for applying: what to call, read in the claiming transaction."""
+
+    id: int
+    campaign_id: int
+    action: str
+    target: str
+    payload: dict[str, Any]
+    #: 1 on the first attempt; more when an earlier attempt failed, timed out or died.
+    attempt: int = 1
+
+
+class RejectionPending(MarketplaceError):
+    """A re-post waits for its assignment's rejection to be applied first (in this batch or a later one)."""
+
+    retryable = True
+
+
+@dataclass(frozen=True)
+class _Applied:
+    """What one call did: its outcome, and the marketplace's own decision when it had decided first."""
+
+    outcome: str
+    #: "approve" or "reject": the marketplace had already decided the assignment the other way.
+    superseded_by: str | None = None
+    #: Nothing was called: the entry turned out not to be needed (it is done all the same).
+    not_needed: bool = False
+    #: A redo moved its HIT to this HIT type (``exclude_from_hit``): the sync lists it there.
+    moved_to: str | None = None
+
+
+@dataclass
+class ApplyReport:
+    """What applying a list of entries did: outcomes by entry id, and the errors of those that failed."""
+
+    outcomes: dict[int, str] = field(default_factory=dict)
+    failures: dict[int, MarketplaceError] = field(default_factory=dict)
+
+    def retryable(self) -> list[int]:
+        """Failed entries worth another try soon (throttling, faults), in id order."""
+        return sorted(i for i, e in self.failures.items() if e.retryable)
+
+
+#: Decisions are independent of one another and wait on the network: this many at once.
+APPLY_THREADS = 4
+#: Actions applied several at a time; the others (bonuses, blocks, re-posts...) follow, in order.
+_INDEPENDENT = ("approve", "reject", "reviewing")
+
+
+def apply_entries(
+    sessions: Callable[[], Session], market: Marketplace, entry_ids: list[int], threads: int = APPLY_THREADS
+) -> ApplyReport:
+    """Apply outbox entries through the API, each exactly once; record outcomes and failures.
+
+    Three steps, no transaction open during the calls: claim the entries (one
+    transaction), call the API (approvals and rejections several at a time,
+    then follow-ups such as bonuses and blocks one by one in entry order, as
+    they may depend on a decision), record what happened (one transaction).
+    If a previous attempt's call succeeded but its bookkeeping was lost (a
+    crash), the marketplace reports the assignment already decided (the
+    assignment's actual state is then read back and recorded), or a bonus's or
+    re-post's token already processed (recorded as applied; a re-posted HIT
+    is re-opened all the same).
+    """
+    report = ApplyReport()
+    claims = _claim(sessions, market.access_key_id, entry_ids, report)
+    decisions = [c for c in claims if c.action in _INDEPENDENT]
+    others = [c for c in claims if c.action not in _INDEPENDENT]
+    if len(decisions) > 1 and threads > 1:
+        with ThreadPoolExecutor(max_workers=min(threads, len(decisions))) as pool:
+            results = list(pool.map(lambda c: _call_safely(market, c), decisions))
+    else:
+        results = [_call_safely(market, c) for c in decisions]
+    results += [_call_safely(market, c) for c in others]
+    done: dict[int, tuple[_Claim, _Applied]] = {}
+    for claim, result in zip(decisions + others, results, strict=True):
+        if isinstance(result, MarketplaceError):
+            report.failures[claim.id] = result
+        else:
+            done[claim.id] = (claim, result)
+            report.outcomes[claim.id] = result.outcome
+    with session_scope(sessions) as session:
+        _record_done(session, list(done.values()))
+        for entry_id, error in report.failures.items():
+            entry = session.get(OutboxEntry, entry_id)
+            if entry is not None:
+                entry.last_error = str(error)[:2000]
+    return report
+
+
+def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: int) -> str:
+    """Apply one outbox entry (see :func:`apply_entries`); raise its error if it failed."""
+    report = apply_entries(sessions, market, [entry_id], threads=1)
+    if entry_id in report.failures:
+        raise report.failures[entry_id]
+    return report.outcomes[entry_id]
+
+
+def _claim(
+    sessions: Callable[[], Session], access_key_id: str, entry_ids: list[int], report: ApplyReport
+) -> list[_Claim]:
+    """Count an attempt on each pending entry this access key may apply; the rest are skipped."""
+    with session_scope(sessions) as session:
+        entries = {e.id: e for e in session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(entry_ids)))}
+        keys = dict(
+            session.execute(
+                select(Campaign.id, Campaign.access_key_id).where(
+                    Campaign.id.in_({e.campaign_id for e in entries.values()})
+                )
+            ).all()
+        )
+        claims = []
+        for entry_id in dict.fromkeys(entry_ids):  # in the caller's order, once each
+            entry = entries.get(entry_id)
+            if entry is None or entry.status == "done":
+                report.outcomes[entry_id] = "skipped"
+            elif keys.get(entry.campaign_id) != access_key_id:
+                # Another requester's decision: only its own credentials may apply it.
+                report.outcomes[entry_id] = "skipped (published with another access key)"
+            else:
+                entry.attempts += 1
+                claims.append(
+                    _Claim(
+                        entry.id,
+                        entry.campaign_id,
+                        entry.action,
+                        entry.target,
+                        dict(entry.payload),
+                        entry.attempts,
+                    )
+                )
+    return claims
+
+
+def _call_safely(market: Marketplace, claim: _Claim) -> _Applied | MarketplaceError:
+    try:
+        return _call(market, claim)
+    except MarketplaceError as exc:
+        return exc
+
+
+def _call(market: Marketplace, claim: _Claim) -> _Applied:
+    """The API call for one entry; its outcome."""
+    action, target, payload = claim.action, claim.target, claim.payload
+    outcome = action
+    moved_to = None
+    try:
+        if action == "approve":
+            market.approve(target, payload.get("feedback"))
+        elif action == "reject":
+            market.reject(target, payload["feedback"])
+        elif action == "qualify":
+            # Idempotent on the marketplace: associating again sets the same value.
+            market.associate_qualification(
+                payload["qualification_type_id"], payload["worker_id"], payload["value"]
+            )
+        elif action == "bonus":
+            if claim.attempt > 1 and _bonus_already_paid(market, payload):
+                return _Applied("bonus (already paid: listed by ListBonusPayments)")
+            market.send_bonus(
+                payload["worker_id"],
+                payload["assignment_id"],
+                Decimal(payload["amount"]),
+                payload["reason"],
+                unique_request_token=f"hitforge-bonus-{claim.id}",
+            )
+        elif action == "block":
+            market.block_worker(payload["worker_id"], payload["reason"])  # blocking again is harmless
+        elif action == "notify":
+            failures = market.notify([payload["worker_id"]], payload["subject"], payload["message"])
+            if failures:
+                outcome = f"notify (not delivered: {failures[0].get('NotifyWorkersFailureCode')})"
+        elif action == "reviewing":
+            try:
+                market.set_reviewing(payload["hit_id"])
+            except InvalidHITState:
+                # A re-post opened it again since: it is not finished, leave it listed.
+                outcome = "reviewing (not set: the HIT is open again)"
+        elif action == "repost":
+            # Only work that really ended rejected is offered again: the marketplace may have
+            # approved it first (the rejection then superseded), and paying twice for one slot
+            # is a cost the budget guard never counted.
+            state = market.get_assignment(target)["AssignmentStatus"]
+            if state == "Approved":
+                return _Applied("repost (not needed: approved on the marketplace)", not_needed=True)
+            if state != "Rejected":
+                raise RejectionPending(state, f"assignment {target} is not rejected yet")
+            if payload.get("exclude"):
+                moved_to = exclude_from_hit(market, payload["hit_id"], payload["exclude"])
+            market.add_assignments(payload["hit_id"], 1, unique_request_token=f"hitforge-repost-{claim.id}")
+        else:
+            raise ValueError(f"unknown outbox action {action}")
+    except DuplicateRequest:
+        # The row's token was processed: a previous attempt paid or added, and its
+        # bookkeeping was lost (a crash, a timeout after the marketplace acted).
+        if action not in ("bonus", "repost"):
+            raise
+        outcome = f"{action} (already applied)"
+    except InvalidAssignmentState:
+        if action not in ("approve", "reject"):
+            raise
+        state = market.get_assignment(target)["AssignmentStatus"]
+        expected = {"approve": "Approved", "reject": "Rejected"}[action]
+        if state == expected:
+            outcome = f"{action} (already applied)"
+        elif state in _DECIDED:
+            # The marketplace decided first (its auto-approval, or a decision made outside
+            # hitforge): it is the authority, and retrying would only fail again forever.
+            return _Applied(f"{action} (superseded: {state} on the marketplace)", _DECIDED[state])
+        else:
+            raise
+    return _Applied(outcome, moved_to=moved_to)
+
+
+#: A HIT's properties a HIT type of the same look is made from (``exclude_from_hit``).
+_TYPE_FIELDS = (
+    "Title",
+    "Description",
+    "Keywords",
+    "AssignmentDurationInSeconds",
+    "AutoApprovalDelayInSeconds",
+)
+
+
+class TooManyRequirements(MarketplaceError):
+    """A redo cannot keep anyone out: the HIT already has as many requirements as a HIT type takes.
+
+    Not retryable: the same call would be refused again forever; the entry
+    keeps the message (shown with the campaign's outbox) for a person to act.
+    """
+
+    retryable = False
+
+
+def redo_qualification_name(hit_id: str) -> str:
+    """The name of the one qualification type a redo of ``hit_id`` requires absent (one per HIT)."""
+    return f"hitforge redo of HIT {hit_id}: kept out"
+
+
+def exclude_from_hit(market: Marketplace, hit_id: str, exclude: list[dict[str, Any]]) -> str:
+    """Keep workers out of a HIT's next assignments; return the HIT type the HIT now has.
+
+    An added assignment (CreateAdditionalAssignmentsForHIT) takes the HIT's
+    requirements, which cannot be edited; the HIT is moved to a HIT type like
+    its own plus one ``DoesNotExist`` requirement (guarding discovery, preview
+    and accept) on a qualification type of this HIT's own, which every worker
+    to keep out is given. One requirement however many pictures (and so
+    exclusion rules) the HIT shows: a HIT type takes at most
+    ``MAX_REQUIREMENTS``, and a HIT already at that limit is refused with a
+    clear error. Every call is idempotent: the type is found by its name,
+    associating again sets the same value, and the same properties give the
+    same HIT type.
+    """
+    hit = market.get_hit(hit_id)
+    requirements = list(hit.get("QualificationRequirements") or [])
+    qualification_id = market.ensure_qualification_type(
+        redo_qualification_name(hit_id),
+        "Workers who have already seen this HIT's pictures (a redo of its work).",
+    )
+    if not any(r.get("QualificationTypeId") == qualification_id for r in requirements):
+        if len(requirements) >= MAX_REQUIREMENTS:
+            raise TooManyRequirements(
+                "TooManyRequirements",
+                f"HIT {hit_id} already has {len(requirements)} qualification requirements, the most a "
+                f"HIT type takes ({MAX_REQUIREMENTS}): its redo cannot keep out the workers who saw "
+                "its pictures.",
+            )
+        requirements.append(
+            {
+                "QualificationTypeId": qualification_id,
+                "Comparator": "DoesNotExist",
+                "ActionsGuarded": "DiscoverPreviewAndAccept",
+            }
+        )
+    for worker_id in sorted({w for rule in exclude for w in rule["workers"]}):
+        market.associate_qualification(qualification_id, worker_id, 1)
+    params = {k: hit[k] for k in _TYPE_FIELDS if hit.get(k) not in (None, "")}
+    hit_type_id = market.create_hit_type(
+        reward=Decimal(str(hit["Reward"])), QualificationRequirements=requirements, **params
+    )
+    if hit_type_id != hit.get("HITTypeId"):
+        market.update_hit_type_of_hit(hit_id, hit_type_id)
+    return hit_type_id
+
+
+def _bonus_already_paid(market: Marketplace, payload: dict[str, Any]) -> bool:
+    """Whether the assignment already carries this bonus (same worker, amount and reason).
+
+    Asked only when retrying: the token stops a replay for 24 hours, MTurk's
+    window, but an attempt that died after paying may be retried later than
+    that (workers down for a day), and the token is then a new request. The
+    policy grants one bonus per worker and campaign, so a matching payment on
+    the assignment is this one.
+    """
+    amount = Decimal(payload["amount"])
+    return any(
+        paid.get("WorkerId") == payload["worker_id"]
+        and Decimal(str(paid.get("BonusAmount"))) == amount
+        and paid.get("Reason") == payload["reason"]
+        for paid in market.bonus_payments(payload["assignment_id"])
+    )
+
+
+#: Assignment statuses that are final decisions, and the decision each is.
+_DECIDED = {"Approved": "approve", "Rejected": "reject"}
+
+
+#: The payload key a done redo records the HIT type its HIT was moved to under (``running_hit_types``).
+MOVED_TO = "moved_to_hit_type"
+
+
+def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
+    """Mark entries done; re-open re-posted HITs; count decisions on the workers' records.
+
+    Rows are touched in the order a sync batch locks them: HITs, then worker
+    records, then campaigns (the budget guard's lock), so the two never wait
+    on each other in a cycle.
+    """
+    if not done:
+        return
+    now = utcnow()
+    session.execute(
+        update(OutboxEntry)
+        .where(OutboxEntry.id.in_([c.id for c, _ in done]))
+        .values(status="done", applied_at=now, last_error=None)
+    )
+    reposts = sorted((c for c, a in done if c.action == "repost" and not a.not_needed), key=lambda c: c.id)
+    for claim, applied in done:
+        if applied.moved_to is not None:
+            entry = session.get(OutboxEntry, claim.id)
+            if entry is not None:  # a new dict: the JSON column sees a reassignment, not an edit
+                entry.payload = {**entry.payload, MOVED_TO: applied.moved_to}
+    reopen_hits(session, [c.payload["hit_id"] for c in reposts])
+    decided = {
+        c.target: applied.superseded_by or c.action
+        for c, applied in done
+        if c.action in ("approve", "reject")
+    }
+    _record_superseded(session, [(c, a) for c, a in done if a.superseded_by is not None])
+    count_decisions(session, decided)
+    reopen_campaigns(session, [c.campaign_id for c in reposts])
+
+
+def _record_superseded(session: Session, superseded: list[tuple[_Claim, _Applied]]) -> None:
+    """Submissions the marketplace decided the other way take its decision, with the evidence why."""
+    if not superseded:
+        return
+    by_assignment = {c.target: (c, a) for c, a in superseded}
+    for submission in session.scalars(
+        select(Submission).where(Submission.assignment_id.in_(list(by_assignment))).order_by(Submission.id)
+    ):
+        claim, applied = by_assignment[submission.assignment_id]
+        submission.decision = applied.superseded_by
+        submission.evidence = {
+            **(submission.evidence or {}),
+            "decided_by": "marketplace",
+            "superseded": f"hitforge's {claim.action} came after the marketplace's decision",
+        }
+
+
+def count_decisions(session: Session, decided: dict[str, str]) -> None:
+    """Add approvals and rejections (action by assignment id) to the workers' records.
+
+    The records must exist (grading makes them); those applied through the
+    outbox, and those the marketplace made itself (counted by the sync).
+    """
+    if not decided:
+        return
+    counts: dict[tuple[int, str], list[int]] = defaultdict(lambda: [0, 0])
+    for assignment_id, worker_id, campaign_id in session.execute(
+        select(Submission.assignment_id, Submission.worker_id, PublishedHIT.campaign_id)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(Submission.assignment_id.in_(list(decided)))
+    ):
+        counts[(campaign_id, worker_id)][0 if decided[assignment_id] == "approve" else 1] += 1
+    if not counts:
+        # Decisions on assignments no campaign graded (a batch's): no worker record to count on.
+        return
+    # The records exist (grading made them): one relative UPDATE statement, run
+    # for every worker in worker order (executemany), needs no read first.
+    stats = cast(Table, WorkerStats.__table__)
+    session.execute(
+        update(stats)
+        .where(stats.c.campaign_id == bindparam("c"), stats.c.worker_id == bindparam("w"))
+        .values(approved=stats.c.approved + bindparam("a"), rejected=stats.c.rejected + bindparam("r")),
+        [{"c": c, "w": w, "a": a, "r": r} for (c, w), (a, r) in sorted(counts.items())],
+    )
+
+
+def reopen_hits(session: Session, mturk_hit_ids: list[str]) -> None:
+    """Re-posted HITs (another assignment) are being worked on again: locked, in id order."""
+    if not mturk_hit_ids:
+        return
+    for published in session.scalars(
+        select(PublishedHIT)
+        .where(PublishedHIT.mturk_hit_id.in_(mturk_hit_ids))
+        .order_by(PublishedHIT.id)
+        .with_for_update()
+    ):
+        published.status = "open"
+    session.flush()
+
+
+def reopen_campaigns(session: Session, campaign_ids: list[int]) -> None:
+    """The campaigns of re-posted HITs are running again (after :func:`reopen_hits`, and after
+    any worker records: the lock order of the requester side)."""
+    # Locked and read fresh (in id order, after the HITs): ``finish_campaigns`` takes the same
+    # lock before it moves a campaign to review, so one of the two sees the other's work.
+    if not campaign_ids:
+        return
+    for campaign in session.scalars(
+        select(Campaign)
+        .where(Campaign.id.in_(sorted(set(campaign_ids))))
+        .order_by(Campaign.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ):
+        if campaign.status == "review":
+            campaign.status = "running"
+    session.flush()
+
+
+def claim_stale_entries(session: Session, access_key_id: str, sent_before: datetime) -> list[int]:
+    """Pending outbox entries last sent before ``sent_before``, marked as sent now.
+
+    Marking them means a long queue is not flooded with copies of entries that
+    are merely waiting their turn: each is re-sent once per staleness period.
+    """
+    rows = session.scalars(
+        select(OutboxEntry)
+        .join(Campaign, Campaign.id == OutboxEntry.campaign_id)
+        .where(
+            Campaign.access_key_id == access_key_id,
+            OutboxEntry.status == "pending",
+            func.coalesce(OutboxEntry.queued_at, OutboxEntry.created_at) < sent_before,
+        )
+        .order_by(OutboxEntry.id)
+        .with_for_update()
+    ).all()
+    now = utcnow()
+    for entry in rows:
+        entry.queued_at = now
+    return [entry.id for entry in rows]

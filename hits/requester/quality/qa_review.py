@@ -1,0 +1,169 @@
+"""What QA staff decide on the dashboard, turned into outbox entries.
+
+A reviewer decides about a worker (confirm or clear a flag) or about one
+held assignment (approve or reject). Either way the decision goes through
+the same follow-ups as the pipeline's own decisions (re-posting rejected
+work, bonuses, blocks and messages, each within the budget) and leaves an
+audit row. Like all domain code this flushes and never commits: the
+dashboard request owns the transaction and sends the returned outbox ids
+once it commits.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.requester.campaigns.spec import QualityPolicy
+from hits.requester.quality import followups
+from hits.requester.quality.review import lock_worker_stats
+from hits.requester.tables.campaigns import (
+    Campaign,
+    OutboxEntry,
+    PublishedHIT,
+    ReviewAction,
+    Submission,
+    WorkerStats,
+)
+
+WorkerReview = Literal["confirm", "clear"]
+HeldDecision = Literal["approve", "reject"]
+
+
+class NotHeld(ValueError):
+    """The assignment is not waiting for a reviewer (already decided, or never held)."""
+
+
+def held_submissions(session: Session, campaign_id: int, worker_id: str) -> list[Submission]:
+    """The worker's assignments in the campaign that wait for a reviewer, oldest first, row-locked.
+
+    Locked and read afresh, so that work a sync or the deadline approval
+    decided a moment ago is not decided again. Submissions are locked before
+    the worker's record, the order the sync takes them in.
+    """
+    return list(
+        session.scalars(
+            select(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(
+                PublishedHIT.campaign_id == campaign_id,
+                Submission.worker_id == worker_id,
+                Submission.decision == "held",
+            )
+            .order_by(Submission.id)
+            .with_for_update(of=Submission)
+            .execution_options(populate_existing=True)
+        )
+    )
+
+
+def review_worker(
+    session: Session, campaign_id: int, worker_id: str, action: WorkerReview, staff_id: int, note: str
+) -> list[int]:
+    """Confirm or clear a worker's flag; decide their held work accordingly. Outbox ids, in order.
+
+    ``confirm``: the worker is not doing the work: their held assignments are
+    rejected (with the campaign's feedback and re-posting policy) and the
+    flagged-worker policy (block, message) is applied. ``clear``: the flag was
+    wrong: the flag is lifted, the held assignments are approved (with any
+    bonus the policy grants), and the pipeline will not flag this worker
+    again in this campaign (its later flags hold work for a person instead).
+    """
+    campaign = session.get(Campaign, campaign_id)
+    if campaign is None:
+        raise LookupError(f"no campaign {campaign_id}")
+    held = held_submissions(session, campaign_id, worker_id)
+    record = lock_worker_stats(session, campaign_id, [worker_id]).get(worker_id)
+    if record is None:
+        raise LookupError(f"no worker {worker_id} in campaign {campaign_id}")
+    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    created: list[int | OutboxEntry | None] = []
+    record.flag_review = action
+    if action == "clear":
+        record.flagged = False
+    else:
+        record.flagged = True
+        created.extend(followups.on_flagged(session, campaign, policy, worker_id))
+    for submission in held:
+        created.extend(_decide(session, campaign, policy, record, submission, _as_decision(action), None))
+    session.add(
+        ReviewAction(
+            campaign_id=campaign_id, worker_id=worker_id, staff_user_id=staff_id, action=action, note=note
+        )
+    )
+    session.flush()
+    return _ids(created)
+
+
+def decide_held(
+    session: Session,
+    submission_id: int,
+    action: HeldDecision,
+    staff_id: int,
+    note: str,
+    feedback: str | None = None,
+) -> list[int]:
+    """Approve or reject one held assignment, with the campaign's follow-ups. Outbox ids, in order."""
+    # Locked and read afresh (the request may hold a stale copy), before the worker's
+    # record: the order the sync takes them in.
+    submission = session.scalars(
+        select(Submission)
+        .where(Submission.id == submission_id)
+        .with_for_update(of=Submission)
+        .execution_options(populate_existing=True)
+    ).one_or_none()
+    if submission is None or submission.decision != "held":
+        raise NotHeld(f"assignment {submission.assignment_id if submission else submission_id} is not held")
+    campaign = session.get(Campaign, submission.published_hit.campaign_id)
+    assert campaign is not None
+    record = lock_worker_stats(session, campaign.id, [submission.worker_id])[submission.worker_id]
+    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    created = _decide(session, campaign, policy, record, submission, action, feedback)
+    session.add(
+        ReviewAction(
+            campaign_id=campaign.id,
+            worker_id=submission.worker_id,
+            staff_user_id=staff_id,
+            action=f"{action} {submission.assignment_id}",
+            note=note,
+        )
+    )
+    session.flush()
+    return _ids(created)
+
+
+def _as_decision(action: WorkerReview) -> HeldDecision:
+    return "reject" if action == "confirm" else "approve"
+
+
+def _decide(
+    session: Session,
+    campaign: Campaign,
+    policy: QualityPolicy,
+    record: WorkerStats,
+    submission: Submission,
+    action: HeldDecision,
+    feedback: str | None,
+) -> list[int | OutboxEntry | None]:
+    """The outbox entry for one reviewed assignment, then its follow-up (re-post or bonus).
+
+    ``record``: the worker's record, locked by the caller.
+    """
+    payload = {"feedback": feedback or policy.rejection_feedback} if action == "reject" else {}
+    entry = OutboxEntry(
+        campaign_id=campaign.id, action=action, target=submission.assignment_id, payload=payload
+    )
+    session.add(entry)
+    submission.decision = action
+    submission.evidence = {**(submission.evidence or {}), "decided_by": "qa"}
+    if action == "reject":
+        follow = followups.on_rejected(session, campaign, policy, submission)
+    else:
+        follow = followups.on_approved(session, campaign, policy, record, submission.assignment_id)
+    return [entry, follow]
+
+
+def _ids(created: list[int | OutboxEntry | None]) -> list[int]:
+    return [c if isinstance(c, int) else c.id for c in created if c is not None]
