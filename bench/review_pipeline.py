@@ -40,7 +40,7 @@ from hits.market.hit_ops import create_hit, find_or_create_hit_type, hit_spec, h
 from hits.market.ids import new_entity_id
 from hits.market.models import Assignment, Worker
 from hits.requester.campaigns.service import create_campaign
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission
 from hits.requester.templates import get_template
 from hits.schema import upgrade

@@ -27,7 +27,7 @@ from demo.tasks import FillForm, Truth, iiw
 from demo.tasks import refine as refine_demo
 from demo.tasks.iiw_objects import write as write_both_tasks
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.workflows import ChainRound, Workflow
 from hits.requester.workflows.engine import stages_of
 from hits.requester.workflows.report import find_workflow, round_records, round_summary, workflow_view

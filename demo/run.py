@@ -28,7 +28,7 @@ from demo.tasks import DemoTask, Truth, get_demo_task
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market.accounts import create_requester
 from hits.requester.campaigns.service import create_campaign, publish_campaign
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import (
     Campaign,
     OutboxEntry,

@@ -20,7 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.requester.tables.campaigns import Campaign, OutboxEntry
-from qualification.models import QualificationTest
+from hits.requester.tables.qualification import QualificationTest
 from qualification.service import anchor_name
 
 #: A value still pending after this long is shown as stuck even when no worker has applied anything.

@@ -17,10 +17,10 @@ from sqlalchemy.orm import Session
 from hits.db import utcnow
 from hits.requester.mturk import Marketplace
 from hits.requester.tables.campaigns import Campaign, OutboxEntry
+from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 from qualification.assembly import WorkerView, assemble, worker_view
 from qualification.bank import Bank, load_bank
 from qualification.grading import GradeResult, grade, tally
-from qualification.models import QualificationAttempt, QualificationTest
 from qualification.policy import AttemptRecord, Decision, Policy, can_start, can_submit
 
 

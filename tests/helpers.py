@@ -75,7 +75,7 @@ def publish_campaign_file(folder, spec: dict[str, Any], market, requester_sessio
 
     from hits.db import session_scope
     from hits.requester.campaigns.service import create_campaign, publish_campaign
-    from hits.requester.campaigns.spec import load_campaign_file
+    from hits.requester.files.campaign import load_campaign_file
 
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
     loaded = load_campaign_file(folder / "campaign.yaml")

@@ -21,7 +21,7 @@ PACKAGES = ("hits", "server", "qualification", "workers", "demo")
 #: the app's helpers. Each entry: (importing module, imported module).
 REGISTRIES = {
     ("hits.requester.templates", "hits.requester.templates.*"),
-    ("hits.requester.templates", "hits.requester.batches.template"),
+    ("hits.requester.templates", "hits.requester.templates.batch"),
     ("demo.tasks", "demo.tasks"),
     ("demo.tasks", "demo.tasks.*"),
     ("server", "server"),

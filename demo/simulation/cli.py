@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from hits.requester.campaigns.spec import DEFAULT_SIGNALS, SignalName
+from hits.requester.files.campaign import DEFAULT_SIGNALS, SignalName
 
 #: Metric -> (label, target as text, whether the figure passes); the pooled figure is what is checked.
 TARGETS = {

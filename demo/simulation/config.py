@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from demo.simulation.metrics import WorkerOutcome, flag_metrics
-from hits.requester.campaigns.spec import COPYING_FALSE_ALARM, COPYING_MIN_SHARED, DEFAULT_SIGNALS, SignalName
+from hits.requester.files.campaign import COPYING_FALSE_ALARM, COPYING_MIN_SHARED, DEFAULT_SIGNALS, SignalName
 
 DEFAULT_CROWD = {
     "diligent": 30,

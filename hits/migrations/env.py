@@ -15,16 +15,16 @@ if side == "market":
 
     metadata = MarketBase.metadata
 else:
-    import hits.requester.campaigns.gold  # noqa: F401
     import hits.requester.heatmaps.log  # noqa: F401
+    import hits.requester.pages.gold  # noqa: F401
     import hits.requester.quality.live_copying  # noqa: F401
     import hits.requester.tables.batches  # noqa: F401
     import hits.requester.tables.campaigns  # noqa: F401
-    import hits.requester.templates.arrangements  # noqa: F401
 
     # The schema tool sees every requester-side table, including those that the
     # qualification package (which builds on hits) defines.
-    import qualification.models  # noqa: F401
+    import hits.requester.tables.qualification  # noqa: F401
+    import hits.requester.templates.arrangements  # noqa: F401
 
     metadata = RequesterBase.metadata
 version_table = f"alembic_version_{side}"

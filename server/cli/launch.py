@@ -39,8 +39,8 @@ def launch(campaign_file: str, resume: bool) -> None:
         create_campaign,
         publish_campaign,
     )
-    from hits.requester.campaigns.spec import CampaignFile, load_campaign_file
     from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.files.campaign import CampaignFile, load_campaign_file
     from hits.requester.mturk import Marketplace
 
     def fail(message: str, code: int = 2) -> NoReturn:

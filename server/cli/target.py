@@ -62,6 +62,7 @@ def import_files(
 )
 def export_files(campaign: str, out_dir: Path, method: str | None, link_images: bool) -> None:
     """Write <system>.csv (with the category column filled) and <system>.html for each system."""
+    from hits.requester.quality.aggregation import aggregate_campaign
     from hits.requester.templates.target.files import export_system_files
 
     settings = load_settings()
@@ -70,8 +71,9 @@ def export_files(campaign: str, out_dir: Path, method: str | None, link_images: 
         if campaign_id is None:
             raise click.ClickException(f"no campaign named {campaign!r}")
         try:
+            labels = aggregate_campaign(session, int(campaign_id), method)
             written = export_system_files(
-                session, int(campaign_id), out_dir, method=method, embed_images=not link_images
+                session, int(campaign_id), out_dir, labels, embed_images=not link_images
             )
         except ValueError as exc:
             raise click.ClickException(str(exc)) from exc

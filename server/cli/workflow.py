@@ -43,8 +43,8 @@ def launch(campaign_file: str) -> None:
     Celery workers as approved work comes in (or by ``hitforge workflow step``).
     """
     from hits.requester.campaigns.service import BudgetExceeded, PublishInterrupted, publish_campaign
-    from hits.requester.campaigns.spec import load_campaign_file
     from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.files.campaign import load_campaign_file
     from hits.requester.mturk import Marketplace
     from hits.requester.workflows.engine import stages_of
     from hits.requester.workflows.first_stage import needs_seeding

@@ -8,9 +8,9 @@ import uuid
 
 from demo.crowd import PROFILES
 from demo.crowd.layout_bot import LayoutBot, read_page
-from hits.requester.batches.gold import score_fields
 from hits.requester.batches.publish import publish_batch
 from hits.requester.batches.results import result_rows
+from hits.requester.templates.batch.gold import score_fields
 from tests.batches.test_batch_gold import make
 
 LAYOUT = """<script src="https://assets.crowd.aws/crowd-html-elements.js"></script>

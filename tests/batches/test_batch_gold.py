@@ -15,8 +15,6 @@ from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.batches.gold import score_fields
-from hits.requester.batches.matching import values_match
 from hits.requester.batches.plan import BatchSettings, create_batch
 from hits.requester.batches.publish import publish_batch
 from hits.requester.batches.results import result_rows
@@ -24,6 +22,8 @@ from hits.requester.fileerrors import InputFileError, InputFileErrors
 from hits.requester.quality.followups import campaign_spec
 from hits.requester.tables.batches import Batch, BatchRow
 from hits.requester.tables.campaigns import Campaign, GoldItem, HITSlot, PublishedHIT
+from hits.requester.templates.batch.gold import score_fields
+from hits.requester.templates.batch.matching import values_match
 from tests.batches.test_batch_flow import hit_ids
 from tests.server.worker_helpers import WorkerClient
 

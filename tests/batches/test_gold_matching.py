@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from hits.requester.batches.gold import score_fields
-from hits.requester.batches.matching import Tolerance, structures_match, tolerance_for
 from hits.requester.batches.plan import load_settings_file
-from hits.requester.batches.template import batch_template
 from hits.requester.fileerrors import InputFileErrors
+from hits.requester.templates.batch import batch_template
+from hits.requester.templates.batch.gold import score_fields
+from hits.requester.templates.batch.matching import Tolerance, structures_match, tolerance_for
 from tests.batches.test_batch_gold import make
 
 CAT = {"label": "cat", "left": 100, "top": 50, "width": 80, "height": 60}

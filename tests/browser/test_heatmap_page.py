@@ -10,9 +10,9 @@ from sqlalchemy import select
 
 from demo.tasks.heatmap import MODELS
 from hits.db import session_scope
-from hits.requester.heatmaps.log import HeatmapRequest
 from hits.requester.tables.campaigns import PublishedHIT, Submission
-from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.tables.heatmaps import HeatmapRequest
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates.heatmap import QUESTIONS
 from server.requester.hit_pages.heatmap_views import NO_HEATMAP
 from tests.helpers import launch_template_campaign

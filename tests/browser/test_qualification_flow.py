@@ -13,9 +13,9 @@ from demo.data import write_rating_demo
 from demo.runner import spawn_worker, stop_process
 from hits.db import session_scope
 from hits.requester.campaigns.service import create_campaign, publish_campaign
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
+from hits.requester.tables.qualification import QualificationTest
 from qualification import DEFAULT_BANK
-from qualification.models import QualificationTest
 from qualification.service import bank_for, publish_test
 from tests.helpers import loaded_size
 from tests.workers.test_review_pipeline import worker_env

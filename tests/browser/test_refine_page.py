@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import PublishedHIT, Submission
 from hits.requester.workflows.publish import run_step
 from hits.requester.workflows.setup import create_workflow

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from hits.db import session_scope
 from hits.requester.tables.campaigns import PublishedHIT, Submission
-from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates.sxs import METRICS, SCALE
 from tests.helpers import accept_in_browser, launch_template_campaign
 

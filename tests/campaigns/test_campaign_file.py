@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hits.requester.campaigns.spec import load_campaign_file
 from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.files.campaign import load_campaign_file
 
 GOOD = """\
 name: test-campaign

@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.campaigns.gold import GoldExposure, choose_gold, page_slots, pool_shortfall
-from hits.requester.tables.campaigns import GoldItem, PublishedHIT
+from hits.requester.pages.gold import choose_gold, page_slots, pool_shortfall
+from hits.requester.tables.campaigns import GoldExposure, GoldItem, PublishedHIT
 from tests.helpers import launch_template_campaign
 
 
@@ -114,8 +114,8 @@ def _short_pool_campaign(tmp_path, extra: str = ""):  # type: ignore[no-untyped-
 
 
 def test_a_small_gold_pool_is_refused_naming_file_field_and_numbers(tmp_path) -> None:
-    from hits.requester.campaigns.spec import load_campaign_file
     from hits.requester.fileerrors import InputFileError
+    from hits.requester.files.campaign import load_campaign_file
 
     with pytest.raises(InputFileError) as caught:
         load_campaign_file(_short_pool_campaign(tmp_path))
@@ -145,7 +145,7 @@ def test_hitforge_launch_refuses_a_small_gold_pool_and_publishes_nothing(
 
 def test_allow_gold_reuse_lets_it_through_with_a_warning(tmp_path) -> None:
     from hits.requester.campaigns.service import campaign_warnings
-    from hits.requester.campaigns.spec import load_campaign_file
+    from hits.requester.files.campaign import load_campaign_file
 
     loaded = load_campaign_file(_short_pool_campaign(tmp_path, "allow_gold_reuse: true\n"))
     assert loaded.spec.allow_gold_reuse
@@ -160,7 +160,7 @@ def test_a_campaign_stored_before_allow_gold_reuse_existed_is_resumed_without_a_
     tmp_path,
 ) -> None:
     from hits.requester.campaigns.service import changed_fields
-    from hits.requester.campaigns.spec import load_campaign_file
+    from hits.requester.files.campaign import load_campaign_file
     from hits.requester.tables.campaigns import Campaign
     from tests.campaigns.test_campaign_file import write
 

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select, text
 
 from hits.db import session_scope
-from hits.requester.campaigns.gold import choose_gold
+from hits.requester.pages.gold import choose_gold
 from hits.requester.tables.campaigns import PublishedHIT
 from tests.conftest import BACKEND
 from tests.helpers import launch_template_campaign

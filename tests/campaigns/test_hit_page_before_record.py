@@ -26,7 +26,7 @@ from hits.requester.campaigns.service import (
     plan_publishing,
     record_campaign_hit,
 )
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import PublishedHIT, Submission
 from tests.helpers import hidden_fields, rating_campaign_spec, submit_and_relay, with_page_token
 from tests.server.test_hit_page_access import pages_elsewhere  # noqa: F401 - a fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hits.requester.campaigns.spec import load_campaign_file
 from hits.requester.fileerrors import MAX_YAML_BYTES, InputFileError
+from hits.requester.files.campaign import load_campaign_file
 from tests.campaigns.test_campaign_file import GOOD, write
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ from hits.db import session_scope, utcnow
 from hits.requester.mturk import Marketplace
 from hits.requester.quality.outbox import apply_entries
 from hits.requester.tables.campaigns import OutboxEntry
+from hits.requester.tables.qualification import QualificationTest
 from qualification.bank import DEFAULT_BANK
 from qualification.delivery import STUCK_AFTER, waiting_tests
-from qualification.models import QualificationTest
 from qualification.service import publish_test
 from server.cli.main import main
 from tests.conftest import new_requester

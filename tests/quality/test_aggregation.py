@@ -7,7 +7,8 @@ import random
 import pandas as pd
 import pytest
 
-from hits.requester.quality.aggregation import aggregate_frame, krippendorff_alpha
+from hits.requester.answers import krippendorff_alpha
+from hits.requester.quality.aggregation import aggregate_frame
 
 
 def planted(seed: int = 3, items: int = 300) -> tuple[pd.DataFrame, dict[str, int]]:

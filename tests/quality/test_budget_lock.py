@@ -11,7 +11,7 @@ from sqlalchemy import func, select, text
 
 from hits.db import session_scope
 from hits.money import mturk_fee
-from hits.requester.campaigns.spec import QualityPolicy
+from hits.requester.files.campaign import QualityPolicy
 from hits.requester.quality import followups
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, WorkerStats
 from tests.conftest import BACKEND

@@ -21,8 +21,8 @@ from demo.crowd import PROFILES, Bot, Profile
 from demo.tasks import image_name, slots_of
 from demo.tasks.rating import QUOTES, fill
 from hits.db import session_scope
-from hits.requester.quality.live_copying import CopyingPair
 from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.requester.tables.quality import CopyingPair
 from tests.helpers import launch_demo_campaign
 from tests.quality.test_followups import review
 from tests.server.test_dashboard import staff_session

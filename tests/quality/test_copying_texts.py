@@ -8,7 +8,6 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from hits.db import session_scope, utcnow
-from hits.requester.quality.live_copying import CopyingPair
 from hits.requester.quality.review import decide_workers, grade_submissions
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -20,6 +19,7 @@ from hits.requester.tables.campaigns import (
     Submission,
     WorkerStats,
 )
+from hits.requester.tables.quality import CopyingPair
 
 SENTENCES = [
     "A red kite flies high over the stone harbour wall",

@@ -8,7 +8,7 @@ from hits.db import session_scope
 from hits.market import assignment_ops
 from hits.market.accounts import create_worker
 from hits.market.models import Worker
-from hits.requester.campaigns.gold import choose_gold
+from hits.requester.pages.gold import choose_gold
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
 from hits.requester.templates import get_template
 from hits.wire.documents import answers_to_xml

@@ -8,9 +8,9 @@ from sqlalchemy import delete, select
 
 from demo.crowd import Profile
 from hits.db import session_scope
+from hits.requester.answers import answers_frame
 from hits.requester.campaigns.export import write_batch_csv
 from hits.requester.quality import outbox, pipeline, sync_queue
-from hits.requester.quality.answers import answers_frame
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 

@@ -8,7 +8,8 @@ import random
 import pandas as pd
 import pytest
 
-from hits.requester.quality.aggregation import aggregate_frame, krippendorff_alpha, majority_confidence
+from hits.requester.answers import krippendorff_alpha
+from hits.requester.quality.aggregation import aggregate_frame, majority_confidence
 from hits.requester.quality.ranking import bradley_terry, pairwise_frame, rank_positions, system_scores
 from hits.requester.templates.compare import concordance
 

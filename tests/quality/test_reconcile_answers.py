@@ -6,7 +6,7 @@ from bs4 import BeautifulSoup, Tag
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.campaigns.gold import exposures_for
+from hits.requester.pages.gold import exposures_for
 from hits.requester.tables.campaigns import PublishedHIT, Submission, WorkerStats
 from tests.helpers import hidden_fields
 from tests.quality.test_followups import review

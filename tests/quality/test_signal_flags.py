@@ -7,8 +7,8 @@ from sqlalchemy import select
 
 from demo.crowd import PROFILES
 from hits.db import session_scope
+from hits.requester.answers import answers_frame, counted_submissions
 from hits.requester.quality import qa_review
-from hits.requester.quality.answers import answers_frame, counted_submissions
 from hits.requester.tables.campaigns import (
     Campaign,
     OutboxEntry,

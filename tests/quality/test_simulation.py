@@ -54,7 +54,7 @@ def test_agreement_catches_the_lucky_spammer_gold_alone_lets_through(small_run) 
 
 
 def test_the_default_signals_are_the_campaign_files_and_speed_can_be_added() -> None:
-    from hits.requester.campaigns.spec import DEFAULT_SIGNALS
+    from hits.requester.files.campaign import DEFAULT_SIGNALS
 
     assert SimulationConfig().signals == DEFAULT_SIGNALS and "speed" not in DEFAULT_SIGNALS
     crowd = {"diligent": 12, "careless": 0, "spammer": 4, "copycat": 0}

@@ -113,8 +113,8 @@ def test_reviewers_see_evidence_and_their_decisions_are_queued_and_audited(
 
 
 def test_item_analysis_view_flags_items_from_graded_attempts(live_server, requester_sessions) -> None:
+    from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
     from qualification import DEFAULT_BANK
-    from qualification.models import QualificationAttempt, QualificationTest
 
     with session_scope(requester_sessions) as session:
         test = QualificationTest(

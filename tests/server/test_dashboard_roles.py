@@ -29,8 +29,8 @@ from hits.requester.tables.campaigns import (
     Submission,
     WorkerStats,
 )
+from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 from qualification import DEFAULT_BANK
-from qualification.models import QualificationAttempt, QualificationTest
 from server.cli.main import main
 
 PASSWORD = "a-staff-password"

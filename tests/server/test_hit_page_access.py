@@ -22,9 +22,8 @@ from sqlalchemy import func, select
 from demo.crowd import PROFILES, Bot
 from demo.runner import serve_in_thread
 from hits.db import session_scope
-from hits.requester.campaigns.gold import GoldExposure
 from hits.requester.mturk import Marketplace
-from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission
+from hits.requester.tables.campaigns import Campaign, GoldExposure, PublishedHIT, Submission
 from server import create_app
 from tests.helpers import hidden_fields, launch_demo_campaign
 from tests.server.test_worker_site import accept, accept_rating_hit, hit_of

@@ -14,7 +14,7 @@ from bs4 import BeautifulSoup
 from sqlalchemy import func, select, text
 
 from hits.db import session_scope
-from hits.requester.campaigns.gold import GoldExposure
+from hits.requester.tables.campaigns import GoldExposure
 from tests.server.test_worker_site import accept_rating_hit
 
 
@@ -75,7 +75,7 @@ def test_an_sxs_page_records_its_sides_on_first_opening_and_reloads_read_them_wi
 ) -> None:
     import requests
 
-    from hits.requester.templates.arrangements import SlotArrangement
+    from hits.requester.tables.templates import SlotArrangement
     from tests.server.worker_helpers import accept_framed
     from tests.templates.test_sxs_campaign import _launch_without_gold
 

@@ -32,7 +32,7 @@ from hits.db import session_scope
 from hits.market.models import Assignment
 from hits.requester.mturk import Marketplace
 from hits.requester.tables.campaigns import PublishedHIT, Submission
-from qualification.models import QualificationAttempt
+from hits.requester.tables.qualification import QualificationAttempt
 from server.market.worker_site.uploads import SALT as UPLOAD_SALT
 from tests.conftest import boto3_client, new_requester
 from tests.helpers import altered_token, launch_demo_campaign

@@ -11,8 +11,8 @@ import yaml
 from pydantic import ValidationError
 from scipy.stats import kendalltau
 
-from hits.requester.campaigns.spec import load_campaign_file
 from hits.requester.fileerrors import InputFileErrors
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.templates import get_template
 from hits.requester.templates.compare import concordance, kendall_tau
 from tests.helpers import render_task_page

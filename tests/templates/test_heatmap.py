@@ -15,8 +15,8 @@ import yaml
 from PIL import Image
 from pydantic import ValidationError
 
-from hits.requester.campaigns.spec import load_campaign_file
 from hits.requester.fileerrors import InputFileError
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.heatmaps import HeatmapError
 from hits.requester.heatmaps.arrays import (
     checked,

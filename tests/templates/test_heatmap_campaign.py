@@ -22,7 +22,7 @@ from hits.requester.heatmaps.providers import ImageSource
 from hits.requester.quality.aggregation import aggregate_campaign, store_results
 from hits.requester.quality.review import grade_submissions
 from hits.requester.tables.campaigns import PublishedHIT, Submission
-from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates.heatmap import QUESTIONS
 from hits.requester.templates.heatmap.report import campaign_study, round_tables
 from tests.helpers import launch_template_campaign, sync_marketplace_answers

@@ -20,8 +20,8 @@ import requests
 from sqlalchemy import func, select
 
 from hits.db import session_scope
-from hits.requester.heatmaps.log import HeatmapRequest
 from hits.requester.heatmaps.providers import BREAKER_TIMEOUTS, ENTRY_POINT_GROUP
+from hits.requester.tables.heatmaps import HeatmapRequest
 from tests.helpers import install_package
 from tests.server.worker_helpers import accept_framed
 from tests.templates.test_heatmap_live import launch, model_server

@@ -32,10 +32,10 @@ from demo.runner import RunningServer, serve_in_thread
 from demo.tasks import save_png
 from hits.db import session_scope
 from hits.requester.campaigns.service import create_campaign, publish_campaign
-from hits.requester.campaigns.spec import load_campaign_file
-from hits.requester.heatmaps.log import HeatmapRequest
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.heatmaps.providers import ImageSource, ModelSpec, Outcome, compute_all, provider_for
 from hits.requester.tables.campaigns import Submission
+from hits.requester.tables.heatmaps import HeatmapRequest
 from hits.requester.templates.heatmap import QUESTIONS
 from hits.requester.templates.heatmap.report import campaign_study, round_tables
 from server import create_app

@@ -16,8 +16,8 @@ from bs4 import BeautifulSoup, Tag
 from sqlalchemy import func, select
 
 from hits.db import session_scope
-from hits.requester.heatmaps.log import HeatmapRequest
 from hits.requester.tables.campaigns import Submission
+from hits.requester.tables.heatmaps import HeatmapRequest
 from hits.requester.templates.heatmap import QUESTIONS
 from tests.server.worker_helpers import accept_framed, csrf_of
 from tests.templates.test_heatmap_live import launch, make, rate_made

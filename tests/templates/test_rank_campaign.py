@@ -18,7 +18,7 @@ from demo.tasks.rank import SYSTEMS, true_ranks
 from hits.db import session_scope
 from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement
 from hits.requester.tables.campaigns import PublishedHIT, Submission
-from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.tables.templates import SlotArrangement
 from tests.helpers import (
     hidden_fields,
     hitforge_results,

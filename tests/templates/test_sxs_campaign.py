@@ -18,7 +18,7 @@ from demo.tasks.sxs import SYSTEMS, preferences
 from hits.db import session_scope
 from hits.requester.quality.aggregation import aggregate_campaign, campaign_agreement, majority_confidence
 from hits.requester.tables.campaigns import PublishedHIT, Submission
-from hits.requester.templates.arrangements import SlotArrangement
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates.sxs import METRICS
 from tests.helpers import (
     hidden_fields,

@@ -16,7 +16,7 @@ from werkzeug.datastructures import MultiDict
 
 from hits.db import session_scope
 from hits.requester.campaigns.service import create_campaign, publish_campaign
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.quality.aggregation import METHODS
 from hits.requester.tables.campaigns import GoldItem, PublishedHIT
 from hits.requester.templates import get_template

@@ -15,8 +15,8 @@ from sqlalchemy import select
 
 from hits.db import session_scope
 from hits.requester.campaigns.service import create_campaign
-from hits.requester.campaigns.spec import load_campaign_file
 from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import PublishedHIT, Submission
 from hits.requester.templates.target.files import COLUMNS, import_system_csvs, read_system_csv
 from server.cli.main import main
@@ -203,6 +203,7 @@ def test_export_round_trip(tmp_path, settings, requester_sessions) -> None:  # t
 
 
 def test_export_refuses_other_templates_and_links_images(tmp_path, requester_sessions) -> None:  # type: ignore[no-untyped-def]
+    from hits.requester.quality.aggregation import aggregate_campaign
     from hits.requester.templates.target.files import export_system_files
 
     paths = _system_files(tmp_path)
@@ -223,9 +224,15 @@ def test_export_refuses_other_templates_and_links_images(tmp_path, requester_ses
     (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(spec))
     with session_scope(requester_sessions) as session:
         campaign_id = create_campaign(session, load_campaign_file(tmp_path / "campaign.yaml")).id
-        written = export_system_files(session, campaign_id, tmp_path / "out", embed_images=False)
+        written = export_system_files(
+            session,
+            campaign_id,
+            tmp_path / "out",
+            aggregate_campaign(session, campaign_id),
+            embed_images=False,
+        )
         with pytest.raises(ValueError, match="does not exist"):
-            export_system_files(session, 10**9, tmp_path / "out")
+            export_system_files(session, 10**9, tmp_path / "out", [])
     assert [(w.system, w.rows, w.labelled) for w in written] == [("sysA", 3, 0)]
     rows = list(csv.reader((tmp_path / "out" / "sysA.csv").open(newline="")))
     assert [r[-1] for r in rows[1:]] == ["", "", ""]

@@ -15,7 +15,7 @@ from demo.crowd import Bot, Profile
 from demo.tasks.refine import ALT, facts, fill
 from demo.tasks.refine import write as write_drawings
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.workflows.setup import create_workflow
 
 

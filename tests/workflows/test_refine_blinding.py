@@ -10,7 +10,7 @@ from bs4 import Tag
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.quality import pipeline, sync_queue
 from hits.requester.tables.campaigns import PublishedHIT
 from hits.requester.tables.workflows import Chain, ChainRound, WorkflowStage

@@ -13,11 +13,11 @@ from sqlalchemy import select
 from demo.crowd import Profile
 from demo.runner import spawn_worker, stop_process
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import PublishedHIT
 from hits.requester.tables.workflows import Chain, ChainRound, Workflow, WorkflowStage
+from hits.requester.text_metrics import round_metrics
 from hits.requester.workflows.engine import workflow_committed
-from hits.requester.workflows.metrics import round_metrics
 from hits.requester.workflows.setup import create_workflow
 from server.cli.main import main
 from tests.workers.test_review_pipeline import worker_env

@@ -9,7 +9,7 @@ from bs4 import Tag
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.workflows import Chain, ChainRound, WorkflowStage
 from hits.requester.workflows.publish import run_step
 from hits.requester.workflows.setup import create_workflow

@@ -22,7 +22,7 @@ from hits.requester.seeders import (
     make_seeder,
     seed_text,
 )
-from hits.requester.workflows.metrics import (
+from hits.requester.text_metrics import (
     edit_distance,
     jaccard,
     pos_counts,
@@ -186,7 +186,7 @@ def test_a_seeder_from_an_installed_package_and_never_in_a_web_request(
 def test_an_unknown_tagger_is_refused_with_the_names_there_are() -> None:
     from pydantic import ValidationError
 
-    from hits.requester.workflows.spec import RoundsPolicy
+    from hits.requester.files.workflow import RoundsPolicy
 
     with pytest.raises(
         ValidationError, match="unknown part-of-speech tagger 'nope'; choose one of: .*nltk.*none"

@@ -20,7 +20,7 @@ from demo.runner import spawn_worker, stop_process
 from demo.tasks import iiw
 from demo.tasks.iiw_objects import write as write_both_tasks
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT, Submission
 from hits.requester.tables.workflows import Chain, ChainRound, Workflow
 from hits.requester.workflows.engine import stages_of, workflow_committed

@@ -132,7 +132,7 @@ def test_a_picture_whose_first_stage_work_is_held_waits_for_the_reviewer(
     tmp_path, live_server, market, requester_sessions
 ) -> None:
     from hits.requester.campaigns.service import publish_campaign
-    from hits.requester.campaigns.spec import load_campaign_file
+    from hits.requester.files.campaign import load_campaign_file
     from hits.requester.tables.campaigns import Campaign
     from hits.requester.workflows.engine import advance
     from hits.requester.workflows.setup import create_workflow

@@ -24,11 +24,11 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.db import session_scope
-from hits.requester.campaigns.spec import load_campaign_file
+from hits.requester.files.campaign import load_campaign_file
 from hits.requester.tables.campaigns import PublishedHIT
 from hits.requester.tables.workflows import Chain, ChainRound
+from hits.requester.text_metrics import tokens
 from hits.requester.workflows.engine import stages_of
-from hits.requester.workflows.metrics import tokens
 from hits.requester.workflows.publish import run_step
 from hits.requester.workflows.setup import create_workflow
 from server.cli.main import main

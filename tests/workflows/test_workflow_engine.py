@@ -12,14 +12,14 @@ from sqlalchemy import select
 
 from hits.db import session_scope
 from hits.requester.campaigns.service import BudgetExceeded
-from hits.requester.campaigns.spec import load_campaign_file
 from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.files.campaign import load_campaign_file
+from hits.requester.files.workflow import StageSpec
 from hits.requester.tables.campaigns import PublishedHIT, Submission
 from hits.requester.tables.workflows import Chain, ChainRound, Workflow, WorkflowStage
 from hits.requester.workflows.engine import advance, workflow_committed
 from hits.requester.workflows.publish import publish_rounds
 from hits.requester.workflows.setup import create_workflow, stage_spec
-from hits.requester.workflows.spec import StageSpec
 from server.cli.main import main
 from tests.workflows.helpers import write_refine_workflow
 

@@ -12,14 +12,19 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.money import MoneyError, mturk_fee, parse_amount
-from hits.requester.batches.gold import GOLD_PREFIX, expected_answers, json_cell_problems, split_columns
 from hits.requester.batches.inputs import CsvTable, decode_utf8, read_csv
-from hits.requester.batches.matching import FieldTolerance
-from hits.requester.batches.template import BATCH_TEMPLATE
-from hits.requester.campaigns.spec import QualityPolicy
 from hits.requester.fileerrors import InputFileError, InputFileErrors, load_yaml
+from hits.requester.files.campaign import QualityPolicy
 from hits.requester.tables.batches import Batch, BatchRow
 from hits.requester.tables.campaigns import BATCH_STATUS, Campaign, GoldItem, HITSlot, Item, PublishedHIT
+from hits.requester.templates.batch import BATCH_TEMPLATE
+from hits.requester.templates.batch.gold import (
+    GOLD_PREFIX,
+    expected_answers,
+    json_cell_problems,
+    split_columns,
+)
+from hits.requester.templates.batch.matching import FieldTolerance
 from hits.wire.layout import missing_columns, placeholders
 
 
@@ -51,7 +56,7 @@ class BatchSettings(BaseModel):
     #: Gold rows (``Gold.<field>`` columns): how far a number may be from the expected one.
     gold_tolerance: float = Field(default=0.0, ge=0, allow_inf_nan=False)
     #: Gold rows: a field's own tolerance, by its ``Gold.<field>`` name (or a dotted parent's):
-    #: ``{count: 1, boundingBox: {iou: 0.6}, points: {distance: 5}}`` (see hits.requester.batches.matching).
+    #: ``{count: 1, boundingBox: {iou: 0.6}, points: {distance: 5}}`` (templates/batch/matching.py).
     gold_field_tolerance: dict[str, FieldTolerance] = Field(default_factory=dict)
     #: Gold rows: compare text with whitespace collapsed and case ignored (default: exactly).
     gold_normalise_text: bool = False

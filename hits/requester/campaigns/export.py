@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.requester.batches.columns import leading_subset
-from hits.requester.campaigns.gold import page_slots
+from hits.requester.pages.gold import page_slots
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission
 from hits.requester.templates import get_template
 
@@ -56,8 +56,8 @@ def consensus(session: Session, campaign: Campaign) -> dict[str, dict[str, Any]]
     the answers the results count (see ``answers_frame``); an item nobody has
     answered yet is absent.
     """
+    from hits.requester.answers import answers_frame
     from hits.requester.quality.aggregation import aggregate_frame
-    from hits.requester.quality.answers import answers_frame
 
     frame = answers_frame(session, campaign.id)
     if frame.empty:

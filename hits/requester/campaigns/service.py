@@ -15,10 +15,10 @@ from sqlalchemy.orm import Session
 
 from hits.db import session_scope
 from hits.money import mturk_fee
-from hits.requester.campaigns.gold import pool_shortfall
-from hits.requester.campaigns.pages import question_url
-from hits.requester.campaigns.spec import CampaignFile, CampaignSpec, hit_count_for
+from hits.requester.files.campaign import CampaignFile, CampaignSpec, hit_count_for
 from hits.requester.mturk import Marketplace, MarketplaceError
+from hits.requester.pages.gold import pool_shortfall
+from hits.requester.pages.urls import question_url
 from hits.requester.tables.campaigns import Campaign, GoldItem, HITSlot, Item, PublishedHIT
 
 EXTERNAL_QUESTION = (
@@ -219,7 +219,7 @@ def plan_publishing(sessions: Callable[[], Session], market: Marketplace, campai
     """Mark the campaign publishing with ``market``'s key (before any HIT exists) and list its pending HITs.
 
     The key is recorded first because a HIT page opened before its HIT's id is
-    recorded is vouched for by this requester (``hits.requester.campaigns.pages``).
+    recorded is vouched for by this requester (``hits.requester.pages.urls``).
     Raises ``PublishInterrupted`` if the soft-block qualification cannot be made.
     """
     with session_scope(sessions) as session:

@@ -18,7 +18,7 @@ from sqlalchemy import ColumnElement, Select, false, or_, select, true
 from sqlalchemy.orm import Session
 
 from hits.requester.tables.campaigns import Campaign, StaffCampaign, StaffUser
-from qualification.models import QualificationTest
+from hits.requester.tables.qualification import QualificationTest
 
 ROLES = ("qa", "requester", "admin")
 

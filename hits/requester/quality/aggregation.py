@@ -16,8 +16,8 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
+from hits.requester.answers import AggregatedItem, answers_frame, counted_submissions, krippendorff_alpha
 from hits.requester.quality import METHODS
-from hits.requester.quality.answers import AggregatedItem, answers_frame, counted_submissions
 from hits.requester.quality.policy import probability_rate_below
 from hits.requester.quality.ranking import aggregate_rankings, rank_positions
 from hits.requester.tables.campaigns import Campaign, CampaignResult
@@ -172,33 +172,6 @@ def aggregate_campaign(session: Session, campaign_id: int, method: str | None = 
         raise ValueError(f"campaign {campaign_id} does not exist")
     chosen = method or get_template(campaign.template).aggregation
     return aggregate_frame(answers_frame(session, campaign_id), chosen)
-
-
-def krippendorff_alpha(frame: pd.DataFrame, level: str = "ordinal") -> float | None:
-    """Krippendorff's alpha over the workers x items matrix; None with too little data.
-
-    ``nominal`` labels may be any hashable values (they are coded as integers);
-    ``ordinal`` and ``interval`` labels must be numbers.
-    """
-    if frame.empty or frame["worker"].nunique() < 2:
-        return None
-    import krippendorff
-
-    if level == "nominal":
-        codes = {label: k for k, label in enumerate(sorted({str(v) for v in frame["label"]}))}
-        frame = frame.assign(label=[codes[str(v)] for v in frame["label"]])
-    matrix = frame.pivot_table(index="worker", columns="task", values="label", aggfunc="first")
-    data = matrix.to_numpy(dtype=float)
-    if np.count_nonzero(~np.isnan(data).all(axis=0)) < 2:
-        return None
-    # krippendorff raises unless some item has two workers' values and the values differ
-    # somewhere: e.g. one worker per item so far, or everyone gave the one same answer.
-    if (
-        not (np.count_nonzero(~np.isnan(data), axis=0) >= 2).any()
-        or np.unique(data[~np.isnan(data)]).size < 2
-    ):
-        return None
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]
 
 
 def campaign_agreement(session: Session, campaign_id: int, frame: pd.DataFrame | None = None) -> float | None:

@@ -57,7 +57,7 @@ import numpy as np
 from scipy.special import roots_jacobi
 from scipy.stats import binom
 
-from hits.requester.campaigns.spec import COPYING_FALSE_ALARM, COPYING_MIN_IDENTICAL_TEXTS, COPYING_MIN_SHARED
+from hits.requester.files.campaign import COPYING_FALSE_ALARM, COPYING_MIN_IDENTICAL_TEXTS, COPYING_MIN_SHARED
 from hits.requester.quality.policy import GoldRecord
 
 #: Per pair and judgement: the p-value at or below which a pair is suspicious.

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.money import format_amount, mturk_fee
-from hits.requester.campaigns.spec import CampaignSpec, QualityPolicy
+from hits.requester.files.campaign import CampaignSpec, QualityPolicy
 from hits.requester.tables.batches import Batch
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 

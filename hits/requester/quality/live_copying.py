@@ -19,15 +19,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, or_, select, tuple_
+from sqlalchemy import or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Session
 
-from hits.db import RequesterBase, UTCDateTime, utcnow
-from hits.requester.campaigns.spec import QualityPolicy
+from hits.db import utcnow
+from hits.requester.files.campaign import QualityPolicy
 from hits.requester.quality.copying import (
     EXAMPLES,
     PairCounts,
@@ -43,6 +42,7 @@ from hits.requester.quality.copying import (
 from hits.requester.quality.live_signals import _hashable
 from hits.requester.quality.policy import GoldRecord, WorkerVerdict
 from hits.requester.tables.campaigns import Campaign, HITSlot, PublishedHIT, Submission, WorkerStats
+from hits.requester.tables.quality import CopyingPair
 from hits.requester.templates import get_template
 
 #: The name of the signal, in ``QualityPolicy.signals`` and in the evidence's ``suspicious``.
@@ -51,37 +51,13 @@ COPYING = "copying"
 NOT_WORK = ("void",)
 
 
-class CopyingPair(RequesterBase):
-    """Two workers of the same HITs in a campaign: how alike they answered, and the latest verdict."""
-
-    __tablename__ = "rq_copying_pairs"
-
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), primary_key=True)
-    first_worker: Mapped[str] = mapped_column(String(20), primary_key=True)
-    second_worker: Mapped[str] = mapped_column(String(20), primary_key=True)
-    shared_hits: Mapped[int] = mapped_column(Integer, default=0)
-    shared_items: Mapped[int] = mapped_column(Integer, default=0)
-    identical_answers: Mapped[int] = mapped_column(Integer, default=0)
-    shared_texts: Mapped[int] = mapped_column(Integer, default=0)
-    identical_texts: Mapped[int] = mapped_column(Integer, default=0)
-    identical_wrong_gold: Mapped[int] = mapped_column(Integer, default=0)
-    first_ahead: Mapped[int] = mapped_column(Integer, default=0)
-    second_ahead: Mapped[int] = mapped_column(Integer, default=0)
-    #: Whether the pair looked like copying at its latest judgement, and whether it ever did.
-    suspicious: Mapped[bool] = mapped_column(Boolean, default=False)
-    flagged: Mapped[bool] = mapped_column(Boolean, default=False)
-    p_value: Mapped[float] = mapped_column(Float, default=1.0)
-    #: The latest verdict's evidence, with the first identical answers and shared HITs' times.
-    evidence: Mapped[dict[str, Any]] = mapped_column(JSON)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-    def counts(self) -> PairCounts:
-        """The row's counts, as the test takes them."""
-        return PairCounts(*(getattr(self, name) for name in COUNTS))
-
-
 #: The count columns, in :class:`PairCounts` order.
 COUNTS = tuple(f.name for f in fields(PairCounts))
+
+
+def pair_counts(pair: CopyingPair) -> PairCounts:
+    """A stored pair's counts, as the test takes them."""
+    return PairCounts(*(getattr(pair, name) for name in COUNTS))
 
 
 @dataclass
@@ -169,7 +145,7 @@ def count_pairs(session: Session, campaign: Campaign, graded: Sequence[Submissio
     kept = _lock_pairs(session, campaign.id, sorted(added))
     for key, (items, hits) in sorted(added.items()):
         pair = kept[key]
-        total = pair.counts() + tally(items, hits)
+        total = pair_counts(pair) + tally(items, hits)
         for name in COUNTS:
             setattr(pair, name, getattr(total, name))
         evidence = dict(pair.evidence or {})
@@ -239,7 +215,7 @@ def judge_copying(
         verdict = judge_counts(
             a,
             b,
-            pair.counts(),
+            pair_counts(pair),
             gold.get(a, GoldRecord(0, 0)),
             gold.get(b, GoldRecord(0, 0)),
             false_alarm=policy.copying_false_alarm,

@@ -17,7 +17,7 @@ import pandas as pd
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.requester.quality.answers import LEFT_OUT
+from hits.requester.answers import LEFT_OUT
 from hits.requester.quality.signals import Signal, agreement_signals, speed_signal, straightline_signal
 from hits.requester.tables.campaigns import HITSlot, Item, PublishedHIT, Submission
 

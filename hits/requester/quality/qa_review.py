@@ -16,7 +16,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.requester.campaigns.spec import QualityPolicy
+from hits.requester.files.campaign import QualityPolicy
 from hits.requester.quality import followups
 from hits.requester.quality.review import lock_worker_stats
 from hits.requester.tables.campaigns import (

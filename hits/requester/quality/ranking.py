@@ -20,7 +20,7 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.requester.quality.answers import AggregatedItem, answers_frame
+from hits.requester.answers import AggregatedItem, answers_frame
 from hits.requester.tables.campaigns import Item
 
 #: crowd-kit's iterations (it stops after two, see ``bradley_terry``), then ours at most.

@@ -22,10 +22,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from hits.requester.campaigns.gold import exposures_for, slots_with_gold
-from hits.requester.campaigns.spec import QualityPolicy
+from hits.requester.answers import HELD_ON_FLAG
+from hits.requester.files.campaign import QualityPolicy
+from hits.requester.pages.gold import exposures_for, slots_with_gold
 from hits.requester.quality import followups
-from hits.requester.quality.answers import HELD_ON_FLAG
 from hits.requester.quality.live_copying import (
     count_pairs,
     judge_copying,

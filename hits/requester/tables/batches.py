@@ -5,7 +5,7 @@ dashboard's scopes and the access-key checks all key on campaigns, and a
 batch's approvals and rejections go through that same outbox. Each row also
 has a published HIT of that campaign with one slot (an item, or a gold item
 for a gold row), so the review pipeline syncs, grades and decides a batch's
-work as it does a campaign's (template ``batch``, :mod:`hits.requester.batches.template`).
+work as it does a campaign's (template ``batch``, :mod:`hits.requester.templates.batch`).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ class PublishedHIT(RequesterBase):
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
     mturk_hit_id: Mapped[str | None] = mapped_column(String(32), unique=True, nullable=True)
     #: Random, in its HIT's ExternalQuestion URL: the page finds the row by it before the HIT's id
-    #: is recorded (``hits.requester.campaigns.pages``). It says nothing of the campaign, the row or its gold.
+    #: is recorded (``hits.requester.pages.urls``). It says nothing of the campaign, the row or its gold.
     page_token: Mapped[str | None] = mapped_column(
         String(32), unique=True, index=True, nullable=True, default=new_page_token
     )
@@ -263,3 +263,21 @@ class CampaignResult(RequesterBase):
     #: How many assignments' answers were counted.
     assignments: Mapped[int] = mapped_column(Integer)
     computed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class GoldExposure(RequesterBase):
+    """The gold item shown at one position of one assignment."""
+
+    __tablename__ = "rq_gold_exposures"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "assignment_id", "position"),
+        Index("ix_rq_gold_exposures_campaign_worker", "campaign_id", "worker_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
+    worker_id: Mapped[str] = mapped_column(String(20))
+    assignment_id: Mapped[str] = mapped_column(String(32), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    gold_item_id: Mapped[int] = mapped_column(ForeignKey("rq_gold_items.id"))
+    gold_item: Mapped[GoldItem] = relationship(lazy="joined")

@@ -97,7 +97,7 @@ class ChainRound(RequesterBase):
     worker_id: Mapped[str | None] = mapped_column(String(20), nullable=True, index=True)
     assignment_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     work_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
-    #: tokens, pos, jaccard, edit_distance (see ``hits.requester.workflows.metrics``).
+    #: tokens, pos, jaccard, edit_distance (see ``hits.requester.text_metrics``).
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -64,7 +64,7 @@ def get_template(name: str) -> TaskTemplate:
     if name == "batch":
         # A layout batch's (hits.requester.batches): read by the review pipeline, never offered for
         # campaign files or demos, so it is kept out of ``available_templates``.
-        from hits.requester.batches.template import batch_template
+        from hits.requester.templates.batch import batch_template
 
         return batch_template()
     templates = available_templates()

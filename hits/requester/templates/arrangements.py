@@ -9,7 +9,7 @@ here, in the requester database. Answers arrive in page terms (left, right)
 from the page and from the marketplace alike; :func:`unscrambled_answers`
 turns them into the item's own terms with what was recorded.
 
-Gold stays fixed per HIT (``hits.requester.campaigns.gold``): every slot, gold or not,
+Gold stays fixed per HIT (``hits.requester.pages.gold``): every slot, gold or not,
 gets its own arrangement, so comparing two assignments' pages shows every
 slot varying alike and singles out none.
 """
@@ -20,30 +20,17 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Session
 
-from hits.db import RequesterBase
-from hits.requester.campaigns.gold import page_slots
+from hits.requester.pages.gold import page_slots
 from hits.requester.tables.campaigns import PublishedHIT
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates.base import TaskTemplate
 
 #: Arrangements must not be guessable from earlier ones: the OS's randomness, not a seeded PRNG.
 _SYSTEM_RANDOM = random.SystemRandom()
-
-
-class SlotArrangement(RequesterBase):
-    """How one position of one assignment's page was arranged (template-defined JSON)."""
-
-    __tablename__ = "rq_slot_arrangements"
-    __table_args__ = (UniqueConstraint("campaign_id", "assignment_id", "position"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
-    assignment_id: Mapped[str] = mapped_column(String(32), index=True)
-    position: Mapped[int] = mapped_column(Integer)
-    arrangement: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 def _recorded(session: Session, campaign_id: int, assignment_id: str) -> dict[int, dict[str, Any]]:

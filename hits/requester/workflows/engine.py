@@ -20,14 +20,14 @@ from sqlalchemy.orm import Session
 
 from hits.db import utcnow
 from hits.money import format_amount
+from hits.requester.files.workflow import RoundsPolicy
 from hits.requester.quality.followups import assignment_cost, campaign_spec, committed_cost, queue_repost
 from hits.requester.quality.pipeline import VOID
 from hits.requester.tables.campaigns import Campaign, HITSlot, Item, OutboxEntry, PublishedHIT, Submission
 from hits.requester.tables.workflows import ACTIVE_CHAIN_STATUSES, Chain, ChainRound, Workflow, WorkflowStage
+from hits.requester.text_metrics import round_metrics
 from hits.requester.workflows.exposures import redo_exclusions
-from hits.requester.workflows.metrics import round_metrics
 from hits.requester.workflows.setup import round_cost, rounds_policy
-from hits.requester.workflows.spec import RoundsPolicy
 from hits.requester.workflows.upstream import (
     held_keys,
     not_yet_redone,

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from hits.db import session_scope, utcnow
 from hits.requester.campaigns.service import PublishInterrupted, publish_campaign
+from hits.requester.files.workflow import SEEDED_TEMPLATES
 from hits.requester.mturk import Marketplace
 from hits.requester.seeders import (
     ObjectSeed,
@@ -44,7 +45,6 @@ from hits.requester.seeders import (
 from hits.requester.tables.campaigns import Campaign, Item
 from hits.requester.tables.workflows import Chain, Workflow, WorkflowStage
 from hits.requester.templates.objects.validation import DESCRIPTION_MAX, LABEL_MAX, MAX_OBJECTS, box_problem
-from hits.requester.workflows.spec import SEEDED_TEMPLATES
 
 #: Per-picture states of a seeded first stage.
 WAITING, SEEDING, SEEDED = "waiting", "seeding", "seeded"

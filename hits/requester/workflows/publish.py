@@ -7,7 +7,7 @@ A round's HIT is created with a UniqueRequestToken derived from its HIT row
 (``hitforge-c<campaign>-h<row>``, as for every campaign): a retried or
 concurrent publish of the same row gets ``HITAlreadyExists`` and records
 the HIT the marketplace has. Its ExternalQuestion URL carries the round's
-page token (``hits.requester.campaigns.pages``), so its page is served before its id is
+page token (``hits.requester.pages.urls``), so its page is served before its id is
 recorded here. Before the HIT exists, everyone who has worked
 on the picture is given the chain's exclusion qualification, and the HIT
 requires that qualification not to exist (guarding discovery, preview and
@@ -25,10 +25,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import session_scope
-from hits.requester.campaigns.pages import question_url
 from hits.requester.campaigns.service import create_external_hit
-from hits.requester.campaigns.spec import CampaignSpec
+from hits.requester.files.campaign import CampaignSpec
 from hits.requester.mturk import Marketplace, MarketplaceError
+from hits.requester.pages.urls import question_url
 from hits.requester.quality import pipeline, sync_queue
 from hits.requester.seeders import Seeder, SeederError, make_seeder, seed_text
 from hits.requester.tables.campaigns import Campaign, PublishedHIT

@@ -185,7 +185,7 @@ def chain_views(session: Session, stages: list[WorkflowStage]) -> list[ChainView
         .order_by(ChainRound.round, ChainRound.attempt)
     ):
         rounds[r.chain_id].append(r)
-    published = dict(
+    published: dict[int, str | None] = dict(
         session.execute(
             select(PublishedHIT.id, PublishedHIT.mturk_hit_id).where(
                 PublishedHIT.id.in_([r.published_hit_id for rs in rounds.values() for r in rs])

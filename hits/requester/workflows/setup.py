@@ -10,13 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.requester.campaigns.service import BudgetExceeded, CampaignExists, create_campaign, planned_cost
-from hits.requester.campaigns.spec import CampaignFile, CampaignSpec
-from hits.requester.seeders import SeederError, make_seeder
-from hits.requester.tables.campaigns import Campaign
-from hits.requester.tables.workflows import Chain, Workflow, WorkflowStage
-from hits.requester.templates.refine import MIN_WORDS
-from hits.requester.workflows.first_stage import add_picture_rows
-from hits.requester.workflows.spec import (
+from hits.requester.files.campaign import CampaignFile, CampaignSpec
+from hits.requester.files.workflow import (
     REDO_MONEY_REFUSED,
     ROUNDS_TEMPLATES,
     SEEDED_TEMPLATES,
@@ -25,6 +20,11 @@ from hits.requester.workflows.spec import (
     WorkflowOptions,
     redo_money_fields,
 )
+from hits.requester.seeders import SeederError, make_seeder
+from hits.requester.tables.campaigns import Campaign
+from hits.requester.tables.workflows import Chain, Workflow, WorkflowStage
+from hits.requester.templates.refine import MIN_WORDS
+from hits.requester.workflows.first_stage import add_picture_rows
 
 #: Stage campaigns are named ``<workflow>.<stage>`` (the first stage takes the workflow's name).
 STAGE_SEPARATOR = "."

@@ -34,9 +34,9 @@ from hits.requester.tables.campaigns import (
     Submission,
     WorkerStats,
 )
+from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 from qualification.analysis import item_analysis
 from qualification.delivery import waiting_tests
-from qualification.models import QualificationAttempt, QualificationTest
 from server.db import requester_session
 from server.requester.dashboard.base import bp, campaign_or_404, signed_in_staff, staff_required
 from server.requester.dashboard.unserved import unserved_api_hits

@@ -23,11 +23,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from hits.db import session_scope
-from hits.requester.campaigns.gold import choose_gold, exposures_for, page_slots, slots_with_gold
-from hits.requester.campaigns.pages import PAGE_PARAM, page_by_token
+from hits.requester.pages.gold import choose_gold, exposures_for, page_slots, slots_with_gold
+from hits.requester.pages.urls import PAGE_PARAM, page_by_token
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates import get_template
-from hits.requester.templates.arrangements import SlotArrangement, arrangements_for, unscrambled_answers
+from hits.requester.templates.arrangements import arrangements_for, unscrambled_answers
 from hits.requester.templates.base import TaskTemplate
 from hits.requester.workflows.exposures import record_exposures, unrecorded_exposures
 from server.db import is_read_only_request, read_only_request, requester_session, runtime

@@ -116,7 +116,7 @@ def hit_created_as(hit_id: str, unique_request_token: str, access_key_id: str | 
     """Whether HIT ``hit_id`` is the one ``access_key_id``'s requester created with this request token.
 
     Asked for a HIT page opened before the requester side has recorded the
-    HIT's id (``hits.requester.campaigns.pages``): the page token names the
+    HIT's id (``hits.requester.pages.urls``): the page token names the
     row, and only the HIT made for that row may show it or store answers for it.
     """
     if not access_key_id:

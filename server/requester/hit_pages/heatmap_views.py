@@ -35,20 +35,21 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient
 
 from hits.db import session_scope, utcnow
-from hits.requester.campaigns.gold import choose_gold, page_slots
 from hits.requester.heatmaps.arrays import load_precomputed, overlay_png, overlay_size
 from hits.requester.heatmaps.log import (
     ROUNDS,
-    HeatmapRequest,
     last_request_at,
     latest_shown,
     requests_made,
     revealed_sentence,
 )
 from hits.requester.heatmaps.providers import ImageSource, Job, Outcome, compute_all, provider_for
+from hits.requester.pages.gold import choose_gold, page_slots
 from hits.requester.tables.campaigns import Campaign, PublishedHIT
+from hits.requester.tables.heatmaps import HeatmapRequest
+from hits.requester.tables.templates import SlotArrangement
 from hits.requester.templates import get_template
-from hits.requester.templates.arrangements import SlotArrangement, arrangements_for
+from hits.requester.templates.arrangements import arrangements_for
 from hits.requester.templates.heatmap.checks import normal_text
 from hits.requester.templates.heatmap.options import HeatmapOptions, parse_options
 from server.db import read_only_request, requester_session, runtime

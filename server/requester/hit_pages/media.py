@@ -48,7 +48,7 @@ from PIL import Image, ImageOps
 from sqlalchemy import select
 from werkzeug.security import safe_join
 
-from hits.requester.campaigns.gold import exposures_for
+from hits.requester.pages.gold import exposures_for
 from hits.requester.tables.campaigns import Campaign, HITSlot, PublishedHIT
 from hits.requester.templates import get_template
 from server.db import requester_session

@@ -22,8 +22,8 @@ from flask import (
 )
 from sqlalchemy import select
 
+from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 from qualification.media import content_type
-from qualification.models import QualificationAttempt, QualificationTest
 from qualification.policy import Decision
 from qualification.service import (
     attempt_result,

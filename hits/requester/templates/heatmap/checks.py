@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.requester.heatmaps.log import HeatmapRequest
+from hits.requester.tables.heatmaps import HeatmapRequest
 from hits.requester.templates.base import ParsedAnswers
 
 ROUNDS = ("report", "custom")
@@ -117,7 +117,7 @@ def check_against_log(
     session: Session, campaign_id: int, assignment_id: str, parsed: ParsedAnswers
 ) -> ParsedAnswers:
     """``parsed`` (page terms) with an error per slot whose answer the page was not shown as given."""
-    from hits.requester.templates.arrangements import SlotArrangement
+    from hits.requester.tables.templates import SlotArrangement
 
     if not parsed.ok:
         return parsed

@@ -1,7 +1,7 @@
 """The heatmap study's table: per round, model and question, how the answers fall and their mean.
 
 Judgements are the answers that count (not gold, not rejected or flagged
-work, as ``hits.requester.quality.answers.counted_submissions`` says), in item terms
+work, as ``hits.requester.answers.counted_submissions`` says), in item terms
 (model names), checked against the log of heatmap requests
 (``hits.requester.heatmaps.log``): a report-round answer counts only for the sentence
 whose heatmaps the page showed, a custom-round answer only for a prompt whose
@@ -63,7 +63,7 @@ class Study:
 
 def campaign_study(session: Session, campaign_id: int) -> Study:
     """The judgements that count in a heatmap campaign, checked against what its pages were shown."""
-    from hits.requester.quality.answers import counted_submissions, item_places
+    from hits.requester.answers import counted_submissions, item_places
 
     study = Study()
     shown: dict[tuple[str, int], dict[str, Any]] = defaultdict(
@@ -142,7 +142,7 @@ def _alpha(judgements: list[Judgement], questions: Iterable[str]) -> float | Non
 
     In round two the text is left out of the unit: every worker asks their own.
     """
-    from hits.requester.quality.aggregation import krippendorff_alpha
+    from hits.requester.answers import krippendorff_alpha
 
     asked = list(questions)
     rows = [

@@ -30,7 +30,7 @@ from itertools import combinations
 from statistics import median
 from typing import Any
 
-from hits.requester.quality.answers import AggregatedItem
+from hits.requester.answers import AggregatedItem
 from hits.requester.templates.objects.geometry import IOU_THRESHOLD, iou, match_objects, normal_label
 
 

@@ -26,7 +26,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from hits.requester.quality.answers import AggregatedItem
+from hits.requester.answers import AggregatedItem
 from hits.requester.templates.rank import normalised
 
 #: Ridge penalty on the log strengths (a N(0, 1/RIDGE) prior): small next to a campaign's data.

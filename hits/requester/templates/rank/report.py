@@ -158,7 +158,7 @@ def rank_table(rankings: Iterable[Ranking], confidence: float = 0.95, seed: int 
 
 def campaign_rankings(session: Session, campaign_id: int) -> list[Ranking]:
     """The rankings that count in a campaign's results (not gold, not rejected or flagged work)."""
-    from hits.requester.quality.answers import answers_frame
+    from hits.requester.answers import answers_frame
 
     frame = answers_frame(session, campaign_id)
     items: dict[str, tuple[str, dict[str, str]]] = {}

@@ -133,7 +133,7 @@ def preference_tables(
 
 def campaign_judgements(session: Session, campaign_id: int) -> list[Judgement]:
     """The judgements that count in a campaign's results (not gold, not rejected or flagged work)."""
-    from hits.requester.quality.answers import answers_frame
+    from hits.requester.answers import answers_frame
 
     frame = answers_frame(session, campaign_id)
     systems = {

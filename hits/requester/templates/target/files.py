@@ -34,6 +34,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hits.requester.answers import AggregatedItem
 from hits.requester.fileerrors import InputFileError, InputFileErrors
 from hits.requester.tables.campaigns import Campaign, Item
 from hits.requester.templates.target import CATEGORIES, TargetItem, describe_box
@@ -288,24 +289,23 @@ def export_system_files(
     session: Session,
     campaign_id: int,
     out_dir: Path,
+    labels: Iterable[AggregatedItem],
     *,
-    method: str | None = None,
     embed_images: bool = True,
 ) -> list[ExportedSystem]:
     """Write ``<system>.csv`` and ``<system>.html`` into ``out_dir`` for each system in the campaign.
 
-    Rows keep the import order; ``category`` is the aggregated label (the
-    template's Dawid-Skene unless ``method`` says otherwise), empty for an
-    item nobody has labelled yet. Gold items are not part of any system's file.
+    Rows keep the import order; ``category`` is the item's aggregated label from
+    ``labels`` (the caller aggregates: ``quality.aggregation.aggregate_campaign``),
+    empty for an item nobody has labelled yet. Gold items are not part of any
+    system's file.
     """
-    from hits.requester.quality.aggregation import aggregate_campaign
-
     campaign = session.get(Campaign, campaign_id)
     if campaign is None:
         raise ValueError(f"campaign {campaign_id} does not exist")
     if campaign.template != "target":
         raise ValueError(f"campaign {campaign.name!r} uses template {campaign.template!r}, not 'target'")
-    labels = {a.item_id: a for a in aggregate_campaign(session, campaign_id, method)}
+    by_item = {a.item_id: a for a in labels}
     by_system: dict[str, list[Item]] = {}
     for item in session.scalars(select(Item).where(Item.campaign_id == campaign_id).order_by(Item.id)):
         by_system.setdefault(item.payload["system"], []).append(item)
@@ -317,7 +317,7 @@ def export_system_files(
     for system, items in by_system.items():
         entries = []
         for item in items:
-            label = labels.get(item.external_id)
+            label = by_item.get(item.external_id)
             entries.append(
                 ExportEntry(
                     item=item.payload,

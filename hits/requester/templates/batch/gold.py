@@ -9,7 +9,7 @@ one is refused), never stored with the row's inputs and never written to the
 results' ``Input.*`` columns, so a gold row's page is built exactly as any
 other row's.
 
-Scoring is field equality (:mod:`hits.requester.batches.matching`): numbers are equal
+Scoring is field equality (:mod:`hits.requester.templates.batch.matching`): numbers are equal
 within a tolerance (the batch's, or the field's own); text is compared
 exactly, or with whitespace collapsed and case folded when the requester
 asks; several values of one field (checkboxes, joined with ``|``) are
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hits.requester.batches.matching import (
+from hits.requester.templates.batch.matching import (
     Tolerance,
     load_json,
     parse_structure,

@@ -19,7 +19,6 @@ from pydantic import (
 )
 
 from hits.money import MoneyError, parse_amount
-from hits.requester.campaigns.gold import pool_shortfall
 from hits.requester.fileerrors import (
     InputFileError,
     InputFileErrors,
@@ -28,8 +27,9 @@ from hits.requester.fileerrors import (
     read_jsonl,
     validation_errors,
 )
+from hits.requester.files.workflow import WorkflowOptions, check_first_stage
+from hits.requester.pages.gold import pool_shortfall
 from hits.requester.templates import TemplateError, get_template
-from hits.requester.workflows.spec import WorkflowOptions, check_first_stage
 
 
 def _money(value: Any) -> Decimal:
@@ -121,7 +121,7 @@ class CampaignSpec(BaseModel):
     auto_approval_delay_seconds: int = Field(259_200, ge=0, le=2_592_000)
     items: str
     gold: str | None = None
-    #: Accept a gold pool smaller than HITs x gold_per_hit (``hits.requester.campaigns.gold.pool_shortfall``):
+    #: Accept a gold pool smaller than HITs x gold_per_hit (``hits.requester.pages.gold.pool_shortfall``):
     #: gold items then recur across HITs, which tells a worker who takes several HITs which are gold.
     allow_gold_reuse: bool = False
     media_dir: str | None = None
@@ -129,7 +129,7 @@ class CampaignSpec(BaseModel):
     qualification_requirements: list[dict[str, Any]] = Field(default_factory=list)
     quality: QualityPolicy = Field(default_factory=QualityPolicy)
     seed: int = 0
-    #: Stages fed by this campaign's output and refinement rounds (``hits.requester.workflows.spec``).
+    #: Stages fed by this campaign's output and refinement rounds (``hits.requester.files.workflow``).
     workflow: WorkflowOptions | None = None
 
     @field_validator("template")

@@ -3,7 +3,7 @@
 A batch's HITs are the requester's own HTML, so this template renders no page
 and checks no answer: it only tells the pipeline how to read an assignment
 (one slot per HIT, the answer being every field the form posted) and how to
-score a gold row (:mod:`hits.requester.batches.gold`). It is registered like the
+score a gold row (:mod:`hits.requester.templates.batch.gold`). It is registered like the
 built-in templates so that sync, grading, decisions and the QA queue handle
 batches with the same code as campaigns.
 """
@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from hits.requester.batches.gold import score_fields
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate, TemplateError
+from hits.requester.templates.batch.gold import score_fields
 
 #: The name of the template on a batch's campaign row.
 BATCH_TEMPLATE = "batch"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Row, or_, select
 from sqlalchemy.orm import Session
@@ -122,3 +123,30 @@ def item_places(session: Session, campaign_id: int) -> dict[tuple[int, int], str
             .where(PublishedHIT.campaign_id == campaign_id)
         )
     }
+
+
+def krippendorff_alpha(frame: pd.DataFrame, level: str = "ordinal") -> float | None:
+    """Krippendorff's alpha over the workers x items matrix; None with too little data.
+
+    ``nominal`` labels may be any hashable values (they are coded as integers);
+    ``ordinal`` and ``interval`` labels must be numbers.
+    """
+    if frame.empty or frame["worker"].nunique() < 2:
+        return None
+    import krippendorff
+
+    if level == "nominal":
+        codes = {label: k for k, label in enumerate(sorted({str(v) for v in frame["label"]}))}
+        frame = frame.assign(label=[codes[str(v)] for v in frame["label"]])
+    matrix = frame.pivot_table(index="worker", columns="task", values="label", aggfunc="first")
+    data = matrix.to_numpy(dtype=float)
+    if np.count_nonzero(~np.isnan(data).all(axis=0)) < 2:
+        return None
+    # krippendorff raises unless some item has two workers' values and the values differ
+    # somewhere: e.g. one worker per item so far, or everyone gave the one same answer.
+    if (
+        not (np.count_nonzero(~np.isnan(data), axis=0) >= 2).any()
+        or np.unique(data[~np.isnan(data)]).size < 2
+    ):
+        return None
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))  # type: ignore[arg-type]

@@ -22,30 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, UniqueConstraint, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
+from sqlalchemy.orm import Session
 
-from hits.db import RequesterBase
-from hits.requester.tables.campaigns import GoldItem, PublishedHIT
-
-
-class GoldExposure(RequesterBase):
-    """The gold item shown at one position of one assignment."""
-
-    __tablename__ = "rq_gold_exposures"
-    __table_args__ = (
-        UniqueConstraint("campaign_id", "assignment_id", "position"),
-        Index("ix_rq_gold_exposures_campaign_worker", "campaign_id", "worker_id"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
-    worker_id: Mapped[str] = mapped_column(String(20))
-    assignment_id: Mapped[str] = mapped_column(String(32), index=True)
-    position: Mapped[int] = mapped_column(Integer)
-    gold_item_id: Mapped[int] = mapped_column(ForeignKey("rq_gold_items.id"))
-    gold_item: Mapped[GoldItem] = relationship(lazy="joined")
+from hits.requester.tables.campaigns import GoldExposure, GoldItem, PublishedHIT
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from pydantic import (
 
 from hits.money import MoneyError, parse_amount
 from hits.requester.seeders import SeederOptions
-from hits.requester.workflows.metrics import tagger_names
+from hits.requester.text_metrics import tagger_names
 
 #: Templates whose stage runs in rounds (one worker per round, each improving the last text).
 ROUNDS_TEMPLATES = ("refine",)

@@ -1,0 +1,3 @@
+"""The files a requester writes, parsed and checked: the campaign file (``campaign``, with its
+quality policy) and a workflow's section of it (``workflow``). Errors name file, line and
+field (``hits.requester.fileerrors``)."""
