@@ -13,8 +13,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from hits.settings import load_settings
-from server.cdn.cli import check as check_page
-from server.cdn.cli import warn_unserved
+from server.cli.cdn import check as check_page
+from server.cli.cdn import warn_unserved
 from server.cli.sessions import open_sessions
 
 console = Console(stderr=True)

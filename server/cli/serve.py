@@ -52,7 +52,7 @@ def production_argv(
 @click.option("--threads", default=4, show_default=True, type=click.IntRange(min=1), help="--production")
 def serve(host: str, port: int, production: bool, workers: int, threads: int) -> None:
     """Run the server: the development server, or with --production as in production."""
-    from server.cdn.cli import check_operator_map
+    from server.cli.cdn import check_operator_map
 
     check_operator_map()  # an unusable HITFORGE_CDN_MAP is one line here, not a traceback in the app
     if production:

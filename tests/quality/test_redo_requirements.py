@@ -17,7 +17,6 @@ from sqlalchemy import select
 
 from demo.crowd import Profile
 from hits.db import session_scope
-from hits.market.validation import MAX_REQUIREMENTS
 from hits.requester.quality import sync_queue
 from hits.requester.quality.outbox import (
     MOVED_TO,
@@ -27,6 +26,7 @@ from hits.requester.quality.outbox import (
     redo_qualification_name,
 )
 from hits.requester.tables.campaigns import OutboxEntry, PublishedHIT
+from hits.wire.limits import MAX_REQUIREMENTS
 from tests.helpers import campaign_bot, hit_params, launch_demo_campaign
 from tests.server.worker_helpers import WorkerClient
 

@@ -19,7 +19,6 @@ from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from hits.db import session_scope, utcnow
-from hits.market.validation import MAX_REQUIREMENTS
 from hits.requester.mturk import (
     DuplicateRequest,
     InvalidAssignmentState,
@@ -28,6 +27,7 @@ from hits.requester.mturk import (
     MarketplaceError,
 )
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.wire.limits import MAX_REQUIREMENTS
 
 
 @dataclass(frozen=True)
