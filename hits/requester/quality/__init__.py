@@ -1,7 +1,6 @@
 """Quality control: gold scoring, worker decisions, and the review pipeline.
 
-Requester side. Product code, except the simulation, which measures the
-quality model itself (``hitforge quality simulate``, ``bench``, tests):
+Requester side (the simulation that measures the model is ``demo.simulation``):
 
 * rules, pure (no database, no clock): ``policy``, ``signals``, ``copying``;
 * the pipeline a Celery worker runs: ``sync_queue`` (which HITs to read, and
@@ -10,8 +9,7 @@ quality model itself (``hitforge quality simulate``, ``bench``, tests):
   records), ``followups`` (blocks, bonuses, re-posts), ``outbox`` (applied
   through the API exactly once);
 * QA staff's decisions from the dashboard: ``qa_review``;
-* results: ``aggregation`` (one label per item, agreement), ``ranking``;
-* measuring the model: ``simulation``, ``simulation_metrics``, ``simulation_pairs``.
+* results: ``aggregation`` (one label per item, agreement), ``ranking``.
 """
 
 #: Every aggregation a template may declare. Here, not in ``aggregation``, so the
