@@ -86,6 +86,7 @@ def staff_create(username: str, role: str, access_key: str | None, password: str
     except StaffError as exc:
         raise click.UsageError(str(exc)) from exc
     console.print(f"created {role} user {username}", highlight=False)
+    console.print(f"sign in at {settings.public_url.rstrip('/')}/dashboard/signin", highlight=False)
 
 
 @staff.command("assign")
@@ -106,6 +107,9 @@ def staff_assign(username: str, campaign: str) -> None:
     except StaffError as exc:
         raise click.UsageError(str(exc)) from exc
     console.print(message, highlight=False)
+    console.print(
+        f"{username} reviews it at {settings.public_url.rstrip('/')}/dashboard/queue", highlight=False
+    )
 
 
 @staff.command("unassign")

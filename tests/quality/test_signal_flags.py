@@ -94,7 +94,7 @@ def test_a_flag_on_signals_alone_holds_the_work_and_confirming_it_rejects_and_bl
         queued = qa_review.review_worker(
             session, campaign_id, worker, "confirm", _reviewer(requester_sessions, "qa-sig1"), "flat ratings"
         )
-    assert len(queued) == 4  # the block first, then three rejections
+    assert len(queued.entry_ids) == 4  # the block first, then three rejections
     assert _decisions(requester_sessions, campaign_id, worker) == ["reject"] * 3
     assert _actions(requester_sessions, campaign_id) == ["block", "reject", "reject", "reject"]
     with session_scope(requester_sessions) as session:
@@ -111,7 +111,7 @@ def test_clearing_a_flag_approves_the_held_work_and_the_worker_is_not_flagged_ag
         queued = qa_review.review_worker(
             session, campaign_id, worker, "clear", _reviewer(requester_sessions, "qa-sig2"), "a steady rater"
         )
-    assert len(queued) == 3
+    assert len(queued.entry_ids) == 3 and queued.decided == 3
     assert _decisions(requester_sessions, campaign_id, worker) == ["approve"] * 3
     # The same worker comes back with the same answers: the signals that fired before are
     # not consulted again, and nothing of theirs is rejected.

@@ -164,7 +164,7 @@ def test_clearing_a_flag_on_the_dashboard_approves_the_held_work_and_lists_nothi
     done = http.post(
         form_url, data={"csrf_token": token, "action": "clear", "note": "gold items were unclear"}
     )
-    assert done.status_code == 200 and "clear for worker" in done.text and "Not flagged." in done.text
+    assert done.status_code == 200 and "Flag cleared for worker" in done.text and "Not flagged." in done.text
     with session_scope(requester_sessions) as session:
         stats = session.get(WorkerStats, (campaign_id, worker_id))
         submission = session.get(Submission, submission_id)

@@ -236,7 +236,7 @@ def test_a_reviewer_sees_only_assigned_campaigns(live_server, requester_sessions
     # The test the campaign it reviews requires is its to analyse.
     assert dash.get(f"/dashboard/qualification/{assigned.test_id}/items").status_code == 200
     done = dash.post(f"/dashboard/workers/{assigned.campaign_id}/{assigned.worker_id}/review", action="clear")
-    assert done.status_code == 200 and "clear for worker" in done.text
+    assert done.status_code == 200 and "Flag cleared for worker" in done.text
 
 
 def add_test(requester_sessions, key: str, name: str) -> tuple[int, str]:  # type: ignore[no-untyped-def]
@@ -357,17 +357,21 @@ def test_worker_controlled_text_is_shown_as_text(live_server, requester_sessions
         answer="<script>alert('answer')</script>",
     )
     dash = Dashboard(live_server.url, make_user(requester_sessions, "admin"))
-    for path in ("/dashboard/", f"/dashboard/workers/{seeded.campaign_id}/%3Ci%20onmouseover=x%3E"):
+    with session_scope(requester_sessions) as session:
+        submission = session.get(Submission, seeded.submission_id)
+        assert submission is not None
+        evidence_path = f"/dashboard/assignments/{submission.assignment_id}"
+    worker_path = f"/dashboard/workers/{seeded.campaign_id}/%3Ci%20onmouseover=x%3E"
+    for path in ("/dashboard/", "/dashboard/queue", worker_path, evidence_path):
         response = dash.get(path)
         assert response.status_code == 200, path
         page = BeautifulSoup(response.text, "html.parser")
         assert page.find("script") is None and page.find("img") is None and page.find("i") is None, path
         assert "<script>" not in response.text and "<i onmouseover" not in response.text, path
-    worker_page = BeautifulSoup(
-        dash.get(f"/dashboard/workers/{seeded.campaign_id}/%3Ci%20onmouseover=x%3E").text, "html.parser"
-    )
+    worker_page = BeautifulSoup(dash.get(worker_path).text, "html.parser")
     assert "<i onmouseover=x>" in worker_page.h1.get_text()  # type: ignore[union-attr]
-    assert "alert('evidence')" in worker_page.get_text()
+    evidence_page = BeautifulSoup(dash.get(evidence_path).text, "html.parser").get_text()
+    assert "alert('evidence')" in evidence_page and "alert('answer')" in evidence_page
     # A reviewer's note is stored as typed and shown as text in the audit trail.
     note = "<b>careless</b><script>alert('note')</script>"
     done = dash.post(
@@ -403,7 +407,11 @@ def test_signing_in_needs_the_csrf_token(live_server, requester_sessions) -> Non
 
 def test_staff_commands_create_users_and_assign_campaigns(live_server, settings, requester_sessions) -> None:
     seeded = seed_campaign(requester_sessions)
-    env = {"HITFORGE_DATABASE_URL": settings.database_url, "HITFORGE_VAR_DIR": str(settings.var_dir)}
+    env = {
+        "HITFORGE_DATABASE_URL": settings.database_url,
+        "HITFORGE_VAR_DIR": str(settings.var_dir),
+        "HITFORGE_PUBLIC_URL": "https://crowd.example.org",
+    }
     runner = CliRunner()
     reviewer, owner = f"rev-{uuid.uuid4().hex[:6]}", f"own-{uuid.uuid4().hex[:6]}"
 
@@ -412,7 +420,8 @@ def test_staff_commands_create_users_and_assign_campaigns(live_server, settings,
         assert result.exit_code == 0, result.output
         return result.output
 
-    run("create", reviewer, "--role", "qa", "--password", PASSWORD)
+    created = run("create", reviewer, "--role", "qa", "--password", PASSWORD)
+    assert "sign in at https://crowd.example.org/dashboard/signin" in created
     run("create", owner, "--role", "requester", "--access-key", seeded.access_key, "--password", PASSWORD)
     refused = runner.invoke(
         main, ["staff", "create", "x" + owner, "--role", "requester", "--password", PASSWORD], env=env
@@ -421,7 +430,8 @@ def test_staff_commands_create_users_and_assign_campaigns(live_server, settings,
     assert seeded.campaign_name not in Dashboard(live_server.url, reviewer).home()
     assert seeded.campaign_name in Dashboard(live_server.url, owner).home()
 
-    assert "is now assigned" in run("assign", reviewer, seeded.campaign_name)
+    assigned = run("assign", reviewer, seeded.campaign_name)
+    assert "is now assigned" in assigned and "https://crowd.example.org/dashboard/queue" in assigned
     assert "was already assigned" in run("assign", reviewer, str(seeded.campaign_id))
     dash = Dashboard(live_server.url, reviewer)
     assert seeded.campaign_name in dash.home()

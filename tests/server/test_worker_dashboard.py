@@ -229,3 +229,17 @@ def test_a_large_crowd_form_answer_is_stored_not_refused(live_server, mturk, mar
     assert posted.status_code == 200
     saved = stored(market_sessions, assignment_id)
     assert saved.status == "Submitted" and saved.answer is not None and mask in saved.answer
+
+
+def test_a_rejected_worker_reads_the_requesters_reason_on_their_page(live_server, mturk) -> None:
+    worker = WorkerClient(live_server.url, "rejected-reader")
+    kept, rejected = (do_external_hit(worker, create_hit(mturk, QUESTION)) for _ in range(2))
+    mturk.approve_assignment(AssignmentId=kept)
+    mturk.reject_assignment(
+        AssignmentId=rejected, RequesterFeedback="The <b>ratings</b> ignore the pictures."
+    )
+    page = worker.get("/me")
+    assert (
+        figure(page, f"feedback-{rejected}") == "Why it was rejected:The <b>ratings</b> ignore the pictures."
+    )
+    assert soup(page).find(id=f"feedback-{kept}") is None

@@ -11,6 +11,7 @@ once it commits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy import select
@@ -34,6 +35,21 @@ HeldDecision = Literal["approve", "reject"]
 
 class NotHeld(ValueError):
     """The assignment is not waiting for a reviewer (already decided, or never held)."""
+
+
+class NotFlagged(ValueError):
+    """Confirm and clear are for a flagged worker: this one is not (or no longer) flagged."""
+
+
+@dataclass(frozen=True)
+class WorkerReviewDone:
+    """What a confirm or clear did: the outbox ids to send, and what it left as it was."""
+
+    entry_ids: list[int]
+    decided: int
+    #: Work the quality model had already rejected (or approved): a flag's review does not undo it.
+    already_rejected: int
+    already_approved: int
 
 
 def held_submissions(session: Session, campaign_id: int, worker_id: str) -> list[Submission]:
@@ -61,8 +77,12 @@ def held_submissions(session: Session, campaign_id: int, worker_id: str) -> list
 
 def review_worker(
     session: Session, campaign_id: int, worker_id: str, action: WorkerReview, staff_id: int, note: str
-) -> list[int]:
-    """Confirm or clear a worker's flag; decide their held work accordingly. Outbox ids, in order.
+) -> WorkerReviewDone:
+    """Confirm or clear a worker's flag; decide their held work accordingly.
+
+    Refused (:class:`NotFlagged`) for a worker who is not flagged: clearing
+    would otherwise approve held work with no flag to clear. Work the model
+    decided already stays decided (the result says how much of it there is).
 
     ``confirm``: the worker is not doing the work: their held assignments are
     rejected (with the campaign's feedback and re-posting policy) and the
@@ -78,6 +98,8 @@ def review_worker(
     record = lock_worker_stats(session, campaign_id, [worker_id]).get(worker_id)
     if record is None:
         raise LookupError(f"no worker {worker_id} in campaign {campaign_id}")
+    if not record.flagged:
+        raise NotFlagged(f"worker {worker_id} is not flagged in campaign {campaign.name}")
     policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
     created: list[int | OutboxEntry | None] = []
     record.flag_review = action
@@ -94,7 +116,21 @@ def review_worker(
         )
     )
     session.flush()
-    return _ids(created)
+    decided = _decided_counts(session, campaign_id, worker_id, exclude={s.id for s in held})
+    return WorkerReviewDone(_ids(created), len(held), decided.get("reject", 0), decided.get("approve", 0))
+
+
+def _decided_counts(session: Session, campaign_id: int, worker_id: str, exclude: set[int]) -> dict[str, int]:
+    """The worker's other assignments in the campaign by decision (approve, reject, ...)."""
+    counts: dict[str, int] = {}
+    for submission_id, decision in session.execute(
+        select(Submission.id, Submission.decision)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
+    ):
+        if submission_id not in exclude and decision:
+            counts[decision] = counts.get(decision, 0) + 1
+    return counts
 
 
 def decide_held(

@@ -47,6 +47,12 @@ def current_staff() -> StaffUser | None:
     return staff
 
 
+@bp.context_processor
+def _inject_staff() -> dict[str, Any]:
+    # The frame shows who is signed in (and a sign-out button) only when someone is.
+    return {"signed_in_staff_user": current_staff()}
+
+
 def staff_required(view: Callable[..., Any]) -> Callable[..., Any]:
     @wraps(view)
     def wrapped(*args: Any, **kwargs: Any) -> Any:

@@ -8,29 +8,25 @@ it did not exist, so that ids cannot be probed.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from flask import (
     abort,
     flash,
     redirect,
     render_template,
-    request,
     url_for,
 )
 from sqlalchemy import func, select
 
 from hits.db import utcnow
 from hits.requester.campaigns.staff import scoped_campaign_ids, visible_test_ids
-from hits.requester.quality import qa_review
-from hits.requester.quality.live_copying import pairs_of
 from hits.requester.tables.campaigns import (
     BATCH_STATUS,
     Campaign,
     CampaignResult,
     OutboxEntry,
     PublishedHIT,
-    ReviewAction,
     Submission,
     WorkerStats,
 )
@@ -41,6 +37,19 @@ from server.db import requester_session
 from server.requester.dashboard.base import bp, campaign_or_404, signed_in_staff, staff_required
 from server.requester.dashboard.unserved import unserved_api_hits
 from server.task_queue import send_after_commit
+
+#: Outbox actions that decide an assignment; the rest (blocks, bonuses, qualifications...) are apart.
+ASSIGNMENT_DECISIONS = ("approve", "reject")
+ACTION_WORDS = {
+    "reviewing": "HITs set to Reviewing",
+    "qualify": "qualification scores sent",
+    "block": "workers blocked",
+    "bonus": "bonuses",
+    "notify": "messages to workers",
+    "repost": "HITs re-posted",
+}
+#: The status of the campaign row a qualification test's grading runs under (qualification.service).
+QUALIFICATION_STATUS = "qualification"
 
 
 @bp.get("/")
@@ -58,29 +67,48 @@ def home() -> Any:
     flagged = rs.scalars(
         select(WorkerStats).where(WorkerStats.flagged.is_(True), WorkerStats.campaign_id.in_(visible))
     ).all()
-    decisions = dict(
-        rs.execute(
-            select(OutboxEntry.action, func.count())
-            .where(OutboxEntry.campaign_id.in_(visible))
-            .group_by(OutboxEntry.action)
-        ).all()
-    )
+    outbox = rs.execute(
+        select(OutboxEntry.action, OutboxEntry.status, func.count())
+        .where(OutboxEntry.campaign_id.in_(visible))
+        .group_by(OutboxEntry.action, OutboxEntry.status)
+    ).all()
+    # Assignment decisions (approve, reject) apart from everything else the outbox carries.
+    decisions: dict[str, dict[str, int]] = {}
+    other_actions: dict[str, int] = {}
+    for action, status, n in outbox:
+        if action in ASSIGNMENT_DECISIONS:
+            decisions.setdefault(action, {})[status] = n
+        else:
+            other_actions[ACTION_WORDS.get(action, action)] = (
+                other_actions.get(ACTION_WORDS.get(action, action), 0) + n
+            )
     # Work waiting for a person: flagged workers' and work held when a campaign ended.
     held = rs.execute(
-        select(PublishedHIT.campaign_id, Submission.worker_id, func.count())
+        select(Campaign.id, Campaign.name, Submission.worker_id, func.count())
+        .select_from(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
         .where(Submission.decision == "held", PublishedHIT.campaign_id.in_(visible))
-        .group_by(PublishedHIT.campaign_id, Submission.worker_id)
-        .order_by(PublishedHIT.campaign_id, Submission.worker_id)
+        .group_by(Campaign.id, Campaign.name, Submission.worker_id)
+        .order_by(Campaign.name, Submission.worker_id)
     ).all()
+    names = {c.id: c.name for c in campaigns}
+    tests = visible_test_ids(rs, signed_in_staff())
+    listed = select(QualificationTest).order_by(QualificationTest.name)
+    if tests is not None:
+        listed = listed.where(QualificationTest.id.in_(tests))
+    qualification_tests = rs.scalars(listed).all()
     return render_template(
         "dashboard/home.html",
         staff=signed_in_staff(),
-        campaigns=campaigns,
+        campaigns=[c for c in campaigns if c.status != QUALIFICATION_STATUS],
         results=results,
         flagged=flagged,
+        names=names,
         decisions=decisions,
+        other_actions=other_actions,
         held=held,
+        qualification_tests=qualification_tests,
         # Tests whose values wait for a worker with their publisher's keys (qualification.delivery).
         waiting_tests=_visible_waiting_tests(rs),
         unserved=_unserved_by_batch(rs, visible),
@@ -121,93 +149,6 @@ def compute_results(campaign_id: int) -> Any:
     send_after_commit(rs, "hitforge.store_results", campaign_id)
     flash(f"Results of campaign {campaign_id} are being computed.", "info")
     return redirect(url_for("dashboard.home"))
-
-
-@bp.get("/workers/<int:campaign_id>/<worker_id>")
-@staff_required
-def worker(campaign_id: int, worker_id: str) -> Any:
-    rs = requester_session()
-    campaign_or_404(campaign_id)
-    stats = rs.get(WorkerStats, (campaign_id, worker_id))
-    if stats is None:
-        abort(404)
-    submissions = rs.scalars(
-        select(Submission)
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
-        .order_by(Submission.id)
-    ).all()
-    actions = rs.scalars(
-        select(ReviewAction)
-        .where(ReviewAction.campaign_id == campaign_id, ReviewAction.worker_id == worker_id)
-        .order_by(ReviewAction.created_at)
-    ).all()
-    return render_template(
-        "dashboard/worker.html",
-        stats=stats,
-        submissions=submissions,
-        actions=actions,
-        copying=pairs_of(rs, campaign_id, worker_id),
-    )
-
-
-@bp.post("/workers/<int:campaign_id>/<worker_id>/review")
-@staff_required
-def review(campaign_id: int, worker_id: str) -> Any:
-    """Confirm a flag (held work rejected, the policy's block applied) or clear it (held work approved)."""
-    rs = requester_session()
-    staff = signed_in_staff()
-    campaign_or_404(campaign_id)
-    if rs.get(WorkerStats, (campaign_id, worker_id)) is None:
-        abort(404)
-    action = request.form.get("action", "")
-    if action not in ("confirm", "clear"):
-        abort(400)
-    action = cast(qa_review.WorkerReview, action)
-    entry_ids = qa_review.review_worker(
-        rs, campaign_id, worker_id, action, staff.id, request.form.get("note", "")[:2000]
-    )
-    _send(entry_ids)
-    flash(f"Recorded: {action} for worker {worker_id} ({len(entry_ids)} actions queued).", "info")
-    return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=worker_id))
-
-
-@bp.post("/submissions/<int:submission_id>/decide")
-@staff_required
-def decide_submission(submission_id: int) -> Any:
-    """A reviewer approves or rejects held work; the outbox applies it through the API."""
-    rs = requester_session()
-    staff = signed_in_staff()
-    submission = rs.get(Submission, submission_id)
-    if submission is None:
-        abort(404)
-    campaign_or_404(submission.published_hit.campaign_id)
-    action = request.form.get("action", "")
-    if action not in ("approve", "reject"):
-        abort(400)
-    action = cast(qa_review.HeldDecision, action)
-    try:
-        entry_ids = qa_review.decide_held(
-            rs,
-            submission_id,
-            action,
-            staff.id,
-            request.form.get("note", "")[:2000],
-            feedback=(request.form.get("feedback") or "Reviewed by our QA team.")[:1024],
-        )
-    except qa_review.NotHeld:
-        flash("That assignment is not waiting for review.", "error")
-        return redirect(url_for("dashboard.home"))
-    _send(entry_ids)
-    flash(f"{action.capitalize()} queued for assignment {submission.assignment_id}.", "info")
-    campaign_id = submission.published_hit.campaign_id
-    return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=submission.worker_id))
-
-
-def _send(entry_ids: list[int]) -> None:
-    """Apply the outbox entries once the request's transaction commits (one task, in order)."""
-    if entry_ids:
-        send_after_commit(requester_session(), "hitforge.apply_decisions", entry_ids)
 
 
 @bp.get("/qualification/<int:test_id>/items")

@@ -1,0 +1,240 @@
+"""One assignment as a reviewer needs to see it: the items as shown, the answers, gold, time, signals.
+
+Everything here is for staff only (it names gold items and their answers); the
+dashboard shows it behind its sign-in and campaign scopes. Reads only.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.requester.files.campaign import QualityPolicy
+from hits.requester.pages.gold import exposures_for, slots_with_gold
+from hits.requester.tables.campaigns import (
+    Campaign,
+    PublishedHIT,
+    ReviewAction,
+    StaffUser,
+    Submission,
+    WorkerStats,
+)
+from hits.requester.templates import get_template
+from hits.requester.templates.base import TaskTemplate
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+#: What each worker signal means, in words a reviewer reads.
+SIGNAL_WORDS = {
+    "speed": "answered faster than a person reads the items",
+    "straightline": "gave the same answer to nearly every item",
+    "agreement": "disagreed with the other workers on the same items far more than usual",
+    "copying": "answered like another worker beyond what chance explains",
+}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One part of an item or an answer, ready to show: text, a picture of the campaign, or data."""
+
+    label: str
+    kind: str  # "text" | "image" | "data"
+    value: str
+
+
+@dataclass(frozen=True)
+class SlotEvidence:
+    """A position of the page: what was shown, what the worker answered, and (gold) what was expected."""
+
+    position: int
+    shown: list[Shown]
+    answer: list[Shown]
+    gold: bool
+    expected: list[Shown] = field(default_factory=list)
+    #: Gold: whether the answer passed; items: the share of other workers who answered alike.
+    passed: bool | None = None
+    agreement: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One line of the audit log, by name."""
+
+    when: str
+    who: str
+    action: str
+    note: str
+
+
+@dataclass(frozen=True)
+class AssignmentEvidence:
+    """An assignment, its worker's standing in the campaign and what fired."""
+
+    submission: Submission
+    campaign: Campaign
+    stats: WorkerStats | None
+    slots: list[SlotEvidence]
+    signals: list[str]
+    crowd_median_seconds: float | None
+    threshold: float
+    decisions: list[Decision]
+    #: Answers with no item on record (a layout batch's fields, or more answers than slots).
+    other_answers: list[Shown] = field(default_factory=list)
+    #: What the quality model recorded about the assignment beyond the signals above.
+    recorded: list[Shown] = field(default_factory=list)
+
+    @property
+    def held(self) -> bool:
+        return self.submission.decision == "held"
+
+
+def _fields(value: Any, label: str = "") -> list[Shown]:
+    """A payload or answer as fields: top-level keys of a mapping, pictures recognised by name."""
+    if isinstance(value, Mapping):
+        out = []
+        for key, inner in value.items():
+            out.extend(_fields(inner, f"{label}.{key}" if label else str(key)))
+        return out
+    if isinstance(value, str):
+        is_image = value.lower().endswith(IMAGE_SUFFIXES) and "://" not in value and "/" not in value
+        return [Shown(label, "image" if is_image else "text", value)]
+    if value is None:
+        return [Shown(label, "text", "(no answer)")]
+    if isinstance(value, bool | int | float):
+        return [Shown(label, "text", str(value))]
+    return [Shown(label, "data", json.dumps(value, ensure_ascii=False, sort_keys=True))]
+
+
+def _answers(submission: Submission) -> list[Any]:
+    answers = (submission.answers or {}).get("answers")
+    return list(answers) if isinstance(answers, list) else []
+
+
+#: Evidence keys said in words elsewhere on the page (``signal_sentences``), or bookkeeping.
+_SAID = {"signals", "copying_reason", "reason", "held_for", "flagged_by"}
+
+
+def _recorded(submission: Submission) -> list[Shown]:
+    evidence = submission.evidence or {}
+    return [f for key in sorted(evidence) if key not in _SAID for f in _fields(evidence[key], key)]
+
+
+def _other_answers(submission: Submission, slots: int) -> list[Shown]:
+    stored = submission.answers or {}
+    answers = stored.get("answers")
+    if isinstance(answers, list):
+        return [f for i, a in enumerate(answers[slots:], start=slots) for f in _fields(a, f"answer {i + 1}")]
+    return _fields({k: v for k, v in stored.items() if k != "answers"} or answers)
+
+
+def _passed(template: TaskTemplate, answer: Any, key: Any, payload: Any, options: Mapping[str, Any]) -> bool:
+    try:
+        return template.gold_passed(template.score_gold_item(answer, key, payload, options), options)
+    except Exception:  # noqa: BLE001 - the pipeline counts an answer it cannot score as wrong, so do we
+        return False
+
+
+def signal_sentences(submission: Submission, stats: WorkerStats | None) -> list[str]:
+    """Every reason on record for holding or flagging this work, in words."""
+    evidence = submission.evidence or {}
+    out: list[str] = []
+    if stats is not None and stats.flag_reason:
+        out.append(f"Flagged: {stats.flag_reason}.")
+    for name in (evidence.get("signals") or {}).get("suspicious", []):
+        out.append(f"Signal {name}: {SIGNAL_WORDS.get(name, name)}.")
+    if evidence.get("copying_reason"):
+        out.append(f"Copying: {evidence['copying_reason']}.")
+    if evidence.get("reason"):
+        out.append(f"Quality model: {evidence['reason']}.")
+    if evidence.get("held_for") == "flag":
+        out.append("Held because the worker is flagged: a person decides.")
+    elif submission.decision == "held":
+        out.append("Held for a person: the quality model could not decide before the campaign ended.")
+    return out
+
+
+def decisions_of(session: Session, campaign_id: int, worker_id: str) -> list[Decision]:
+    """The audit log of one worker in one campaign, oldest first, with reviewers by name."""
+    rows = session.execute(
+        select(ReviewAction, StaffUser.username)
+        .join(StaffUser, StaffUser.id == ReviewAction.staff_user_id)
+        .where(ReviewAction.campaign_id == campaign_id, ReviewAction.worker_id == worker_id)
+        .order_by(ReviewAction.created_at, ReviewAction.id)
+    )
+    return [
+        Decision(a.created_at.strftime("%Y-%m-%d %H:%M UTC"), username, a.action, a.note)
+        for a, username in rows
+    ]
+
+
+def assignment_evidence(session: Session, submission: Submission) -> AssignmentEvidence:
+    """The evidence of ``submission`` (the caller has checked the user may see its campaign)."""
+    published = submission.published_hit
+    campaign = session.get(Campaign, published.campaign_id)
+    assert campaign is not None
+    template = get_template(campaign.template)
+    options = campaign.spec.get("template_options", {})
+    stats = session.get(WorkerStats, (campaign.id, submission.worker_id))
+    shown = exposures_for(session, campaign.id, [submission.assignment_id]).get(submission.assignment_id, {})
+    others = [
+        _answers(s)
+        for s in session.scalars(
+            select(Submission).where(
+                Submission.published_hit_id == published.id, Submission.id != submission.id
+            )
+        )
+    ]
+    answers = _answers(submission)
+    slots = []
+    for slot in slots_with_gold(published, shown):
+        answer = answers[slot.position] if slot.position < len(answers) else None
+        if slot.gold is not None:
+            slots.append(
+                SlotEvidence(
+                    slot.position,
+                    _fields(slot.payload),
+                    _fields(answer, "answer"),
+                    gold=True,
+                    expected=_fields(slot.gold.answer, "expected"),
+                    passed=_passed(template, answer, slot.gold.answer, slot.gold.payload, options),
+                )
+            )
+        else:
+            theirs = [o[slot.position] for o in others if slot.position < len(o)]
+            alike = sum(1 for other in theirs if other == answer)
+            slots.append(
+                SlotEvidence(
+                    slot.position,
+                    _fields(slot.payload),
+                    _fields(answer, "answer"),
+                    gold=False,
+                    agreement=(alike, len(theirs)) if theirs else None,
+                )
+            )
+    seconds = [
+        s
+        for s in session.scalars(
+            select(Submission.work_seconds)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign.id, Submission.work_seconds.is_not(None))
+        )
+        if s is not None
+    ]
+    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    return AssignmentEvidence(
+        submission=submission,
+        campaign=campaign,
+        stats=stats,
+        slots=slots,
+        signals=signal_sentences(submission, stats),
+        crowd_median_seconds=statistics.median(seconds) if seconds else None,
+        threshold=policy.accuracy_threshold,
+        decisions=decisions_of(session, campaign.id, submission.worker_id),
+        other_answers=_other_answers(submission, len(slots)),
+        recorded=_recorded(submission),
+    )

@@ -1,0 +1,189 @@
+"""QA review: the queue, one assignment's evidence, a worker in a campaign, and the decisions.
+
+Every decision goes through ``hits.requester.quality.qa_review`` (outbox entries
+applied through the API once the request commits, and an audit row naming the
+reviewer). Pages and actions outside the user's campaigns are a 404.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from flask import abort, flash, redirect, render_template, request, send_from_directory, url_for
+from sqlalchemy import select
+
+from hits.requester.campaigns.staff import scoped_campaign_ids
+from hits.requester.quality import qa_review
+from hits.requester.quality.evidence import assignment_evidence, decisions_of
+from hits.requester.quality.live_copying import pairs_of
+from hits.requester.quality.review_queue import REASONS, Reason, review_queue
+from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
+from server.db import requester_session
+from server.requester.dashboard.base import bp, campaign_or_404, signed_in_staff, staff_required
+from server.task_queue import send_after_commit
+
+#: What each decision on one held assignment does, said on its button.
+DECISION_WORDS = {"approve": "Approve and pay", "reject": "Reject (the worker reads the reason)"}
+
+
+def _int_arg(name: str) -> int | None:
+    value = request.args.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+@bp.get("/queue")
+@staff_required
+def queue() -> Any:
+    """Flagged workers and held work across the user's campaigns, most valuable decision first."""
+    reason = request.args.get("reason") or None
+    page = review_queue(
+        requester_session(),
+        scoped_campaign_ids(signed_in_staff()),
+        campaign_id=_int_arg("campaign"),
+        template=request.args.get("template") or None,
+        reason=cast(Reason, reason) if reason in REASONS else None,
+        page=_int_arg("page") or 1,
+    )
+    return render_template("dashboard/queue.html", page=page, reasons=REASONS, args=request.args)
+
+
+def _submission_or_404(assignment_id: str) -> Submission:
+    submission = requester_session().scalar(
+        select(Submission).where(Submission.assignment_id == assignment_id)
+    )
+    if submission is None:
+        abort(404)
+    campaign_or_404(submission.published_hit.campaign_id)
+    return submission
+
+
+@bp.get("/assignments/<assignment_id>")
+@staff_required
+def assignment(assignment_id: str) -> Any:
+    """One assignment as its worker saw it, with the answers, gold expected against given, and signals."""
+    evidence = assignment_evidence(requester_session(), _submission_or_404(assignment_id))
+    return render_template("dashboard/assignment.html", e=evidence, decision_words=DECISION_WORDS)
+
+
+@bp.get("/campaigns/<int:campaign_id>/media/<path:name>")
+@staff_required
+def campaign_media(campaign_id: int, name: str) -> Any:
+    """A picture of the campaign's media folder, for the evidence pages (staff only)."""
+    campaign_or_404(campaign_id)
+    campaign = requester_session().get(Campaign, campaign_id)
+    media = campaign.spec.get("media_path") if campaign is not None else None
+    if not media or "/" in name or "\\" in name:
+        abort(404)
+    return send_from_directory(Path(media), name, max_age=3600)
+
+
+@bp.get("/workers/<int:campaign_id>/<worker_id>")
+@staff_required
+def worker(campaign_id: int, worker_id: str) -> Any:
+    """A worker in one campaign: standing, every assignment with its decision, and the audit log."""
+    rs = requester_session()
+    campaign_or_404(campaign_id)
+    stats = rs.get(WorkerStats, (campaign_id, worker_id))
+    campaign = rs.get(Campaign, campaign_id)
+    if stats is None or campaign is None:
+        abort(404)
+    submissions = rs.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.worker_id == worker_id)
+        .order_by(Submission.id)
+    ).all()
+    counts: dict[str, int] = {}
+    for s in submissions:
+        counts[s.decision or "pending"] = counts.get(s.decision or "pending", 0) + 1
+    return render_template(
+        "dashboard/worker.html",
+        campaign=campaign,
+        stats=stats,
+        submissions=submissions,
+        counts=counts,
+        decisions=decisions_of(rs, campaign_id, worker_id),
+        copying=pairs_of(rs, campaign_id, worker_id),
+        decision_words=DECISION_WORDS,
+    )
+
+
+@bp.post("/workers/<int:campaign_id>/<worker_id>/review")
+@staff_required
+def review(campaign_id: int, worker_id: str) -> Any:
+    """Confirm a flag (held work rejected, the policy's block applied) or clear it (held work approved)."""
+    rs = requester_session()
+    staff = signed_in_staff()
+    campaign_or_404(campaign_id)
+    if rs.get(WorkerStats, (campaign_id, worker_id)) is None:
+        abort(404)
+    action = request.form.get("action", "")
+    if action not in ("confirm", "clear"):
+        abort(400)
+    try:
+        done = qa_review.review_worker(
+            rs,
+            campaign_id,
+            worker_id,
+            cast(qa_review.WorkerReview, action),
+            staff.id,
+            request.form.get("note", "")[:2000],
+        )
+    except qa_review.NotFlagged as exc:
+        flash(f"Nothing done: {exc}.", "error")
+        return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=worker_id))
+    _send(done.entry_ids)
+    verb = "rejected" if action == "confirm" else "approved"
+    said = f"Flag {'confirmed' if action == 'confirm' else 'cleared'} for worker {worker_id}: "
+    said += f"{done.decided} held assignment{'s' if done.decided != 1 else ''} {verb}"
+    if action == "clear" and done.already_rejected:
+        said += (
+            f"; {done.already_rejected} assignment{'s' if done.already_rejected != 1 else ''} the quality "
+            "model rejected earlier stay rejected"
+        )
+    flash(said + ".", "info")
+    return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=worker_id))
+
+
+@bp.post("/submissions/<int:submission_id>/decide")
+@staff_required
+def decide_submission(submission_id: int) -> Any:
+    """A reviewer approves or rejects held work; the outbox applies it through the API."""
+    rs = requester_session()
+    staff = signed_in_staff()
+    submission = rs.get(Submission, submission_id)
+    if submission is None:
+        abort(404)
+    campaign_or_404(submission.published_hit.campaign_id)
+    action = request.form.get("action", "")
+    if action not in ("approve", "reject"):
+        abort(400)
+    feedback = (request.form.get("feedback") or "").strip()
+    if action == "reject" and not feedback:
+        feedback = "Reviewed by our QA team."
+    try:
+        entry_ids = qa_review.decide_held(
+            rs,
+            submission_id,
+            cast(qa_review.HeldDecision, action),
+            staff.id,
+            request.form.get("note", "")[:2000],
+            feedback=feedback[:1024] or None,
+        )
+    except qa_review.NotHeld:
+        flash("That assignment is not waiting for review.", "error")
+        return redirect(url_for("dashboard.queue"))
+    _send(entry_ids)
+    flash(f"{action.capitalize()} queued for assignment {submission.assignment_id}.", "info")
+    back = request.form.get("back")
+    if back == "assignment":
+        return redirect(url_for("dashboard.assignment", assignment_id=submission.assignment_id))
+    campaign_id = submission.published_hit.campaign_id
+    return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=submission.worker_id))
+
+
+def _send(entry_ids: list[int]) -> None:
+    """Apply the outbox entries once the request's transaction commits (one task, in order)."""
+    if entry_ids:
+        send_after_commit(requester_session(), "hitforge.apply_decisions", entry_ids)

@@ -1,0 +1,284 @@
+"""QA review from the outside: the queue, an assignment's evidence, honest flag actions, names in the log."""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+import requests
+from bs4 import BeautifulSoup
+from sqlalchemy import select
+
+from hits.db import session_scope
+from hits.requester.campaigns.staff import assign_campaign
+from hits.requester.quality.review_queue import review_queue
+from hits.requester.tables.campaigns import (
+    Campaign,
+    GoldItem,
+    HITSlot,
+    Item,
+    OutboxEntry,
+    PublishedHIT,
+    StaffUser,
+    Submission,
+    WorkerStats,
+)
+from tests.server.test_dashboard import staff_session
+
+
+def _worker() -> str:
+    return "A" + uuid.uuid4().hex[:13].upper()
+
+
+def seed(  # type: ignore[no-untyped-def]
+    requester_sessions,
+    *,
+    reward: str = "0.50",
+    held: int = 1,
+    gold: tuple[int, int] = (1, 4),
+    flagged: bool = True,
+    template: str = "rating",
+    decision: str = "held",
+    threshold: float = 0.6,
+) -> tuple[int, str, str, list[str]]:
+    """A campaign with one worker's work: (campaign id, name, worker id, assignment ids)."""
+    worker_id = _worker()
+    name = f"review-{worker_id[-6:].lower()}"
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(
+            name=name,
+            template=template,
+            spec={"reward": reward, "quality": {"accuracy_threshold": threshold}},
+            budget=Decimal("10"),
+        )
+        session.add(campaign)
+        session.flush()
+        item = Item(
+            campaign_id=campaign.id,
+            external_id="i1",
+            payload={"image": "scene.png", "sentence": "A red circle above a blue square."},
+        )
+        gold_item = GoldItem(
+            campaign_id=campaign.id,
+            external_id="g1",
+            payload={"image": "gold.png", "sentence": "Two green triangles."},
+            answer={"rating": 4},
+        )
+        session.add_all([item, gold_item])
+        session.flush()
+        assignment_ids = []
+        for n in range(held):
+            published = PublishedHIT(
+                campaign_id=campaign.id, status="complete", mturk_hit_id=f"3H{n}{worker_id}"
+            )
+            session.add(published)
+            session.flush()
+            session.add_all(
+                [
+                    HITSlot(published_hit_id=published.id, position=0, item_id=item.id),
+                    HITSlot(published_hit_id=published.id, position=1, gold_item_id=gold_item.id),
+                ]
+            )
+            assignment_id = f"3A{n}{worker_id}"
+            session.add(
+                Submission(
+                    assignment_id=assignment_id,
+                    published_hit_id=published.id,
+                    worker_id=worker_id,
+                    answers={"answers": [3, 1]},
+                    decision=decision,
+                    work_seconds=42.0,
+                    gold_correct=0,
+                    gold_total=1,
+                    evidence={"signals": {"suspicious": ["straightline"]}, "held_for": "flag"},
+                )
+            )
+            assignment_ids.append(assignment_id)
+        session.add(
+            WorkerStats(
+                campaign_id=campaign.id,
+                worker_id=worker_id,
+                gold_correct=gold[0],
+                gold_total=gold[1],
+                assignments=held,
+                flagged=flagged,
+                flag_reason=f"gold accuracy {gold[0]}/{gold[1]}" if flagged else None,
+            )
+        )
+        return campaign.id, name, worker_id, assignment_ids
+
+
+def _token(page: str) -> str:
+    found = BeautifulSoup(page, "html.parser").find("input", attrs={"name": "csrf_token"})
+    assert found is not None
+    return str(found["value"])
+
+
+def test_the_queue_puts_the_decision_worth_most_first_and_closest_to_the_line_next(
+    requester_sessions,
+) -> None:
+    small = seed(requester_sessions, reward="0.10", held=2, gold=(1, 4))  # $0.20 at stake
+    big = seed(requester_sessions, reward="1.00", held=3, gold=(0, 4))  # $3.00
+    near = seed(requester_sessions, reward="0.10", held=2, gold=(5, 9))  # $0.20, 56% against 60%
+    mine = {small[0], big[0], near[0]}
+    with session_scope(requester_sessions) as session:
+        page = review_queue(session, mine)
+    assert [r.campaign_id for r in page.rows] == [big[0], near[0], small[0]]
+    assert page.rows[0].at_stake == Decimal("3.00") and page.rows[0].campaign_name == big[1]
+    with session_scope(requester_sessions) as session:
+        assert [r.campaign_id for r in review_queue(session, mine, campaign_id=near[0]).rows] == [near[0]]
+        paged = review_queue(session, mine, per_page=2, page=2)
+    assert paged.total == 3 and paged.pages == 2 and [r.campaign_id for r in paged.rows] == [small[0]]
+
+
+def test_the_queue_page_names_campaigns_filters_and_pages(live_server, requester_sessions) -> None:
+    flagged = seed(requester_sessions)
+    held_only = seed(requester_sessions, flagged=False, template="select")
+    http = staff_session(live_server.url, requester_sessions)
+    page = BeautifulSoup(http.get(live_server.url + "/dashboard/queue").text, "html.parser")
+    table = page.find("table", id="queue")
+    assert table is not None
+    text = table.get_text(" ")
+    assert flagged[1] in text and held_only[1] in text and "Work held for a person" in text
+    link = table.find("a", string=flagged[2])
+    assert link is not None and link["href"] == f"/dashboard/workers/{flagged[0]}/{flagged[2]}"
+
+    def listed(**params: str) -> str:
+        found = BeautifulSoup(
+            http.get(live_server.url + "/dashboard/queue", params=params).text, "html.parser"
+        )
+        table = found.find("table", id="queue")
+        return table.get_text(" ") if table is not None else ""
+
+    only_select = listed(template="select")
+    assert held_only[1] in only_select and flagged[1] not in only_select
+    only_flags = listed(reason="flagged")
+    assert flagged[1] in only_flags and held_only[1] not in only_flags
+
+
+def test_a_reviewer_sees_only_the_queue_of_campaigns_assigned_to_them(
+    live_server, requester_sessions
+) -> None:
+    theirs = seed(requester_sessions)
+    other = seed(requester_sessions)
+    http = staff_session(live_server.url, requester_sessions, role="qa")
+    with session_scope(requester_sessions) as session:
+        user = session.scalars(select(StaffUser).order_by(StaffUser.id.desc())).first()
+        assert user is not None
+        assign_campaign(session, user.username, theirs[1])
+    page = http.get(live_server.url + "/dashboard/queue").text
+    assert theirs[1] in page and other[1] not in page  # the filter's choices too
+    assert http.get(f"{live_server.url}/dashboard/assignments/{other[3][0]}").status_code == 404
+
+
+def test_an_assignments_page_shows_the_item_the_answer_and_the_gold_expected(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, name, worker_id, (assignment_id,) = seed(requester_sessions)
+    http = staff_session(live_server.url, requester_sessions)
+    response = http.get(f"{live_server.url}/dashboard/assignments/{assignment_id}")
+    assert response.status_code == 200
+    page = BeautifulSoup(response.text, "html.parser")
+    slots = page.select("section.slot")
+    assert len(slots) == 2
+    item, gold = (s.get_text(" ", strip=True).replace(" :", ":") for s in slots)
+    assert "A red circle above a blue square." in item and "answer: 3" in item
+    assert "Two green triangles." in gold and "answer: 1" in gold and "expected.rating: 4" in gold
+    assert "answered wrong" in gold
+    images = [img["src"] for img in page.select("section.slot img")]
+    assert images == [
+        f"/dashboard/campaigns/{campaign_id}/media/scene.png",
+        f"/dashboard/campaigns/{campaign_id}/media/gold.png",
+    ]
+    signals = page.find(id="signals")
+    assert signals is not None and "gave the same answer to nearly every item" in signals.get_text()
+    assert "42 s" in page.get_text() and name in page.get_text()
+
+
+def test_flag_buttons_are_only_for_flagged_workers_and_say_what_they_do(
+    live_server, requester_sessions
+) -> None:
+    flagged = seed(requester_sessions, held=3)
+    unflagged = seed(requester_sessions, held=2, flagged=False)
+    http = staff_session(live_server.url, requester_sessions)
+    page = http.get(f"{live_server.url}/dashboard/workers/{flagged[0]}/{flagged[2]}").text
+    assert "Clear the flag: approve 3 held assignments" in page
+    assert "Confirm the flag: reject 3 held assignments" in page
+    quiet = http.get(f"{live_server.url}/dashboard/workers/{unflagged[0]}/{unflagged[2]}").text
+    assert "Clear the flag" not in quiet and "Confirm the flag" not in quiet
+    # A hand-made post to clear an unflagged worker does nothing and says so.
+    done = http.post(
+        f"{live_server.url}/dashboard/workers/{unflagged[0]}/{unflagged[2]}/review",
+        data={"csrf_token": _token(quiet), "action": "clear"},
+    )
+    assert "Nothing done" in done.text and "is not flagged" in done.text
+    with session_scope(requester_sessions) as session:
+        entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == unflagged[0])).all()
+        decisions = session.scalars(
+            select(Submission.decision).where(Submission.worker_id == unflagged[2])
+        ).all()
+    assert entries == [] and set(decisions) == {"held"}
+
+
+def test_clearing_a_flag_says_what_stays_rejected_and_the_log_names_the_reviewer(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, _, worker_id, _ = seed(requester_sessions, held=2)
+    with session_scope(requester_sessions) as session:
+        published = PublishedHIT(campaign_id=campaign_id, status="complete", mturk_hit_id="3HR" + worker_id)
+        session.add(published)
+        session.flush()
+        session.add(
+            Submission(
+                assignment_id="3AR" + worker_id,
+                published_hit_id=published.id,
+                worker_id=worker_id,
+                answers={"answers": [1, 1]},
+                decision="reject",
+            )
+        )
+    http = staff_session(live_server.url, requester_sessions)
+    page = http.get(f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}").text
+    done = http.post(
+        f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}/review",
+        data={"csrf_token": _token(page), "action": "clear", "note": "a careful rater after all"},
+    ).text
+    assert "2 held assignments approved" in done
+    assert "1 assignment the quality model rejected earlier stay rejected" in done
+    standing = BeautifulSoup(done, "html.parser").find(id="standing")
+    assert (
+        standing is not None and "2 approved" in standing.get_text() and "1 rejected" in standing.get_text()
+    )
+    audit = BeautifulSoup(done, "html.parser").find(id="audit")
+    assert audit is not None
+    assert "admin-" in audit.get_text() and "a careful rater after all" in audit.get_text()
+    assert "staff #" not in done
+
+
+def test_rejecting_from_the_evidence_page_sends_the_reason_the_worker_reads(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, _, worker_id, (assignment_id,) = seed(requester_sessions)
+    http = staff_session(live_server.url, requester_sessions)
+    page = http.get(f"{live_server.url}/dashboard/assignments/{assignment_id}").text
+    form = BeautifulSoup(page, "html.parser").find("form", action=lambda a: a and a.endswith("/decide"))
+    assert form is not None
+    done = http.post(
+        live_server.url + str(form["action"]),
+        data={
+            "csrf_token": _token(page),
+            "action": "reject",
+            "back": "assignment",
+            "feedback": "The ratings ignore the pictures.",
+        },
+    )
+    assert done.status_code == 200 and "Reject queued" in done.text and "rejected" in done.text
+    with session_scope(requester_sessions) as session:
+        (entry,) = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
+    assert (entry.action, entry.target) == ("reject", assignment_id)
+    assert entry.payload["feedback"] == "The ratings ignore the pictures."
+
+
+def test_the_signed_out_sign_in_page_offers_no_sign_out(live_server) -> None:
+    page = requests.get(live_server.url + "/dashboard/signin").text
+    assert "Sign out" not in page and "Sign in" in page
