@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit services-start services-stop clean bench cdn-libraries
+.PHONY: demo test lint typecheck unit services-start services-stop clean bench cdn-libraries test-tools
 
 # Each step says what it is doing, and pip lists every package as it fetches and
 # installs it (with its download bar on a terminal): the first install takes minutes.
@@ -24,6 +24,10 @@ $(STAMP): pyproject.toml
 cdn-libraries:
 	@scripts/cdn-libraries.sh
 
+# axe-core for the browser tests' accessibility checks (tests/browser/axe/package.json, npm).
+test-tools:
+	@scripts/test-tools.sh
+
 demo: $(STAMP) cdn-libraries
 	@echo "==> running the demo campaign (server, Celery worker, simulated crowd)"
 	$(BIN)/hitforge demo
@@ -38,7 +42,7 @@ typecheck: $(STAMP)
 # The whole suite twice: on the embedded default (SQLite + kombu's SQLAlchemy
 # broker), then on PostgreSQL + Redis. scripts/test-services.sh installs them
 # and Chromium (apt) when missing and starts private instances on spare ports.
-test: $(STAMP) cdn-libraries lint typecheck
+test: $(STAMP) cdn-libraries test-tools lint typecheck
 	scripts/test-services.sh start
 	set -a; eval "$$(scripts/test-services.sh env)"; set +a; \
 	  $(BIN)/pytest -q && HITFORGE_TEST_BACKEND=postgres $(BIN)/pytest -q; rc=$$?; \
