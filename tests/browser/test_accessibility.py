@@ -82,6 +82,7 @@ def test_dashboard_pages_have_no_accessibility_violations(axe_page, live_server,
         "/dashboard/queue",
         f"/dashboard/workers/{campaign_id}/{worker_id}",
         f"/dashboard/assignments/{assignment_id}",
+        "/dashboard/audit",
     ):
         page.goto(base + path)
         assert "/signin" not in page.url, path

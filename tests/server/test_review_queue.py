@@ -282,3 +282,47 @@ def test_rejecting_from_the_evidence_page_sends_the_reason_the_worker_reads(
 def test_the_signed_out_sign_in_page_offers_no_sign_out(live_server) -> None:
     page = requests.get(live_server.url + "/dashboard/signin").text
     assert "Sign out" not in page and "Sign in" in page
+
+
+def test_the_audit_log_names_who_decided_what_on_which_assignments_and_on_what_evidence(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, name, worker_id, (assignment_id,) = seed(requester_sessions)
+    http = staff_session(live_server.url, requester_sessions)
+    page = http.get(f"{live_server.url}/dashboard/assignments/{assignment_id}").text
+    digest = BeautifulSoup(page, "html.parser").find("input", attrs={"name": "evidence_sha256"})
+    assert digest is not None and len(str(digest["value"])) == 64
+    http.post(
+        f"{live_server.url}/dashboard/submissions/"
+        + str(BeautifulSoup(page, "html.parser").select_one("form[action$='/decide']")["action"]).split("/")[
+            -2
+        ]  # type: ignore[index]
+        + "/decide",
+        data={
+            "csrf_token": _token(page),
+            "action": "reject",
+            "evidence_sha256": digest["value"],
+            "note": '=HYPERLINK("x") ratings ignore the pictures',
+            "feedback": "Please look at each picture.",
+        },
+    )
+    log = BeautifulSoup(
+        http.get(live_server.url + "/dashboard/audit", params={"campaign": campaign_id}).text, "html.parser"
+    )
+    table = log.find("table", id="audit-log")
+    assert table is not None
+    (row,) = table.select("tbody tr")
+    cells = [td.get_text(" ", strip=True) for td in row.find_all("td")]
+    assert cells[1].startswith("admin-") and cells[2] == name and cells[3] == worker_id
+    assert cells[4] == "rejected" and cells[5] == assignment_id and "ratings ignore the pictures" in cells[6]
+    assert row.find("code")["title"] == digest["value"]  # type: ignore[index]
+    exported = http.get(live_server.url + "/dashboard/audit.csv", params={"campaign": campaign_id})
+    assert exported.headers["Content-Type"].startswith("text/csv")
+    lines = exported.text.splitlines()
+    assert lines[0] == "when,reviewer,campaign,worker,action,assignments,why,evidence_sha256"
+    assert len(lines) == 2 and assignment_id in lines[1] and str(digest["value"]) in lines[1]
+    assert "'=HYPERLINK" in lines[1]  # a note a spreadsheet would run as a formula is quoted
+    # Another reviewer's view of the log is limited to their campaigns.
+    qa = staff_session(live_server.url, requester_sessions, role="qa")
+    assert assignment_id not in qa.get(live_server.url + "/dashboard/audit").text
+    assert assignment_id not in qa.get(live_server.url + "/dashboard/audit.csv").text

@@ -6,6 +6,7 @@ dashboard shows it behind its sign-in and campaign scopes. Reads only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from collections.abc import Mapping
@@ -91,6 +92,29 @@ class AssignmentEvidence:
     @property
     def held(self) -> bool:
         return self.submission.decision == "held"
+
+
+def digest_of(shown: Any) -> str:
+    """SHA-256 of what a page showed (canonical JSON): the audit log keeps it with the decision."""
+    text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def evidence_digest(evidence: AssignmentEvidence) -> str:
+    """The digest of an assignment's evidence page: its slots, signals, time and standing."""
+    s = evidence.submission
+    return digest_of(
+        {
+            "assignment": s.assignment_id,
+            "decision": s.decision,
+            "gold": [s.gold_correct, s.gold_total],
+            "seconds": s.work_seconds,
+            "slots": [repr(slot) for slot in evidence.slots],
+            "signals": evidence.signals,
+            "other_answers": [repr(f) for f in evidence.other_answers],
+            "recorded": [repr(f) for f in evidence.recorded],
+        }
+    )
 
 
 def _fields(value: Any, label: str = "") -> list[Shown]:

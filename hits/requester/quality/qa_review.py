@@ -76,7 +76,13 @@ def held_submissions(session: Session, campaign_id: int, worker_id: str) -> list
 
 
 def review_worker(
-    session: Session, campaign_id: int, worker_id: str, action: WorkerReview, staff_id: int, note: str
+    session: Session,
+    campaign_id: int,
+    worker_id: str,
+    action: WorkerReview,
+    staff_id: int,
+    note: str,
+    evidence_sha256: str | None = None,
 ) -> WorkerReviewDone:
     """Confirm or clear a worker's flag; decide their held work accordingly.
 
@@ -112,7 +118,13 @@ def review_worker(
         created.extend(_decide(session, campaign, policy, record, submission, _as_decision(action), None))
     session.add(
         ReviewAction(
-            campaign_id=campaign_id, worker_id=worker_id, staff_user_id=staff_id, action=action, note=note
+            campaign_id=campaign_id,
+            worker_id=worker_id,
+            staff_user_id=staff_id,
+            action=action,
+            note=note,
+            assignments=[s.assignment_id for s in held],
+            evidence_sha256=evidence_sha256,
         )
     )
     session.flush()
@@ -140,8 +152,14 @@ def decide_held(
     staff_id: int,
     note: str,
     feedback: str | None = None,
+    evidence_sha256: str | None = None,
 ) -> list[int]:
-    """Approve or reject one held assignment, with the campaign's follow-ups. Outbox ids, in order."""
+    """Approve or reject one held assignment, with the campaign's follow-ups. Outbox ids, in order.
+
+    ``feedback``: for a rejection, what the worker reads (RequesterFeedback); the campaign's
+    default rejection feedback when None. ``evidence_sha256``: the digest of the evidence the
+    reviewer's page showed, kept in the audit log.
+    """
     # Locked and read afresh (the request may hold a stale copy), before the worker's
     # record: the order the sync takes them in.
     submission = session.scalars(
@@ -162,8 +180,10 @@ def decide_held(
             campaign_id=campaign.id,
             worker_id=submission.worker_id,
             staff_user_id=staff_id,
-            action=f"{action} {submission.assignment_id}",
+            action=action,
             note=note,
+            assignments=[submission.assignment_id],
+            evidence_sha256=evidence_sha256,
         )
     )
     session.flush()

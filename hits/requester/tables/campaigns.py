@@ -237,10 +237,14 @@ class ReviewAction(RequesterBase):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
     worker_id: Mapped[str] = mapped_column(String(20), index=True)
-    staff_user_id: Mapped[int] = mapped_column(ForeignKey("rq_staff_users.id"))
+    staff_user_id: Mapped[int] = mapped_column(ForeignKey("rq_staff_users.id"), index=True)
     action: Mapped[str] = mapped_column(String(64))
     note: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: The assignments the decision decided (a flag's review decides all the worker's held work).
+    assignments: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    #: SHA-256 of the evidence the page showed the reviewer when they decided (None: not from a page).
+    evidence_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class CampaignResult(RequesterBase):

@@ -15,7 +15,7 @@ from sqlalchemy import select
 
 from hits.requester.campaigns.staff import scoped_campaign_ids
 from hits.requester.quality import qa_review
-from hits.requester.quality.evidence import assignment_evidence, decisions_of
+from hits.requester.quality.evidence import assignment_evidence, decisions_of, digest_of, evidence_digest
 from hits.requester.quality.live_copying import pairs_of
 from hits.requester.quality.review_queue import REASONS, Reason, review_queue
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
@@ -63,7 +63,12 @@ def _submission_or_404(assignment_id: str) -> Submission:
 def assignment(assignment_id: str) -> Any:
     """One assignment as its worker saw it, with the answers, gold expected against given, and signals."""
     evidence = assignment_evidence(requester_session(), _submission_or_404(assignment_id))
-    return render_template("dashboard/assignment.html", e=evidence, decision_words=DECISION_WORDS)
+    return render_template(
+        "dashboard/assignment.html",
+        e=evidence,
+        decision_words=DECISION_WORDS,
+        digest=evidence_digest(evidence),
+    )
 
 
 @bp.get("/campaigns/<int:campaign_id>/media/<path:name>")
@@ -106,7 +111,21 @@ def worker(campaign_id: int, worker_id: str) -> Any:
         decisions=decisions_of(rs, campaign_id, worker_id),
         copying=pairs_of(rs, campaign_id, worker_id),
         decision_words=DECISION_WORDS,
+        digest=digest_of(
+            {
+                "stats": [stats.gold_correct, stats.gold_total, stats.flagged, stats.flag_reason],
+                "submissions": [
+                    (s.assignment_id, s.decision, s.gold_correct, s.gold_total) for s in submissions
+                ],
+            }
+        ),
     )
+
+
+def _posted_digest() -> str | None:
+    """The evidence digest the page's form carried (64 hex digits), or None."""
+    value = request.form.get("evidence_sha256", "")
+    return value if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else None
 
 
 @bp.post("/workers/<int:campaign_id>/<worker_id>/review")
@@ -129,6 +148,7 @@ def review(campaign_id: int, worker_id: str) -> Any:
             cast(qa_review.WorkerReview, action),
             staff.id,
             request.form.get("note", "")[:2000],
+            evidence_sha256=_posted_digest(),
         )
     except qa_review.NotFlagged as exc:
         flash(f"Nothing done: {exc}.", "error")
@@ -170,6 +190,7 @@ def decide_submission(submission_id: int) -> Any:
             staff.id,
             request.form.get("note", "")[:2000],
             feedback=feedback[:1024] or None,
+            evidence_sha256=_posted_digest(),
         )
     except qa_review.NotHeld:
         flash("That assignment is not waiting for review.", "error")
