@@ -19,6 +19,7 @@ from hits.requester.tables.campaigns import (
     Item,
     OutboxEntry,
     PublishedHIT,
+    ReviewAction,
     StaffUser,
     Submission,
     WorkerStats,
@@ -326,3 +327,41 @@ def test_the_audit_log_names_who_decided_what_on_which_assignments_and_on_what_e
     qa = staff_session(live_server.url, requester_sessions, role="qa")
     assert assignment_id not in qa.get(live_server.url + "/dashboard/audit").text
     assert assignment_id not in qa.get(live_server.url + "/dashboard/audit.csv").text
+
+
+def test_a_bulk_approval_states_the_money_first_then_decides_each_selected_assignment_once(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, _, worker_id, assignments = seed(requester_sessions, held=3, reward="0.50")
+    http = staff_session(live_server.url, requester_sessions)
+    page = http.get(f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}").text
+    boxes = BeautifulSoup(page, "html.parser").select('input[name="submission"][form="bulk"]')
+    assert len(boxes) == 3
+    chosen = [str(b["value"]) for b in boxes[:2]]
+    form = {"csrf_token": _token(page), "action": "approve", "back": "worker", "submission": chosen}
+    confirm = http.post(live_server.url + "/dashboard/bulk", data=form)
+    money = BeautifulSoup(confirm.text, "html.parser").find(id="money")
+    assert money is not None
+    assert "$1.00 in rewards" in money.get_text() and "$0.20 in fees" in money.get_text()
+    assert "Approve these 2 assignments and pay $1.20" in confirm.text
+    with session_scope(requester_sessions) as session:  # nothing decided by looking
+        assert session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all() == []
+    done = http.post(
+        live_server.url + "/dashboard/bulk/apply", data={**form, "csrf_token": _token(confirm.text)}
+    )
+    assert "2 assignments approved" in done.text
+    again = http.post(
+        live_server.url + "/dashboard/bulk/apply", data={**form, "csrf_token": _token(done.text)}
+    )
+    assert "0 assignments approved; 2 had been decided meanwhile" in again.text
+    with session_scope(requester_sessions) as session:
+        entries = session.scalars(select(OutboxEntry).where(OutboxEntry.campaign_id == campaign_id)).all()
+        audit = session.scalars(select(ReviewAction).where(ReviewAction.campaign_id == campaign_id)).all()
+        decisions = dict(
+            session.execute(
+                select(Submission.assignment_id, Submission.decision).where(Submission.worker_id == worker_id)
+            ).all()
+        )
+    assert sorted(e.target for e in entries if e.action == "approve") == sorted(assignments[:2])
+    assert sorted(a.assignments[0] for a in audit if a.assignments) == sorted(assignments[:2])
+    assert decisions == {assignments[0]: "approve", assignments[1]: "approve", assignments[2]: "held"}

@@ -12,11 +12,13 @@ once it commits.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hits.money import mturk_fee
 from hits.requester.files.campaign import QualityPolicy
 from hits.requester.quality import followups
 from hits.requester.quality.review import lock_worker_stats
@@ -188,6 +190,97 @@ def decide_held(
     )
     session.flush()
     return _ids(created)
+
+
+@dataclass(frozen=True)
+class BulkDone:
+    """What a decision on a selection did: outbox ids to send, and which assignments it decided."""
+
+    entry_ids: list[int]
+    decided: list[str]
+    #: Selected assignments that were no longer waiting (decided meanwhile): left as they are.
+    skipped: list[str]
+
+
+def decide_many(
+    session: Session,
+    submission_ids: list[int],
+    action: HeldDecision,
+    staff_id: int,
+    note: str,
+    feedback: str | None = None,
+    evidence_sha256: str | None = None,
+) -> BulkDone:
+    """Approve or reject a selection of held assignments, each once, with one audit row each.
+
+    The submissions are row-locked in id order and read afresh, then the workers' records in
+    worker order (the order a sync takes them in); an assignment decided meanwhile (by the
+    pipeline, the deadline approval or another reviewer) is skipped, not decided twice.
+    """
+    selected = list(
+        session.scalars(
+            select(Submission)
+            .where(Submission.id.in_(sorted(set(submission_ids))))
+            .order_by(Submission.id)
+            .with_for_update(of=Submission)
+            .execution_options(populate_existing=True)
+        )
+    )
+    held = [s for s in selected if s.decision == "held"]
+    skipped = [s.assignment_id for s in selected if s.decision != "held"]
+    created: list[int | OutboxEntry | None] = []
+    by_campaign: dict[int, list[Submission]] = {}
+    for submission in held:
+        by_campaign.setdefault(submission.published_hit.campaign_id, []).append(submission)
+    for campaign_id, submissions in sorted(by_campaign.items()):
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        records = lock_worker_stats(session, campaign_id, sorted({s.worker_id for s in submissions}))
+        policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+        for submission in submissions:
+            created.extend(
+                _decide(
+                    session, campaign, policy, records[submission.worker_id], submission, action, feedback
+                )
+            )
+            session.add(
+                ReviewAction(
+                    campaign_id=campaign_id,
+                    worker_id=submission.worker_id,
+                    staff_user_id=staff_id,
+                    action=action,
+                    note=note,
+                    assignments=[submission.assignment_id],
+                    evidence_sha256=evidence_sha256,
+                )
+            )
+    session.flush()
+    return BulkDone(_ids(created), [s.assignment_id for s in held], skipped)
+
+
+@dataclass(frozen=True)
+class SelectionCost:
+    """What approving a selection pays: the rewards, and the marketplace's fees on them."""
+
+    assignments: int
+    rewards: Decimal
+    fees: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        return self.rewards + self.fees
+
+
+def selection_cost(session: Session, submissions: list[Submission]) -> SelectionCost:
+    """The money a selection's approval moves (each campaign's reward and fee rate)."""
+    rewards = fees = Decimal("0.00")
+    for submission in submissions:
+        campaign = session.get(Campaign, submission.published_hit.campaign_id)
+        assert campaign is not None
+        reward = Decimal(str(campaign.spec.get("reward", "0") or "0"))
+        rewards += reward
+        fees += mturk_fee(reward, max_assignments=int(campaign.spec.get("assignments_per_hit", 1) or 1))
+    return SelectionCost(len(submissions), rewards, fees)
 
 
 def _as_decision(action: WorkerReview) -> HeldDecision:

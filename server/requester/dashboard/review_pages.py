@@ -204,6 +204,71 @@ def decide_submission(submission_id: int) -> Any:
     return redirect(url_for("dashboard.worker", campaign_id=campaign_id, worker_id=submission.worker_id))
 
 
+def _selected() -> list[Submission]:
+    """The held assignments ticked on the page, each in a campaign the user may see."""
+    ids = sorted({int(v) for v in request.form.getlist("submission") if v.isdigit()})
+    found = list(requester_session().scalars(select(Submission).where(Submission.id.in_(ids))))
+    for submission in found:
+        campaign_or_404(submission.published_hit.campaign_id)
+    return found
+
+
+@bp.post("/bulk")
+@staff_required
+def bulk_confirm() -> Any:
+    """Say what deciding the selection does, with the money involved, before anything is done."""
+    action = request.form.get("action", "")
+    if action not in DECISION_WORDS:
+        abort(400)
+    selected = [s for s in _selected() if s.decision == "held"]
+    if not selected:
+        flash("Select at least one held assignment first.", "error")
+        return redirect(request.referrer or url_for("dashboard.queue"))
+    return render_template(
+        "dashboard/bulk.html",
+        action=action,
+        selected=selected,
+        cost=qa_review.selection_cost(requester_session(), selected),
+        back=request.form.get("back", ""),
+        digest=_posted_digest() or "",
+    )
+
+
+@bp.post("/bulk/apply")
+@staff_required
+def bulk_apply() -> Any:
+    """Decide the confirmed selection: each assignment once, through the outbox, each in the log."""
+    action = request.form.get("action", "")
+    if action not in DECISION_WORDS:
+        abort(400)
+    selected = _selected()
+    feedback = (request.form.get("feedback") or "").strip()[:1024]
+    done = qa_review.decide_many(
+        requester_session(),
+        [s.id for s in selected],
+        cast(qa_review.HeldDecision, action),
+        signed_in_staff().id,
+        request.form.get("note", "")[:2000],
+        feedback=feedback or None,
+        evidence_sha256=_posted_digest(),
+    )
+    _send(done.entry_ids)
+    verb = "approved" if action == "approve" else "rejected"
+    said = f"{len(done.decided)} assignment{'s' if len(done.decided) != 1 else ''} {verb}"
+    if done.skipped:
+        said += f"; {len(done.skipped)} had been decided meanwhile and were left as they were"
+    flash(said + ".", "info")
+    back = request.form.get("back", "")
+    first = selected[0] if selected else None
+    if first is not None and back == "worker":
+        return redirect(
+            url_for(
+                "dashboard.worker", campaign_id=first.published_hit.campaign_id, worker_id=first.worker_id
+            )
+        )
+    return redirect(url_for("dashboard.queue"))
+
+
 def _send(entry_ids: list[int]) -> None:
     """Apply the outbox entries once the request's transaction commits (one task, in order)."""
     if entry_ids:
