@@ -184,7 +184,7 @@ def test_an_assignments_page_shows_the_item_the_answer_and_the_gold_expected(
     assert len(slots) == 2
     item, gold = (s.get_text(" ", strip=True).replace(" :", ":") for s in slots)
     assert "A red circle above a blue square." in item and "answer: 3" in item
-    assert "Two green triangles." in gold and "answer: 1" in gold and "expected.rating: 4" in gold
+    assert "Two green triangles." in gold and "answer: 1" in gold and "expected rating: 4" in gold
     assert "answered wrong" in gold
     images = [img["src"] for img in page.select("section.slot img")]
     assert images == [

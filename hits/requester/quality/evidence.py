@@ -122,7 +122,7 @@ def _fields(value: Any, label: str = "") -> list[Shown]:
     if isinstance(value, Mapping):
         out = []
         for key, inner in value.items():
-            out.extend(_fields(inner, f"{label}.{key}" if label else str(key)))
+            out.extend(_fields(inner, f"{label} {key}" if label else str(key)))
         return out
     if isinstance(value, str):
         is_image = value.lower().endswith(IMAGE_SUFFIXES) and "://" not in value and "/" not in value

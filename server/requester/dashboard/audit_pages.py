@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, render_template, request
+from sqlalchemy import select
 
 from hits.requester.campaigns.staff import scoped_campaign_ids
 from hits.requester.quality.audit import PER_PAGE, audit_csv, audit_log
+from hits.requester.tables.campaigns import Campaign
 from server.db import requester_session
 from server.requester.dashboard.base import bp, signed_in_staff, staff_required
 
@@ -31,8 +33,19 @@ def audit() -> Any:
         requester_session(), scoped_campaign_ids(signed_in_staff()), page=number, **_filters()
     )
     pages = max(1, -(-total // PER_PAGE))
+    campaigns = requester_session().execute(
+        select(Campaign.id, Campaign.name)
+        .where(Campaign.id.in_(scoped_campaign_ids(signed_in_staff())))
+        .order_by(Campaign.name)
+    )
     return render_template(
-        "dashboard/audit.html", rows=rows, total=total, page=number, pages=pages, args=request.args
+        "dashboard/audit.html",
+        rows=rows,
+        total=total,
+        page=number,
+        pages=pages,
+        args=request.args,
+        campaigns=list(campaigns),
     )
 
 
