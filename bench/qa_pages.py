@@ -1,0 +1,240 @@
+"""Server time of the QA review pages on a large campaign.
+
+``python -m bench.qa_pages [--hits 10000] [--assignments 3] [--database-url URL]`` seeds a
+campaign of ``--hits`` HITs (two items and one gold each) with ``--assignments`` submissions
+per HIT from 300 workers (every tenth worker flagged with all their work held), signs a
+reviewer in, and requests each QA page through the app in this process (no network): the
+queue (first and a later page), a flagged worker's page (about 300 assignments), one
+assignment's evidence, the audit log, the home page. Each page is requested ``--repeat``
+times; the median server time is printed, and its ratio to the floor measured in the same
+run: the sign-in page, the cheapest page the same app serves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, select
+from werkzeug.security import generate_password_hash
+
+from hits.db import make_engine, make_session_factory, session_scope
+from hits.requester.tables.campaigns import (
+    Campaign,
+    GoldItem,
+    HITSlot,
+    Item,
+    PublishedHIT,
+    ReviewAction,
+    StaffUser,
+    Submission,
+    WorkerStats,
+)
+from hits.schema import upgrade
+from hits.settings import load_settings
+
+WORKERS = 300
+
+
+def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, str, str]:
+    """The campaign; returns (campaign id, a flagged worker, one of their held assignments)."""
+    sessions = make_session_factory(make_engine(url))
+    workers = [f"A{n:012d}" for n in range(WORKERS)]
+    flagged = set(workers[::10])
+    with session_scope(sessions) as session:
+        campaign = Campaign(
+            name="qa-bench",
+            template="rating",
+            spec={"reward": "0.10", "assignments_per_hit": per_hit, "quality": {"accuracy_threshold": 0.6}},
+            budget=Decimal("100000"),
+            status="review",
+        )
+        session.add(campaign)
+        session.flush()
+        cid = campaign.id
+        session.execute(
+            insert(Item),
+            [
+                {
+                    "campaign_id": cid,
+                    "external_id": f"i{n}",
+                    "payload": {"image": f"{n}.png", "sentence": "A shape."},
+                }
+                for n in range(2 * hits)
+            ],
+        )
+        session.execute(
+            insert(GoldItem),
+            [
+                {
+                    "campaign_id": cid,
+                    "external_id": f"g{n}",
+                    "payload": {"image": f"g{n}.png", "sentence": "Gold."},
+                    "answer": {"rating": 3},
+                }
+                for n in range(hits)
+            ],
+        )
+        items = list(session.scalars(select(Item.id).where(Item.campaign_id == cid).order_by(Item.id)))
+        golds = list(
+            session.scalars(select(GoldItem.id).where(GoldItem.campaign_id == cid).order_by(GoldItem.id))
+        )
+        session.execute(
+            insert(PublishedHIT),
+            [
+                {
+                    "campaign_id": cid,
+                    "mturk_hit_id": f"3H{n:012d}",
+                    "status": "complete",
+                    "page_token": f"{n:032x}",
+                }
+                for n in range(hits)
+            ],
+        )
+        published = list(session.scalars(select(PublishedHIT.id).where(PublishedHIT.campaign_id == cid)))
+        session.execute(
+            insert(HITSlot),
+            [
+                row
+                for n, pid in enumerate(published)
+                for row in (
+                    {"published_hit_id": pid, "position": 0, "item_id": items[2 * n]},
+                    {"published_hit_id": pid, "position": 1, "item_id": items[2 * n + 1]},
+                    {"published_hit_id": pid, "position": 2, "gold_item_id": golds[n]},
+                )
+            ],
+        )
+        rows = []
+        held_of: dict[str, str] = {}
+        for n, pid in enumerate(published):
+            for k, worker in enumerate(rng.sample(workers, per_hit)):
+                bad = worker in flagged
+                assignment = f"3A{n:010d}{k:02d}"
+                rows.append(
+                    {
+                        "assignment_id": assignment,
+                        "published_hit_id": pid,
+                        "worker_id": worker,
+                        "answers": {"answers": [rng.randint(1, 4), rng.randint(1, 4), 3 if not bad else 1]},
+                        "work_seconds": rng.uniform(20, 90),
+                        "gold_correct": 0 if bad else 1,
+                        "gold_total": 1,
+                        "graded": True,
+                        "decision": "held" if bad else "approve",
+                        "evidence": {"signals": {"suspicious": ["straightline"]}, "held_for": "flag"}
+                        if bad
+                        else {},
+                    }
+                )
+                if bad:
+                    held_of.setdefault(worker, assignment)
+        session.execute(insert(Submission), rows)
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row["worker_id"]] = counts.get(row["worker_id"], 0) + 1
+        session.execute(
+            insert(WorkerStats),
+            [
+                {
+                    "campaign_id": cid,
+                    "worker_id": w,
+                    "gold_correct": 0 if w in flagged else n,
+                    "gold_total": n,
+                    "assignments": n,
+                    "approved": 0 if w in flagged else n,
+                    "rejected": 0,
+                    "flagged": w in flagged,
+                    "flag_reason": "gold accuracy low; suspicious signals: straightline"
+                    if w in flagged
+                    else None,
+                }
+                for w, n in counts.items()
+            ],
+        )
+        staff = StaffUser(
+            username="bench", password_hash=generate_password_hash("bench-password"), role="admin"
+        )
+        session.add(staff)
+        session.flush()
+        session.execute(
+            insert(ReviewAction),
+            [
+                {
+                    "campaign_id": cid,
+                    "worker_id": workers[n % WORKERS],
+                    "staff_user_id": staff.id,
+                    "action": "approve",
+                    "note": "looked fine",
+                    "assignments": [rows[n]["assignment_id"]],
+                }
+                for n in range(2000)
+            ],
+        )
+        worker = workers[0]
+        return cid, worker, held_of[worker]
+
+
+def timed(client: Any, path: str, repeat: int) -> float:
+    """Median server time of ``path`` in milliseconds (the first request, warming caches, left out)."""
+    assert client.get(path).status_code == 200, path
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        response = client.get(path)
+        times.append((time.perf_counter() - start) * 1000)
+        assert response.status_code == 200, (path, response.status_code)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hits", type=int, default=10_000)
+    parser.add_argument("--assignments", type=int, default=3, help="per HIT")
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--database-url", default=None, help="the requester database (default: SQLite)")
+    args = parser.parse_args()
+    var_dir = Path(tempfile.mkdtemp(prefix="hitforge-qa-bench-"))
+    env = {**os.environ, "HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_SECRET_KEY": "bench-" * 6}
+    if args.database_url:
+        env["HITFORGE_DATABASE_URL"] = args.database_url
+    settings = load_settings(env)
+    upgrade(settings)
+    started = time.perf_counter()
+    campaign_id, worker, assignment = seed(
+        settings.database_url, args.hits, args.assignments, random.Random(7)
+    )
+    print(
+        f"seeded {args.hits} HITs, {args.hits * args.assignments} assignments "
+        f"in {time.perf_counter() - started:.1f} s ({settings.database_url.split(':')[0]})"
+    )
+    from server import create_app
+
+    app = create_app({"WTF_CSRF_ENABLED": False}, settings=settings)
+    client = app.test_client()
+    response = client.post("/dashboard/signin", data={"username": "bench", "password": "bench-password"})
+    assert response.status_code == 302, response.status_code
+    floor = timed(client, "/dashboard/signin", args.repeat)
+    pages = {
+        "queue": "/dashboard/queue",
+        "queue, page 2 of flagged": "/dashboard/queue?reason=flagged&page=2",
+        "worker page": f"/dashboard/workers/{campaign_id}/{worker}",
+        "assignment evidence": f"/dashboard/assignments/{assignment}",
+        "audit log": "/dashboard/audit",
+        "home": "/dashboard/",
+    }
+    print(f"floor (sign-in page): {floor:.1f} ms")
+    print(f"{'page':28} {'median ms':>10} {'x floor':>8}")
+    for name, path in pages.items():
+        ms = timed(client, path, args.repeat)
+        print(f"{name:28} {ms:10.1f} {ms / floor:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
