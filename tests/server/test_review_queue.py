@@ -41,6 +41,10 @@ def seed(  # type: ignore[no-untyped-def]
     template: str = "rating",
     decision: str = "held",
     threshold: float = 0.6,
+    item_payload: dict | None = None,
+    gold_payload: dict | None = None,
+    gold_answer: object = None,
+    answers: list | None = None,
 ) -> tuple[int, str, str, list[str]]:
     """A campaign with one worker's work: (campaign id, name, worker id, assignment ids)."""
     worker_id = _worker()
@@ -57,13 +61,13 @@ def seed(  # type: ignore[no-untyped-def]
         item = Item(
             campaign_id=campaign.id,
             external_id="i1",
-            payload={"image": "scene.png", "sentence": "A red circle above a blue square."},
+            payload=item_payload or {"image": "scene.png", "sentence": "A red circle above a blue square."},
         )
         gold_item = GoldItem(
             campaign_id=campaign.id,
             external_id="g1",
-            payload={"image": "gold.png", "sentence": "Two green triangles."},
-            answer={"rating": 4},
+            payload=gold_payload or {"image": "gold.png", "sentence": "Two green triangles."},
+            answer=gold_answer if gold_answer is not None else {"rating": 4},
         )
         session.add_all([item, gold_item])
         session.flush()
@@ -86,7 +90,7 @@ def seed(  # type: ignore[no-untyped-def]
                     assignment_id=assignment_id,
                     published_hit_id=published.id,
                     worker_id=worker_id,
-                    answers={"answers": [3, 1]},
+                    answers={"answers": answers if answers is not None else [3, 1]},
                     decision=decision,
                     work_seconds=42.0,
                     gold_correct=0,
@@ -175,7 +179,8 @@ def test_a_reviewer_sees_only_the_queue_of_campaigns_assigned_to_them(
 def test_an_assignments_page_shows_the_item_the_answer_and_the_gold_expected(
     live_server, requester_sessions
 ) -> None:
-    campaign_id, name, worker_id, (assignment_id,) = seed(requester_sessions)
+    """A template without a view of its own (write): every field shown, answered and expected."""
+    campaign_id, name, worker_id, (assignment_id,) = seed(requester_sessions, template="write")
     http = staff_session(live_server.url, requester_sessions)
     response = http.get(f"{live_server.url}/dashboard/assignments/{assignment_id}")
     assert response.status_code == 200
@@ -194,6 +199,29 @@ def test_an_assignments_page_shows_the_item_the_answer_and_the_gold_expected(
     signals = page.find(id="signals")
     assert signals is not None and "gave the same answer to nearly every item" in signals.get_text()
     assert "42 s" in page.get_text() and name in page.get_text()
+
+
+def test_the_rating_templates_own_view_marks_the_workers_rating_and_golds_on_the_scale(
+    live_server, requester_sessions
+) -> None:
+    campaign_id, _, _, (assignment_id,) = seed(requester_sessions, template="rating")
+    http = staff_session(live_server.url, requester_sessions)
+    page = BeautifulSoup(
+        http.get(f"{live_server.url}/dashboard/assignments/{assignment_id}").text, "html.parser"
+    )
+    item, gold = page.select("section.slot")
+    assert "A red circle above a blue square." in item.get_text()
+    (given,) = item.select("li.given")
+    assert given.get_text(strip=True).startswith("3:") and "the worker's rating" in given.get_text()
+    assert item.select("li.wanted") == []
+    (gold_given,) = gold.select("li.given")
+    (gold_wanted,) = gold.select("li.wanted")
+    assert gold_given.get_text(strip=True).startswith("1:")
+    assert gold_wanted.get_text(strip=True).startswith("4:") and "expected" in gold_wanted.get_text()
+    assert [img["src"] for img in page.select("section.slot img")] == [
+        f"/dashboard/campaigns/{campaign_id}/media/scene.png",
+        f"/dashboard/campaigns/{campaign_id}/media/gold.png",
+    ]
 
 
 def test_flag_buttons_are_only_for_flagged_workers_and_say_what_they_do(
@@ -365,3 +393,35 @@ def test_a_bulk_approval_states_the_money_first_then_decides_each_selected_assig
     assert sorted(e.target for e in entries if e.action == "approve") == sorted(assignments[:2])
     assert sorted(a.assignments[0] for a in audit if a.assignments) == sorted(assignments[:2])
     assert decisions == {assignments[0]: "approve", assignments[1]: "approve", assignments[2]: "held"}
+
+
+def test_the_spans_templates_own_view_highlights_the_workers_marks_and_golds(
+    live_server, requester_sessions
+) -> None:
+    text = {"image": "s.png", "correct": "A <b>red</b> circle.", "generated": "A blue circle & a cat."}
+    _, _, _, (assignment_id,) = seed(
+        requester_sessions,
+        template="spans",
+        item_payload=text,
+        gold_payload=text,
+        gold_answer={"mistakes": [[2, 6]], "missing": []},
+        answers=[{"mistakes": [[16, 21]], "missing": [[2, 12]]}, {"mistakes": [[2, 6]], "missing": []}],
+    )
+    http = staff_session(live_server.url, requester_sessions)
+    response = http.get(f"{live_server.url}/dashboard/assignments/{assignment_id}")
+    assert "<b>red</b>" not in response.text  # the texts are escaped, marks or not
+    item, gold = BeautifulSoup(response.text, "html.parser").select("section.slot")
+    assert [m.get_text() for m in item.select("mark.given")] == ["a cat", "<b>red</b>"]
+    assert [m.get_text() for m in gold.select("mark.given")] == ["blue"]
+    assert [m.get_text() for m in gold.select("mark.wanted")] == ["blue"]
+
+
+def test_marking_spans_escapes_the_text_and_skips_marks_that_make_no_sense() -> None:
+    from server.requester.dashboard.base import marked
+
+    assert str(marked("a <i>b</i> c", [[2, 10]])) == 'a <mark class="marked">&lt;i&gt;b&lt;/i&gt;</mark> c'
+    # Overlapping, reversed, negative and non-integer spans are left out, never raise.
+    assert str(marked("abcdef", [[0, 2], [1, 3], [4, 3], [-1, 2], ["x", 4], [4, 6]])) == (
+        '<mark class="marked">ab</mark>cd<mark class="marked">ef</mark>'
+    )
+    assert str(marked("abc", None)) == "abc"

@@ -60,6 +60,10 @@ class SlotEvidence:
     #: Gold: whether the answer passed; items: the share of other workers who answered alike.
     passed: bool | None = None
     agreement: tuple[int, int] | None = None
+    #: The same, unflattened, for a template's own evidence view (``<template>/evidence.html``).
+    payload: Any = None
+    raw_answer: Any = None
+    raw_expected: Any = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ class AssignmentEvidence:
     other_answers: list[Shown] = field(default_factory=list)
     #: What the quality model recorded about the assignment beyond the signals above.
     recorded: list[Shown] = field(default_factory=list)
+    #: The template's answer-free page values (a rating scale), for its evidence view.
+    template_context: dict[str, Any] = field(default_factory=dict)
 
     @property
     def held(self) -> bool:
@@ -226,6 +232,9 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
                     gold=True,
                     expected=_fields(slot.gold.answer, "expected"),
                     passed=_passed(template, answer, slot.gold.answer, slot.gold.payload, options),
+                    payload=slot.payload,
+                    raw_answer=answer,
+                    raw_expected=slot.gold.answer,
                 )
             )
         else:
@@ -238,6 +247,8 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
                     _fields(answer, "answer"),
                     gold=False,
                     agreement=(alike, len(theirs)) if theirs else None,
+                    payload=slot.payload,
+                    raw_answer=answer,
                 )
             )
     seconds = [
@@ -261,4 +272,5 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
         decisions=decisions_of(session, campaign.id, submission.worker_id),
         other_answers=_other_answers(submission, len(slots)),
         recorded=_recorded(submission),
+        template_context=template.page_context(),
     )

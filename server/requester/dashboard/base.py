@@ -21,6 +21,7 @@ from flask import (
     request,
     url_for,
 )
+from markupsafe import Markup, escape
 
 from hits.requester.campaigns.staff import may_see_campaign
 from hits.requester.tables.campaigns import StaffUser
@@ -38,6 +39,23 @@ def as_json(value: Any) -> str:
     reading a worker's evidence should not have to decode.)
     """
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@bp.app_template_filter("marked")
+def marked(text: str, spans: Any, css: str = "marked") -> Markup:
+    """``text`` with the character ``spans`` ([start, end] pairs) in ``<mark>``, escaped (evidence views)."""
+    out, at = [], 0
+    valid = sorted(
+        (int(s), int(e)) for s, e in (spans or []) if isinstance(s, int) and isinstance(e, int) and 0 <= s < e
+    )
+    for start, end in valid:
+        if start < at:
+            continue
+        out.append(escape(text[at:start]))
+        out.append(Markup('<mark class="{}">').format(css) + escape(text[start:end]) + Markup("</mark>"))
+        at = end
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
 
 
 def current_staff() -> StaffUser | None:
