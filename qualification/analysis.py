@@ -15,6 +15,10 @@ from scipy import stats
 
 TOO_EASY = 0.95
 TOO_HARD = 0.2
+#: Answers an item needs before it is called too easy, too hard or misleading: one answer (or
+#: three) says nothing about an item.
+MIN_FLAG_RESPONSES = 5
+TOO_FEW = "too few answers to judge"
 
 
 @dataclass(frozen=True)
@@ -34,11 +38,14 @@ def item_analysis(
     too_easy: float = TOO_EASY,
     too_hard: float = TOO_HARD,
     min_responses: int = 2,
+    min_flag_responses: int = MIN_FLAG_RESPONSES,
 ) -> list[ItemStats]:
     """Per item: share correct, point-biserial correlation with the rest score, and flags.
 
     Flags: ``too easy`` (p > too_easy), ``too hard`` (p < too_hard),
-    ``negative discrimination`` (correlation < 0). Rows are sorted by item id.
+    ``negative discrimination`` (correlation < 0), each only once the item has
+    ``min_flag_responses`` answers; before that, ``too few answers to judge``.
+    Rows are sorted by item id.
     """
     responses: dict[str, list[tuple[bool, float]]] = {}
     for attempt in attempts:
@@ -59,11 +66,13 @@ def item_analysis(
                 value = float(stats.pointbiserialr(xs, ys).statistic)
                 r = None if math.isnan(value) else value
         flags = []
-        if p > too_easy:
+        if len(pairs) < min_flag_responses:
+            flags.append(TOO_FEW)
+        elif p > too_easy:
             flags.append("too easy")
-        if p < too_hard:
+        if len(pairs) >= min_flag_responses and p < too_hard:
             flags.append("too hard")
-        if r is not None and r < 0:
+        if len(pairs) >= min_flag_responses and r is not None and r < 0:
             flags.append("negative discrimination")
         rows.append(ItemStats(item_id, len(pairs), p, r, tuple(flags)))
     return rows

@@ -40,7 +40,7 @@ def test_planted_bad_item_is_flagged() -> None:
 
 def test_p_value_and_undefined_correlation() -> None:
     attempts = [{"a": True, "b": True}, {"a": True, "b": False}, {"a": True, "b": True}]
-    rows = {r.item_id: r for r in item_analysis(attempts)}
+    rows = {r.item_id: r for r in item_analysis(attempts, min_flag_responses=3)}
     assert rows["a"].p_value == 1.0 and rows["a"].discrimination is None  # no variance
     assert rows["a"].flags == ("too easy",)
     assert rows["b"].p_value == pytest.approx(2 / 3)
@@ -54,6 +54,14 @@ def test_rest_score_excludes_the_item_itself() -> None:
         {"x": True, "y": False, "z": False},
         {"x": False, "y": True, "z": True},
     ]
-    x = next(r for r in item_analysis(attempts) if r.item_id == "x")
+    x = next(r for r in item_analysis(attempts, min_flag_responses=4) if r.item_id == "x")
     assert x.discrimination is not None and math.isclose(x.discrimination, -1.0)
     assert "negative discrimination" in x.flags
+
+
+def test_an_item_is_not_judged_on_one_answer() -> None:
+    """One right answer made an item "too easy" on the dashboard: too few answers say nothing."""
+    rows = {r.item_id: r for r in item_analysis([{"a": True, "b": False}])}
+    assert rows["a"].flags == rows["b"].flags == ("too few answers to judge",)
+    five = [{"a": True, "b": False}] * 5
+    assert {r.item_id: r.flags for r in item_analysis(five)} == {"a": ("too easy",), "b": ("too hard",)}

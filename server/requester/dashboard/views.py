@@ -31,7 +31,7 @@ from hits.requester.tables.campaigns import (
     WorkerStats,
 )
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
-from qualification.analysis import item_analysis
+from qualification.analysis import MIN_FLAG_RESPONSES, item_analysis
 from qualification.delivery import waiting_tests
 from server.db import requester_session
 from server.requester.dashboard.base import bp, campaign_or_404, signed_in_staff, staff_required
@@ -166,4 +166,6 @@ def item_analysis_view(test_id: int) -> Any:
         )
     ).all()
     rows = item_analysis([dict(c) for c in graded if c]) if graded else []
-    return render_template("dashboard/items.html", test=test, rows=rows, attempts=len(graded))
+    return render_template(
+        "dashboard/items.html", test=test, rows=rows, attempts=len(graded), min_answers=MIN_FLAG_RESPONSES
+    )
