@@ -11,13 +11,12 @@ from hits.requester.campaigns.staff import scoped_campaign_ids
 from hits.requester.quality.audit import PER_PAGE, audit_csv, audit_log
 from hits.requester.tables.campaigns import Campaign
 from server.db import requester_session
-from server.requester.dashboard.base import bp, signed_in_staff, staff_required
+from server.requester.dashboard.base import bp, page_number, row_id, signed_in_staff, staff_required
 
 
 def _filters() -> dict[str, Any]:
-    campaign = request.args.get("campaign", "")
     return {
-        "campaign_id": int(campaign) if campaign.isdigit() else None,
+        "campaign_id": row_id(request.args.get("campaign")),
         "worker_id": request.args.get("worker") or None,
         "reviewer": request.args.get("reviewer") or None,
     }
@@ -27,8 +26,7 @@ def _filters() -> dict[str, Any]:
 @staff_required
 def audit() -> Any:
     """The log, newest first, within the campaigns the user may see."""
-    page = request.args.get("page", "1")
-    number = int(page) if page.isdigit() and int(page) > 0 else 1
+    number = page_number(request.args.get("page"))
     rows, total = audit_log(
         requester_session(), scoped_campaign_ids(signed_in_staff()), page=number, **_filters()
     )

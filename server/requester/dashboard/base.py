@@ -58,6 +58,27 @@ def marked(text: str, spans: Any, css: str = "marked") -> Markup:
     return Markup("").join(out)
 
 
+#: Row ids are 32-bit INTEGERs: a larger number names nothing (and would overflow the driver).
+MAX_ROW_ID = 2**31 - 1
+#: No list has this many pages; a larger page number is read as the last one there could be.
+MAX_PAGE = 1_000_000
+
+
+def row_id(value: str | None) -> int | None:
+    """A row id from a form or query value: digits naming a possible row, else None."""
+    if value is None or not value.isdigit() or len(value) > 10:
+        return None
+    number = int(value)
+    return number if 0 < number <= MAX_ROW_ID else None
+
+
+def page_number(value: str | None) -> int:
+    """A page number from the query: 1 unless it is digits, at most ``MAX_PAGE``."""
+    if value is None or not value.isdigit() or len(value) > 7:
+        return 1
+    return min(max(int(value), 1), MAX_PAGE)
+
+
 def current_staff() -> StaffUser | None:
     if "staff" not in g:
         g.staff = staff_signin.signed_in_user()

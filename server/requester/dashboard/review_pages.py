@@ -20,16 +20,18 @@ from hits.requester.quality.live_copying import pairs_of
 from hits.requester.quality.review_queue import REASONS, Reason, review_queue
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
 from server.db import requester_session
-from server.requester.dashboard.base import bp, campaign_or_404, signed_in_staff, staff_required
+from server.requester.dashboard.base import (
+    bp,
+    campaign_or_404,
+    page_number,
+    row_id,
+    signed_in_staff,
+    staff_required,
+)
 from server.task_queue import send_after_commit
 
 #: What each decision on one held assignment does, said on its button.
 DECISION_WORDS = {"approve": "Approve and pay", "reject": "Reject (the worker reads the reason)"}
-
-
-def _int_arg(name: str) -> int | None:
-    value = request.args.get(name, "")
-    return int(value) if value.isdigit() else None
 
 
 @bp.get("/queue")
@@ -40,10 +42,10 @@ def queue() -> Any:
     page = review_queue(
         requester_session(),
         scoped_campaign_ids(signed_in_staff()),
-        campaign_id=_int_arg("campaign"),
+        campaign_id=row_id(request.args.get("campaign")),
         template=request.args.get("template") or None,
         reason=cast(Reason, reason) if reason in REASONS else None,
-        page=_int_arg("page") or 1,
+        page=page_number(request.args.get("page")),
     )
     return render_template("dashboard/queue.html", page=page, reasons=REASONS, args=request.args)
 
@@ -206,7 +208,7 @@ def decide_submission(submission_id: int) -> Any:
 
 def _selected() -> list[Submission]:
     """The held assignments ticked on the page, each in a campaign the user may see."""
-    ids = sorted({int(v) for v in request.form.getlist("submission") if v.isdigit()})
+    ids = sorted({n for n in map(row_id, request.form.getlist("submission")) if n is not None})
     found = list(requester_session().scalars(select(Submission).where(Submission.id.in_(ids))))
     for submission in found:
         campaign_or_404(submission.published_hit.campaign_id)
