@@ -83,6 +83,7 @@ def test_dashboard_pages_have_no_accessibility_violations(axe_page, live_server,
         f"/dashboard/workers/{campaign_id}/{worker_id}",
         f"/dashboard/assignments/{assignment_id}",
         "/dashboard/audit",
+        f"/dashboard/workers/{worker_id}",
     ):
         page.goto(base + path)
         assert "/signin" not in page.url, path

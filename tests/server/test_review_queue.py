@@ -446,3 +446,77 @@ def test_numbers_no_row_can_have_get_an_answer_not_a_server_error(live_server, r
         )
         said = response.text
         assert response.status_code == 200 and ("Select at least one" in said or "0 assignments" in said)
+
+
+def test_a_workers_profile_spans_their_campaigns_within_the_users_scope(
+    live_server, requester_sessions
+) -> None:
+    first = seed(requester_sessions, held=2, gold=(1, 4))
+    worker_id = first[2]
+    with session_scope(requester_sessions) as session:
+        # The same worker in a second campaign, approved there, with a bonus and a message on record.
+        campaign = Campaign(
+            name=first[1] + "-b", template="select", spec={"reward": "0.25"}, budget=Decimal("5")
+        )
+        session.add(campaign)
+        session.flush()
+        published = PublishedHIT(campaign_id=campaign.id, status="complete", mturk_hit_id="3HB" + worker_id)
+        session.add(published)
+        session.flush()
+        session.add(
+            Submission(
+                assignment_id="3AB" + worker_id,
+                published_hit_id=published.id,
+                worker_id=worker_id,
+                answers={"answers": [[0]]},
+                decision="approve",
+                graded=True,
+                gold_correct=2,
+                gold_total=2,
+            )
+        )
+        session.add(WorkerStats(campaign_id=campaign.id, worker_id=worker_id, gold_correct=2, gold_total=2))
+        session.add_all(
+            [
+                OutboxEntry(
+                    campaign_id=campaign.id,
+                    action="bonus",
+                    target=f"c{campaign.id}:{worker_id}",
+                    payload={"amount": "0.50", "reason": "Excellent checks."},
+                ),
+                OutboxEntry(
+                    campaign_id=campaign.id,
+                    action="notify",
+                    target=f"n{campaign.id}:{worker_id}",
+                    payload={"worker_id": worker_id, "subject": "About your work", "message": "..."},
+                ),
+                OutboxEntry(  # about someone else: not on this worker's profile
+                    campaign_id=campaign.id,
+                    action="bonus",
+                    target=f"c{campaign.id}:AOTHER",
+                    payload={"amount": "9.99", "reason": "Not theirs."},
+                ),
+            ]
+        )
+        second_id = campaign.id
+    http = staff_session(live_server.url, requester_sessions)
+    page = BeautifulSoup(http.get(f"{live_server.url}/dashboard/workers/{worker_id}").text, "html.parser")
+    campaigns = page.find("table", id="campaigns")
+    assert campaigns is not None
+    names = [a.get_text() for a in campaigns.select("tbody a")]
+    assert names == sorted([first[1], first[1] + "-b"])
+    actions = page.find("table", id="actions")
+    assert actions is not None
+    text = actions.get_text(" ")
+    assert "$0.50: Excellent checks." in text and "About your work" in text and "9.99" not in text
+    summary = page.find(id="summary")
+    assert summary is not None and "$0.25 in approved rewards" in summary.get_text()
+    # A reviewer assigned only the second campaign sees only it; one assigned neither, nothing.
+    qa = staff_session(live_server.url, requester_sessions, role="qa")
+    assert qa.get(f"{live_server.url}/dashboard/workers/{worker_id}").status_code == 404
+    with session_scope(requester_sessions) as session:
+        user = session.scalars(select(StaffUser).order_by(StaffUser.id.desc())).first()
+        assert user is not None
+        assign_campaign(session, user.username, str(second_id))
+    seen = BeautifulSoup(qa.get(f"{live_server.url}/dashboard/workers/{worker_id}").text, "html.parser")
+    assert [a.get_text() for a in seen.select("#campaigns tbody a")] == [first[1] + "-b"]

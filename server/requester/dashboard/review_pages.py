@@ -13,11 +13,12 @@ from typing import Any, cast
 from flask import abort, flash, redirect, render_template, request, send_from_directory, url_for
 from sqlalchemy import select
 
-from hits.requester.campaigns.staff import scoped_campaign_ids
+from hits.requester.campaigns.staff import scoped_campaign_ids, visible_test_ids
 from hits.requester.quality import qa_review
 from hits.requester.quality.evidence import assignment_evidence, decisions_of, digest_of, evidence_digest
 from hits.requester.quality.live_copying import pairs_of
 from hits.requester.quality.review_queue import REASONS, Reason, review_queue
+from hits.requester.quality.worker_profile import worker_profile
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
 from server.db import requester_session
 from server.requester.dashboard.base import (
@@ -83,6 +84,18 @@ def campaign_media(campaign_id: int, name: str) -> Any:
     if not media or "/" in name or "\\" in name:
         abort(404)
     return send_from_directory(Path(media), name, max_age=3600)
+
+
+@bp.get("/workers/<worker_id>")
+@staff_required
+def worker_profile_page(worker_id: str) -> Any:
+    """A worker across the user's campaigns: standing, gold over time, actions, qualification tests."""
+    rs = requester_session()
+    staff = signed_in_staff()
+    profile = worker_profile(rs, scoped_campaign_ids(staff), worker_id, visible_test_ids(rs, staff))
+    if not profile.campaigns:
+        abort(404)  # a worker outside the user's campaigns is a worker that does not exist
+    return render_template("dashboard/profile.html", p=profile)
 
 
 @bp.get("/workers/<int:campaign_id>/<worker_id>")

@@ -1,0 +1,187 @@
+"""A worker across the campaigns a user may see: standing, gold over time, the recent window, actions.
+
+What the requester side knows of a worker: each campaign's record, their
+assignments with their gold and decisions, what the outbox did to them
+(bonuses, blocks, messages, qualification scores) and their qualification
+test attempts. Reads only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session
+
+from hits.requester.files.campaign import QualityPolicy
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
+
+#: Outbox actions that are about a worker rather than one assignment, in words.
+WORKER_ACTIONS = {
+    "bonus": "bonus",
+    "block": "blocked",
+    "notify": "message sent",
+    "qualify": "qualification score sent",
+}
+
+
+@dataclass(frozen=True)
+class CampaignStanding:
+    """The worker's record in one campaign."""
+
+    campaign_id: int
+    campaign_name: str
+    template: str
+    stats: WorkerStats
+    threshold: float
+    #: Gold in the latest window the quality model weighs (``recent_gold`` answers), right of total.
+    recent: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class GoldPoint:
+    """Cumulative gold accuracy after one graded assignment, in submission order."""
+
+    when: datetime | None
+    campaign_name: str
+    correct: int
+    total: int
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class WorkerAction:
+    """Something the outbox did (or is to do) to the worker."""
+
+    when: datetime
+    campaign_name: str
+    what: str
+    detail: str
+    status: str
+
+
+@dataclass
+class WorkerProfile:
+    """Everything the dashboard shows of one worker."""
+
+    worker_id: str
+    campaigns: list[CampaignStanding] = field(default_factory=list)
+    gold: list[GoldPoint] = field(default_factory=list)
+    actions: list[WorkerAction] = field(default_factory=list)
+    attempts: list[tuple[QualificationAttempt, str]] = field(default_factory=list)
+    decisions: dict[str, int] = field(default_factory=dict)
+    paid: Decimal = Decimal("0.00")
+
+
+def _recent(gold: list[tuple[int, int]], window: int) -> tuple[int, int]:
+    """Gold right and total over the newest assignments that hold ``window`` gold answers."""
+    right = total = 0
+    for correct, seen in reversed(gold):
+        if total >= window:
+            break
+        right, total = right + correct, total + seen
+    return right, total
+
+
+def _detail(entry: OutboxEntry) -> str:
+    payload: dict[str, Any] = entry.payload or {}
+    if entry.action == "bonus":
+        return f"${payload.get('amount', '?')}: {payload.get('reason', '')}".rstrip(": ")
+    if entry.action == "notify":
+        return str(payload.get("subject", ""))
+    if entry.action == "block":
+        return str(payload.get("reason", ""))
+    return f"value {payload.get('value', '?')}"
+
+
+def _about(entry: OutboxEntry, worker_id: str) -> bool:
+    payload: dict[str, Any] = entry.payload or {}
+    return payload.get("worker_id") == worker_id or entry.target.endswith(f":{worker_id}")
+
+
+def worker_profile(
+    session: Session,
+    visible: Collection[int] | Select[int],
+    worker_id: str,
+    tests: Collection[int] | None = None,
+) -> WorkerProfile:
+    """The worker's profile over the campaigns in ``visible`` (and the qualification tests in
+    ``tests``; None: every test); empty when they worked on none of those campaigns."""
+    profile = WorkerProfile(worker_id)
+    records = list(
+        session.scalars(
+            select(WorkerStats).where(
+                WorkerStats.worker_id == worker_id, WorkerStats.campaign_id.in_(visible)
+            )
+        )
+    )
+    campaigns = {
+        c.id: c
+        for c in session.scalars(select(Campaign).where(Campaign.id.in_([r.campaign_id for r in records])))
+    }
+    submissions = session.execute(
+        select(Submission, PublishedHIT.campaign_id)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(Submission.worker_id == worker_id, PublishedHIT.campaign_id.in_(list(campaigns)))
+        .order_by(Submission.submitted_at, Submission.id)
+    ).all()
+    per_campaign: dict[int, list[tuple[int, int]]] = {}
+    correct = total = 0
+    for submission, campaign_id in submissions:
+        decision = submission.decision or "not decided yet"
+        profile.decisions[decision] = profile.decisions.get(decision, 0) + 1
+        if submission.decision == "approve":
+            profile.paid += Decimal(str(campaigns[campaign_id].spec.get("reward", "0") or "0"))
+        if submission.graded and submission.gold_total:
+            per_campaign.setdefault(campaign_id, []).append((submission.gold_correct, submission.gold_total))
+            correct, total = correct + submission.gold_correct, total + submission.gold_total
+            profile.gold.append(
+                GoldPoint(submission.submitted_at, campaigns[campaign_id].name, correct, total)
+            )
+    for record in sorted(records, key=lambda r: campaigns[r.campaign_id].name):
+        campaign = campaigns[record.campaign_id]
+        policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+        window = policy.recent_gold or policy.min_gold
+        profile.campaigns.append(
+            CampaignStanding(
+                campaign.id,
+                campaign.name,
+                campaign.template,
+                record,
+                policy.accuracy_threshold,
+                _recent(per_campaign.get(campaign.id, []), window),
+            )
+        )
+    for entry in session.scalars(
+        select(OutboxEntry)
+        .where(OutboxEntry.campaign_id.in_(list(campaigns)), OutboxEntry.action.in_(list(WORKER_ACTIONS)))
+        .order_by(OutboxEntry.created_at, OutboxEntry.id)
+    ):
+        if _about(entry, worker_id):
+            profile.actions.append(
+                WorkerAction(
+                    entry.created_at,
+                    campaigns[entry.campaign_id].name,
+                    WORKER_ACTIONS[entry.action],
+                    _detail(entry),
+                    "done" if entry.status == "done" else "waiting to be applied",
+                )
+            )
+    attempts = (
+        select(QualificationAttempt, QualificationTest.name)
+        .join(QualificationTest, QualificationTest.id == QualificationAttempt.test_id)
+        .where(QualificationAttempt.worker_id == worker_id)
+        .order_by(QualificationAttempt.started_at)
+    )
+    if tests is not None:
+        attempts = attempts.where(QualificationAttempt.test_id.in_(list(tests)))
+    profile.attempts = [(attempt, name) for attempt, name in session.execute(attempts).all()]
+    return profile
