@@ -60,6 +60,13 @@
       wanted = false;
     }
     if (wanted) {
+      // Once: a reload of this page must not accept yet another HIT (the next HIT's work page
+      // stores the box's state again).
+      try {
+        window.sessionStorage.removeItem(KEY + next.dataset.hitTypeId);
+      } catch (e) {
+        // nothing stored to remove
+      }
       next.submit();
     }
   }

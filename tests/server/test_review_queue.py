@@ -436,6 +436,7 @@ def test_numbers_no_row_can_have_get_an_answer_not_a_server_error(live_server, r
         f"/dashboard/audit?campaign={big}&page={big}",
         f"/dashboard/audit.csv?campaign={big}",
         "/dashboard/audit?page=0",
+        "/dashboard/queue?page=%C2%B2&campaign=%C2%B2",  # a digit int() cannot read
     ):
         assert http.get(live_server.url + path).status_code == 200, path
     page = http.get(live_server.url + "/dashboard/queue").text
@@ -520,3 +521,57 @@ def test_a_workers_profile_spans_their_campaigns_within_the_users_scope(
         assign_campaign(session, user.username, str(second_id))
     seen = BeautifulSoup(qa.get(f"{live_server.url}/dashboard/workers/{worker_id}").text, "html.parser")
     assert [a.get_text() for a in seen.select("#campaigns tbody a")] == [first[1] + "-b"]
+
+
+def test_a_bulk_post_cannot_reach_another_campaigns_work_and_decides_across_campaigns_in_one_go(
+    live_server, requester_sessions
+) -> None:
+    mine = seed(requester_sessions, held=1)
+    also_mine = seed(requester_sessions, held=1)
+    hidden = seed(requester_sessions, held=1)
+    qa = staff_session(live_server.url, requester_sessions, role="qa")
+    with session_scope(requester_sessions) as session:
+        user = session.scalars(select(StaffUser).order_by(StaffUser.id.desc())).first()
+        assert user is not None
+        assign_campaign(session, user.username, mine[1])
+        assign_campaign(session, user.username, also_mine[1])
+        ids = {
+            a: i
+            for a, i in session.execute(
+                select(Submission.assignment_id, Submission.id).where(
+                    Submission.assignment_id.in_(mine[3] + also_mine[3] + hidden[3])
+                )
+            ).all()
+        }
+    page = qa.get(live_server.url + "/dashboard/queue").text
+    form = {
+        "csrf_token": _token(page),
+        "action": "reject",
+        "feedback": "Please read each sentence.",
+        "submission": [str(i) for i in ids.values()],
+    }
+    done = qa.post(live_server.url + "/dashboard/bulk/apply", data=form)
+    assert done.status_code == 200 and "2 assignments rejected" in done.text
+    with session_scope(requester_sessions) as session:
+        chosen = select(Submission.assignment_id, Submission.decision).where(
+            Submission.id.in_(list(ids.values()))
+        )
+        decided = dict(session.execute(chosen).all())
+    assert decided == {mine[3][0]: "reject", also_mine[3][0]: "reject", hidden[3][0]: "held"}
+
+
+def test_the_media_route_serves_pictures_only(live_server, requester_sessions, tmp_path) -> None:
+    campaign_id, _, _, _ = seed(requester_sessions)
+    (tmp_path / "notes.html").write_text("<script>alert(1)</script>")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "p.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with session_scope(requester_sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.spec = {**campaign.spec, "media_path": str(tmp_path)}
+    http = staff_session(live_server.url, requester_sessions)
+    base = f"{live_server.url}/dashboard/campaigns/{campaign_id}/media/"
+    assert http.get(base + "notes.html").status_code == 404
+    assert http.get(base + "..%2Fetc%2Fpasswd.png").status_code == 404
+    picture = http.get(base + "sub/p.png")
+    assert picture.status_code == 200 and picture.headers["X-Content-Type-Options"] == "nosniff"

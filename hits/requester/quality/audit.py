@@ -120,10 +120,10 @@ def audit_csv(rows: Iterable[AuditRow]) -> str:
         writer.writerow(
             (
                 r.when,
-                r.reviewer,
-                r.campaign_name,
-                r.worker_id,
-                r.action,
+                _cell(r.reviewer),
+                _cell(r.campaign_name),
+                _cell(r.worker_id),
+                _cell(r.action),
                 " ".join(r.assignments),
                 _cell(r.note),
                 r.evidence_sha256 or "",
@@ -133,5 +133,6 @@ def audit_csv(rows: Iterable[AuditRow]) -> str:
 
 
 def _cell(text: str) -> str:
-    # A note is typed by staff but opened in a spreadsheet: one starting like a formula is quoted.
+    # Names and notes are typed by people but opened in a spreadsheet: one starting like a
+    # formula is quoted.
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

@@ -141,7 +141,8 @@ def _fields(value: Any, label: str = "") -> list[Shown]:
 
 
 def _answers(submission: Submission) -> list[Any]:
-    answers = (submission.answers or {}).get("answers")
+    stored = submission.answers if isinstance(submission.answers, Mapping) else {}
+    answers = stored.get("answers")
     return list(answers) if isinstance(answers, list) else []
 
 
@@ -150,12 +151,12 @@ _SAID = {"signals", "copying_reason", "reason", "held_for", "flagged_by"}
 
 
 def _recorded(submission: Submission) -> list[Shown]:
-    evidence = submission.evidence or {}
+    evidence = submission.evidence if isinstance(submission.evidence, Mapping) else {}
     return [f for key in sorted(evidence) if key not in _SAID for f in _fields(evidence[key], key)]
 
 
 def _other_answers(submission: Submission, slots: int) -> list[Shown]:
-    stored = submission.answers or {}
+    stored = submission.answers if isinstance(submission.answers, Mapping) else {}
     answers = stored.get("answers")
     if isinstance(answers, list):
         return [f for i, a in enumerate(answers[slots:], start=slots) for f in _fields(a, f"answer {i + 1}")]
@@ -171,11 +172,12 @@ def _passed(template: TaskTemplate, answer: Any, key: Any, payload: Any, options
 
 def signal_sentences(submission: Submission, stats: WorkerStats | None) -> list[str]:
     """Every reason on record for holding or flagging this work, in words."""
-    evidence = submission.evidence or {}
+    evidence = submission.evidence if isinstance(submission.evidence, Mapping) else {}
+    signals = evidence.get("signals")
     out: list[str] = []
     if stats is not None and stats.flag_reason:
         out.append(f"Flagged: {stats.flag_reason}.")
-    for name in (evidence.get("signals") or {}).get("suspicious", []):
+    for name in signals.get("suspicious", []) if isinstance(signals, Mapping) else []:
         out.append(f"Signal {name}: {SIGNAL_WORDS.get(name, name)}.")
     if evidence.get("copying_reason"):
         out.append(f"Copying: {evidence['copying_reason']}.")

@@ -232,17 +232,19 @@ def decide_many(
     by_campaign: dict[int, list[Submission]] = {}
     for submission in held:
         by_campaign.setdefault(submission.published_hit.campaign_id, []).append(submission)
+    # Every worker record first, in (campaign, worker) order, before any decision locks a
+    # campaign's row for its budget: the outbox takes worker records, then campaigns.
+    records = {
+        campaign_id: lock_worker_stats(session, campaign_id, sorted({s.worker_id for s in submissions}))
+        for campaign_id, submissions in sorted(by_campaign.items())
+    }
     for campaign_id, submissions in sorted(by_campaign.items()):
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None
-        records = lock_worker_stats(session, campaign_id, sorted({s.worker_id for s in submissions}))
         policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
         for submission in submissions:
-            created.extend(
-                _decide(
-                    session, campaign, policy, records[submission.worker_id], submission, action, feedback
-                )
-            )
+            record = records[campaign_id][submission.worker_id]
+            created.extend(_decide(session, campaign, policy, record, submission, action, feedback))
             session.add(
                 ReviewAction(
                     campaign_id=campaign_id,

@@ -44,9 +44,13 @@ def as_json(value: Any) -> str:
 @bp.app_template_filter("marked")
 def marked(text: str, spans: Any, css: str = "marked") -> Markup:
     """``text`` with the character ``spans`` ([start, end] pairs) in ``<mark>``, escaped (evidence views)."""
+    text = text if isinstance(text, str) else ""
     out, at = [], 0
+    pairs = (
+        [s for s in spans if isinstance(s, list | tuple) and len(s) == 2] if isinstance(spans, list) else []
+    )
     valid = sorted(
-        (int(s), int(e)) for s, e in (spans or []) if isinstance(s, int) and isinstance(e, int) and 0 <= s < e
+        (s, e) for s, e in pairs if isinstance(s, int) and isinstance(e, int) and 0 <= s < e <= len(text)
     )
     for start, end in valid:
         if start < at:
@@ -66,7 +70,7 @@ MAX_PAGE = 1_000_000
 
 def row_id(value: str | None) -> int | None:
     """A row id from a form or query value: digits naming a possible row, else None."""
-    if value is None or not value.isdigit() or len(value) > 10:
+    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 10:
         return None
     number = int(value)
     return number if 0 < number <= MAX_ROW_ID else None
@@ -74,7 +78,7 @@ def row_id(value: str | None) -> int | None:
 
 def page_number(value: str | None) -> int:
     """A page number from the query: 1 unless it is digits, at most ``MAX_PAGE``."""
-    if value is None or not value.isdigit() or len(value) > 7:
+    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 7:
         return 1
     return min(max(int(value), 1), MAX_PAGE)
 

@@ -31,6 +31,7 @@ from server.requester.dashboard.base import (
 )
 from server.task_queue import send_after_commit
 
+PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 #: What each decision on one held assignment does, said on its button.
 DECISION_WORDS = {"approve": "Approve and pay", "reject": "Reject (the worker reads the reason)"}
 
@@ -81,9 +82,14 @@ def campaign_media(campaign_id: int, name: str) -> Any:
     campaign_or_404(campaign_id)
     campaign = requester_session().get(Campaign, campaign_id)
     media = campaign.spec.get("media_path") if campaign is not None else None
-    if not media or "/" in name or "\\" in name:
+    # Pictures only (an item's image may sit in a subfolder; send_from_directory refuses ".."
+    # and absolute paths): nothing else of the folder is served on the dashboard's origin.
+    if not media or not name.lower().endswith(PICTURE_SUFFIXES):
         abort(404)
-    return send_from_directory(Path(media), name, max_age=3600)
+    response = send_from_directory(Path(media), name, max_age=3600)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response
 
 
 @bp.get("/workers/<worker_id>")
@@ -194,9 +200,8 @@ def decide_submission(submission_id: int) -> Any:
     action = request.form.get("action", "")
     if action not in ("approve", "reject"):
         abort(400)
+    # An empty reason: the campaign's own rejection feedback (its quality policy) is sent.
     feedback = (request.form.get("feedback") or "").strip()
-    if action == "reject" and not feedback:
-        feedback = "Reviewed by our QA team."
     try:
         entry_ids = qa_review.decide_held(
             rs,
@@ -222,10 +227,18 @@ def decide_submission(submission_id: int) -> Any:
 def _selected() -> list[Submission]:
     """The held assignments ticked on the page, each in a campaign the user may see."""
     ids = sorted({n for n in map(row_id, request.form.getlist("submission")) if n is not None})
-    found = list(requester_session().scalars(select(Submission).where(Submission.id.in_(ids))))
-    for submission in found:
-        campaign_or_404(submission.published_hit.campaign_id)
-    return found
+    # Only within the user's campaigns: another campaign's id is dropped like one that does not exist.
+    return list(
+        requester_session().scalars(
+            select(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(
+                Submission.id.in_(ids),
+                PublishedHIT.campaign_id.in_(scoped_campaign_ids(signed_in_staff())),
+            )
+            .order_by(Submission.id)
+        )
+    )
 
 
 @bp.post("/bulk")
