@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from tests.browser.accessibility import assert_accessible
-from tests.browser.conftest import CHROMIUM, FLAGS  # noqa: F401 - the same browser as every test
 from tests.helpers import accept_in_browser, launch_template_campaign
-from tests.server.test_dashboard import staff_session
+from tests.server.test_dashboard import staff_in_browser
 from tests.server.test_review_queue import seed
 
 pytestmark = pytest.mark.browser
@@ -75,8 +74,7 @@ def test_dashboard_pages_have_no_accessibility_violations(axe_page, live_server,
     page, base = axe_page, live_server.url
     page.goto(base + "/dashboard/signin")
     assert_accessible(page, "the staff sign-in")
-    cookies = staff_session(base, requester_sessions).cookies
-    page.context.add_cookies([{"name": c.name, "value": c.value or "", "url": base} for c in cookies])
+    staff_in_browser(page, base, requester_sessions)
     for path in (
         "/dashboard/",
         "/dashboard/queue",

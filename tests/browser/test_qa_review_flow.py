@@ -24,7 +24,7 @@ from hits.requester.tables.campaigns import OutboxEntry, Submission
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 from tests.quality.test_signal_flags import UNDECIDED_STRICT
-from tests.server.test_dashboard import staff_session
+from tests.server.test_dashboard import staff_in_browser
 
 pytestmark = pytest.mark.browser
 
@@ -56,10 +56,7 @@ def test_a_reviewer_rejects_held_work_with_a_reason_the_worker_reads(
     review(requester_sessions, market)
     worker_id = copycat.result.worker_id
 
-    http = staff_session(live_server.url, requester_sessions)
-    page.context.add_cookies(
-        [{"name": c.name, "value": c.value or "", "url": live_server.url} for c in http.cookies]
-    )
+    http = staff_in_browser(page, live_server.url, requester_sessions)
     page.set_viewport_size({"width": 1200, "height": 900})
     page.goto(live_server.url + "/dashboard/queue")
     queue = page.locator("#queue")

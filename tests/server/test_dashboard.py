@@ -42,6 +42,13 @@ def staff_session(  # type: ignore[no-untyped-def]
     return http
 
 
+def staff_in_browser(page, base: str, requester_sessions) -> requests.Session:  # type: ignore[no-untyped-def]
+    """Sign a new admin in (``staff_session``) and give the Playwright ``page`` the same cookies."""
+    http = staff_session(base, requester_sessions)
+    page.context.add_cookies([{"name": c.name, "value": c.value or "", "url": base} for c in http.cookies])
+    return http
+
+
 def seed_held_work(requester_sessions) -> tuple[int, int, str]:  # type: ignore[no-untyped-def]
     worker_id = "A" + uuid.uuid4().hex[:13].upper()
     with session_scope(requester_sessions) as session:

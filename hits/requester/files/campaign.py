@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -100,6 +101,16 @@ class QualityPolicy(BaseModel):
     rejection_feedback: str = Field(
         "Too many of the check questions in this task were answered incorrectly.", max_length=1024
     )
+
+
+def stored_policy(spec: Mapping[str, Any]) -> QualityPolicy:
+    """The quality policy of a stored campaign spec (the defaults where it names none)."""
+    return QualityPolicy.model_validate(spec.get("quality", {}))
+
+
+def stored_reward(spec: Mapping[str, Any]) -> Decimal:
+    """The reward per assignment of a stored campaign spec ($0 where it names none)."""
+    return Decimal(str(spec.get("reward") or "0"))
 
 
 class CampaignSpec(BaseModel):

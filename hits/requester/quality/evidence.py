@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.requester.files.campaign import QualityPolicy
+from hits.requester.files.campaign import stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -262,7 +262,7 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
         )
         if s is not None
     ]
-    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    policy = stored_policy(campaign.spec)
     return AssignmentEvidence(
         submission=submission,
         campaign=campaign,

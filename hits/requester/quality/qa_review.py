@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.money import mturk_fee
-from hits.requester.files.campaign import QualityPolicy
+from hits.requester.files.campaign import QualityPolicy, stored_policy, stored_reward
 from hits.requester.quality import followups
 from hits.requester.quality.review import lock_worker_stats
 from hits.requester.tables.campaigns import (
@@ -108,7 +108,7 @@ def review_worker(
         raise LookupError(f"no worker {worker_id} in campaign {campaign_id}")
     if not record.flagged:
         raise NotFlagged(f"worker {worker_id} is not flagged in campaign {campaign.name}")
-    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    policy = stored_policy(campaign.spec)
     created: list[int | OutboxEntry | None] = []
     record.flag_review = action
     if action == "clear":
@@ -162,34 +162,11 @@ def decide_held(
     default rejection feedback when None. ``evidence_sha256``: the digest of the evidence the
     reviewer's page showed, kept in the audit log.
     """
-    # Locked and read afresh (the request may hold a stale copy), before the worker's
-    # record: the order the sync takes them in.
-    submission = session.scalars(
-        select(Submission)
-        .where(Submission.id == submission_id)
-        .with_for_update(of=Submission)
-        .execution_options(populate_existing=True)
-    ).one_or_none()
-    if submission is None or submission.decision != "held":
-        raise NotHeld(f"assignment {submission.assignment_id if submission else submission_id} is not held")
-    campaign = session.get(Campaign, submission.published_hit.campaign_id)
-    assert campaign is not None
-    record = lock_worker_stats(session, campaign.id, [submission.worker_id])[submission.worker_id]
-    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-    created = _decide(session, campaign, policy, record, submission, action, feedback)
-    session.add(
-        ReviewAction(
-            campaign_id=campaign.id,
-            worker_id=submission.worker_id,
-            staff_user_id=staff_id,
-            action=action,
-            note=note,
-            assignments=[submission.assignment_id],
-            evidence_sha256=evidence_sha256,
-        )
-    )
-    session.flush()
-    return _ids(created)
+    # One assignment is a selection of one: the same locks, the same audit row.
+    done = decide_many(session, [submission_id], action, staff_id, note, feedback, evidence_sha256)
+    if not done.decided:
+        raise NotHeld(f"assignment {done.skipped[0] if done.skipped else submission_id} is not held")
+    return done.entry_ids
 
 
 @dataclass(frozen=True)
@@ -241,7 +218,7 @@ def decide_many(
     for campaign_id, submissions in sorted(by_campaign.items()):
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None
-        policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+        policy = stored_policy(campaign.spec)
         for submission in submissions:
             record = records[campaign_id][submission.worker_id]
             created.extend(_decide(session, campaign, policy, record, submission, action, feedback))
@@ -279,7 +256,7 @@ def selection_cost(session: Session, submissions: list[Submission]) -> Selection
     for submission in submissions:
         campaign = session.get(Campaign, submission.published_hit.campaign_id)
         assert campaign is not None
-        reward = Decimal(str(campaign.spec.get("reward", "0") or "0"))
+        reward = stored_reward(campaign.spec)
         rewards += reward
         fees += mturk_fee(reward, max_assignments=int(campaign.spec.get("assignments_per_hit", 1) or 1))
     return SelectionCost(len(submissions), rewards, fees)

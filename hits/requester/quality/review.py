@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.requester.answers import HELD_ON_FLAG
-from hits.requester.files.campaign import QualityPolicy
+from hits.requester.files.campaign import QualityPolicy, stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
 from hits.requester.quality import followups
 from hits.requester.quality.live_copying import (
@@ -172,7 +172,7 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     """Judge workers and enqueue decisions for their undecided submissions; return outbox ids in order."""
     campaign = session.get(Campaign, campaign_id)
     assert campaign is not None
-    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
+    policy = stored_policy(campaign.spec)
     has_gold = get_template(campaign.template).has_gold
     stats = lock_worker_stats(session, campaign_id, worker_ids)
     copying = judge_copying(session, campaign, stats, policy)

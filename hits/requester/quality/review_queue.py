@@ -19,7 +19,7 @@ from typing import Literal
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from hits.requester.files.campaign import QualityPolicy
+from hits.requester.files.campaign import stored_policy, stored_reward
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
 
 Reason = Literal["flagged", "held"]
@@ -121,7 +121,14 @@ def review_queue(
             select(WorkerStats).where(WorkerStats.campaign_id == campaign, WorkerStats.worker_id.in_(workers))
         ):
             stats[(s.campaign_id, s.worker_id)] = s
-    rows = [_row(campaigns[c], w, held.get((c, w), 0), stats.get((c, w)), (c, w) in flagged) for c, w in keys]
+    # Read once per campaign, not per row: the queue may hold hundreds of a campaign's workers.
+    terms = {
+        c: (stored_reward(x.spec), stored_policy(x.spec).accuracy_threshold) for c, x in campaigns.items()
+    }
+    rows = [
+        _row(campaigns[c], terms[c], w, held.get((c, w), 0), stats.get((c, w)), (c, w) in flagged)
+        for c, w in keys
+    ]
     choices = sorted({(r.campaign_id, r.campaign_name) for r in rows}, key=lambda c: c[1])
     templates = sorted({r.template for r in rows})
     rows = [
@@ -144,9 +151,15 @@ def _by_campaign(keys: list[tuple[int, str]]) -> dict[int, list[str]]:
     return out
 
 
-def _row(campaign: Campaign, worker_id: str, held: int, stats: WorkerStats | None, flagged: bool) -> QueueRow:
-    policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-    reward = Decimal(str(campaign.spec.get("reward", "0") or "0"))
+def _row(
+    campaign: Campaign,
+    terms: tuple[Decimal, float],
+    worker_id: str,
+    held: int,
+    stats: WorkerStats | None,
+    flagged: bool,
+) -> QueueRow:
+    reward, threshold = terms
     return QueueRow(
         campaign_id=campaign.id,
         campaign_name=campaign.name,
@@ -158,5 +171,5 @@ def _row(campaign: Campaign, worker_id: str, held: int, stats: WorkerStats | Non
         at_stake=reward * held,
         gold_correct=stats.gold_correct if stats is not None else 0,
         gold_total=stats.gold_total if stats is not None else 0,
-        threshold=policy.accuracy_threshold,
+        threshold=threshold,
     )

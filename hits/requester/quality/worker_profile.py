@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
-from hits.requester.files.campaign import QualityPolicy
+from hits.requester.files.campaign import stored_policy, stored_reward
+from hits.requester.quality.policy import GoldRecord, recent_window
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 
@@ -39,8 +40,8 @@ class CampaignStanding:
     template: str
     stats: WorkerStats
     threshold: float
-    #: Gold in the latest window the quality model weighs (``recent_gold`` answers), right of total.
-    recent: tuple[int, int]
+    #: The latest complete block of ``recent_gold`` answers the recent-work test judges (None: none yet).
+    recent: GoldRecord | None
 
 
 @dataclass(frozen=True)
@@ -81,14 +82,11 @@ class WorkerProfile:
     paid: Decimal = Decimal("0.00")
 
 
-def _recent(gold: list[tuple[int, int]], window: int) -> tuple[int, int]:
-    """Gold right and total over the newest assignments that hold ``window`` gold answers."""
-    right = total = 0
-    for correct, seen in reversed(gold):
-        if total >= window:
-            break
-        right, total = right + correct, total + seen
-    return right, total
+def _latest_block(gold: list[tuple[int, int]], size: int) -> GoldRecord | None:
+    """The latest complete block of the recent-work test (the model's own ``recent_window``); None
+    while the test is off or no block is complete."""
+    recent = recent_window(gold, size)
+    return recent.blocks[-1] if recent is not None and recent.blocks else None
 
 
 def _detail(entry: OutboxEntry) -> str:
@@ -139,7 +137,7 @@ def worker_profile(
         decision = submission.decision or "not decided yet"
         profile.decisions[decision] = profile.decisions.get(decision, 0) + 1
         if submission.decision == "approve":
-            profile.paid += Decimal(str(campaigns[campaign_id].spec.get("reward", "0") or "0"))
+            profile.paid += stored_reward(campaigns[campaign_id].spec)
         if submission.graded and submission.gold_total:
             per_campaign.setdefault(campaign_id, []).append((submission.gold_correct, submission.gold_total))
             correct, total = correct + submission.gold_correct, total + submission.gold_total
@@ -148,8 +146,7 @@ def worker_profile(
             )
     for record in sorted(records, key=lambda r: campaigns[r.campaign_id].name):
         campaign = campaigns[record.campaign_id]
-        policy = QualityPolicy.model_validate(campaign.spec.get("quality", {}))
-        window = policy.recent_gold or policy.min_gold
+        policy = stored_policy(campaign.spec)
         profile.campaigns.append(
             CampaignStanding(
                 campaign.id,
@@ -157,7 +154,7 @@ def worker_profile(
                 campaign.template,
                 record,
                 policy.accuracy_threshold,
-                _recent(per_campaign.get(campaign.id, []), window),
+                _latest_block(per_campaign.get(campaign.id, []), policy.recent_gold),
             )
         )
     for entry in session.scalars(

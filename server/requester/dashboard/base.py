@@ -25,6 +25,7 @@ from markupsafe import Markup, escape
 
 from hits.requester.campaigns.staff import may_see_campaign
 from hits.requester.tables.campaigns import StaffUser
+from server import MAX_ROW_ID
 from server.db import requester_session
 from server.requester.dashboard import staff_signin
 
@@ -62,14 +63,13 @@ def marked(text: str, spans: Any, css: str = "marked") -> Markup:
     return Markup("").join(out)
 
 
-#: Row ids are 32-bit INTEGERs: a larger number names nothing (and would overflow the driver).
-MAX_ROW_ID = 2**31 - 1
 #: No list has this many pages; a larger page number is read as the last one there could be.
 MAX_PAGE = 1_000_000
 
 
 def row_id(value: str | None) -> int | None:
-    """A row id from a form or query value: digits naming a possible row, else None."""
+    """A row id from a form or query value: digits naming a possible row (the bound of the app's
+    ``int`` path converter), else None."""
     if value is None or not (value.isascii() and value.isdigit()) or len(value) > 10:
         return None
     number = int(value)
