@@ -255,6 +255,13 @@ class Marketplace:
             params["RequesterFeedback"] = feedback
         self._call("approve_assignment", **params)
 
+    def override_rejection(self, assignment_id: str, feedback: str | None = None) -> None:
+        """ApproveAssignment with OverrideRejection: a rejected assignment approved and paid after all."""
+        params: dict[str, Any] = {"AssignmentId": assignment_id, "OverrideRejection": True}
+        if feedback:
+            params["RequesterFeedback"] = feedback
+        self._call("approve_assignment", **params)
+
     def reject(self, assignment_id: str, feedback: str) -> None:
         self._call("reject_assignment", AssignmentId=assignment_id, RequesterFeedback=feedback)
 
@@ -273,6 +280,30 @@ class Marketplace:
             IntegerValue=value,
             SendNotification=False,
         )
+
+    def disassociate_qualification(self, qualification_type_id: str, worker_id: str) -> None:
+        """DisassociateQualificationFromWorker: the worker's grant is revoked."""
+        self._call(
+            "disassociate_qualification_from_worker",
+            QualificationTypeId=qualification_type_id,
+            WorkerId=worker_id,
+        )
+
+    def qualification_score(self, qualification_type_id: str, worker_id: str) -> int | None:
+        """The worker's score on the qualification (GetQualificationScore); None: they hold none."""
+        try:
+            found = self._call(
+                "get_qualification_score", QualificationTypeId=qualification_type_id, WorkerId=worker_id
+            )["Qualification"]
+        except MarketplaceError as exc:
+            # Never granted, or revoked (MTurk shows a revoked qualification to no one).
+            if exc.code.endswith(("QualificationDoesNotExist", "InvalidQualificationState")):
+                return None
+            if isinstance(exc, NotFound):
+                return None
+            raise
+        value = found.get("IntegerValue")
+        return int(value) if isinstance(value, int) else None
 
     def find_qualification_type(self, name: str) -> dict[str, Any] | None:
         """This requester's qualification type called exactly ``name``, if any."""
@@ -324,6 +355,10 @@ class Marketplace:
     def block_worker(self, worker_id: str, reason: str) -> None:
         """CreateWorkerBlock (blocking again only updates the reason)."""
         self._call("create_worker_block", WorkerId=worker_id, Reason=reason)
+
+    def unblock_worker(self, worker_id: str) -> None:
+        """DeleteWorkerBlock (lifting a block that does not exist is not an error)."""
+        self._call("delete_worker_block", WorkerId=worker_id)
 
     def notify(self, worker_ids: list[str], subject: str, message: str) -> list[dict[str, Any]]:
         """NotifyWorkers; returns MTurk's per-worker failure statuses (empty: all delivered)."""

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
+from hits.db import session_scope
+from hits.requester.tables.campaigns import Submission
 from tests.browser.accessibility import assert_accessible
 from tests.helpers import accept_in_browser, launch_template_campaign
 from tests.server.test_dashboard import staff_in_browser
@@ -71,6 +75,14 @@ def test_a_framed_hit_page_has_no_accessibility_violations(
 
 def test_dashboard_pages_have_no_accessibility_violations(axe_page, live_server, requester_sessions) -> None:
     campaign_id, _, worker_id, (assignment_id,) = seed(requester_sessions)
+    _, _, _, (rejected_id,) = seed(requester_sessions, decision="reject")
+    with session_scope(requester_sessions) as session:
+        # Graded work, so that the profile draws its plot of gold over time.
+        for n, submission in enumerate(
+            session.scalars(select(Submission).where(Submission.worker_id == worker_id))
+        ):
+            submission.graded = True
+            submission.submitted_at = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(hours=n)
     page, base = axe_page, live_server.url
     page.goto(base + "/dashboard/signin")
     assert_accessible(page, "the staff sign-in")
@@ -82,7 +94,13 @@ def test_dashboard_pages_have_no_accessibility_violations(axe_page, live_server,
         f"/dashboard/assignments/{assignment_id}",
         "/dashboard/audit",
         f"/dashboard/workers/{worker_id}",
+        f"/dashboard/assignments/{rejected_id}",
     ):
         page.goto(base + path)
         assert "/signin" not in page.url, path
+        # Every action form open, as a reviewer about to use one sees it.
+        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
         assert_accessible(page, path)
+    page.goto(f"{base}/dashboard/workers/{worker_id}")
+    page.wait_for_selector("#gold-plot[data-drawn] canvas")
+    assert page.locator("#gold-plot").get_attribute("data-drawn") == "1"

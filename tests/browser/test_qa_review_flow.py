@@ -103,3 +103,15 @@ def test_a_reviewer_rejects_held_work_with_a_reason_the_worker_reads(
     with session_scope(requester_sessions) as session:
         decided = session.scalar(select(Submission.decision).where(Submission.assignment_id == assignment_id))
     assert decided == "reject"
+
+    # The worker's profile plots their gold accuracy over time against the threshold.
+    page.goto(f"{live_server.url}/dashboard/workers/{worker_id}")
+    page.wait_for_selector("#gold-plot[data-drawn] canvas")
+    assert int(page.locator("#gold-plot").get_attribute("data-drawn") or 0) >= 1
+    assert "Threshold 60%" in page.locator("#gold-plot").inner_text()
+    _shot(page, shots, "qa-profile")
+    # The worker page's actions, as a reviewer about to send a bonus sees them.
+    page.goto(f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}")
+    page.get_by_text("Send a bonus").click()
+    assert page.get_by_role("button", name=f"Pay this bonus to {worker_id}").is_visible()
+    _shot(page, shots, "qa-actions")

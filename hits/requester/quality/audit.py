@@ -24,6 +24,14 @@ ACTION_WORDS = {
     "clear": "cleared the flag (held work approved)",
     "approve": "approved",
     "reject": "rejected",
+    "override": "approved a rejected assignment after all",
+    "bonus": "sent a bonus",
+    "block": "blocked the worker",
+    "unblock": "lifted the worker's block",
+    "grant": "granted a qualification",
+    "revoke": "revoked a qualification",
+    "restore": "restored a qualification",
+    "message": "sent the worker a message",
 }
 CSV_COLUMNS = ("when", "reviewer", "campaign", "worker", "action", "assignments", "why", "evidence_sha256")
 

@@ -92,10 +92,13 @@ def check_budget(session: Session, campaign: Campaign, cost: Decimal, what: str)
         )
 
 
-def _enqueue(
+def enqueue_once(
     session: Session, campaign_id: int, action: str, target: str, payload: dict[str, Any]
 ) -> int | None:
-    """Add an outbox entry once per (action, target); ``None`` if it already exists."""
+    """Add an outbox entry once per (action, target); ``None`` if it already exists.
+
+    A form posted twice, or a decision two workers race to, queues one entry.
+    """
     if session.scalar(
         select(OutboxEntry.id).where(OutboxEntry.action == action, OutboxEntry.target == target)
     ):
@@ -132,7 +135,7 @@ def on_flagged(session: Session, campaign: Campaign, policy: QualityPolicy, work
     key = f"c{campaign.id}:{worker_id}"
     if policy.flagged_worker == "soft_block" and campaign.block_qualification_type_id:
         created.append(
-            _enqueue(
+            enqueue_once(
                 session,
                 campaign.id,
                 "qualify",
@@ -146,14 +149,14 @@ def on_flagged(session: Session, campaign: Campaign, policy: QualityPolicy, work
         )
     elif policy.flagged_worker == "hard_block":
         created.append(
-            _enqueue(
+            enqueue_once(
                 session, campaign.id, "block", key, {"worker_id": worker_id, "reason": policy.block_reason}
             )
         )
     if policy.notify_flagged:
         subject = f"About your work on: {campaign_spec(campaign).title}"[:200]
         created.append(
-            _enqueue(
+            enqueue_once(
                 session,
                 campaign.id,
                 "notify",
@@ -196,7 +199,7 @@ def queue_repost(
     payload: dict[str, Any] = {"hit_id": submission.published_hit.mturk_hit_id, "cost": format_amount(cost)}
     if exclude:
         payload["exclude"] = exclude
-    return _enqueue(session, campaign_id, "repost", submission.assignment_id, payload)
+    return enqueue_once(session, campaign_id, "repost", submission.assignment_id, payload)
 
 
 def on_approved(
@@ -221,7 +224,7 @@ def on_approved(
         "cost": format_amount(cost),
         "gold": f"{stats.gold_correct}/{stats.gold_total}",
     }
-    return _enqueue(session, campaign.id, "bonus", f"c{campaign.id}:{stats.worker_id}", payload)
+    return enqueue_once(session, campaign.id, "bonus", f"c{campaign.id}:{stats.worker_id}", payload)
 
 
 def on_hits_complete(session: Session, closed: list[tuple[PublishedHIT, int]]) -> list[OutboxEntry]:
@@ -291,7 +294,7 @@ def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> 
             if submission.assignment_id in queued:
                 submission.decision = queued[submission.assignment_id]  # decided already, not by default
                 continue
-            entry = _enqueue(session, campaign.id, "approve", submission.assignment_id, {})
+            entry = enqueue_once(session, campaign.id, "approve", submission.assignment_id, {})
             if entry is None:
                 continue
             submission.decision = "approve"

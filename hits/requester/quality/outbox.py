@@ -29,6 +29,9 @@ from hits.requester.mturk import (
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.wire.limits import MAX_REQUIREMENTS
 
+#: The payload key a done revocation records the worker's score under (a restore grants it again).
+PREVIOUS_SCORE = "previous_score"
+
 
 @dataclass(frozen=True)
 class _Claim:
@@ -60,6 +63,8 @@ class _Applied:
     not_needed: bool = False
     #: A redo moved its HIT to this HIT type (``exclude_from_hit``): the sync lists it there.
     moved_to: str | None = None
+    #: What the call learnt that the entry keeps (a revoked qualification's score, for a restore).
+    recorded: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -197,6 +202,25 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
                 payload["reason"],
                 unique_request_token=f"hitforge-bonus-{claim.id}",
             )
+        elif action == "override":
+            # Approving after a rejection needs the rejection applied first (RejectAssignment
+            # runs in the same batch, ahead of follow-ups, or in an earlier one).
+            state = market.get_assignment(target)["AssignmentStatus"]
+            if state == "Approved":
+                return _Applied("override (already applied)")
+            if state != "Rejected":
+                raise RejectionPending(state, f"assignment {target} is not rejected yet")
+            market.override_rejection(target, payload.get("feedback"))
+        elif action == "unblock":
+            market.unblock_worker(payload["worker_id"])  # lifting a missing block is harmless
+        elif action == "revoke":
+            held = market.qualification_score(payload["qualification_type_id"], payload["worker_id"])
+            if held is None:
+                return _Applied(
+                    "revoke (not needed: the worker holds no such qualification)", not_needed=True
+                )
+            market.disassociate_qualification(payload["qualification_type_id"], payload["worker_id"])
+            return _Applied("revoke", recorded={PREVIOUS_SCORE: held})
         elif action == "block":
             market.block_worker(payload["worker_id"], payload["reason"])  # blocking again is harmless
         elif action == "notify":
@@ -359,10 +383,11 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
     )
     reposts = sorted((c for c, a in done if c.action == "repost" and not a.not_needed), key=lambda c: c.id)
     for claim, applied in done:
-        if applied.moved_to is not None:
+        learnt = {**applied.recorded, **({MOVED_TO: applied.moved_to} if applied.moved_to else {})}
+        if learnt:
             entry = session.get(OutboxEntry, claim.id)
             if entry is not None:  # a new dict: the JSON column sees a reassignment, not an edit
-                entry.payload = {**entry.payload, MOVED_TO: applied.moved_to}
+                entry.payload = {**entry.payload, **learnt}
     reopen_hits(session, [c.payload["hit_id"] for c in reposts])
     decided = {
         c.target: applied.superseded_by or c.action
@@ -371,6 +396,9 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
     }
     _record_superseded(session, [(c, a) for c, a in done if a.superseded_by is not None])
     count_decisions(session, decided)
+    count_overrides(
+        session, [c.target for c, a in done if c.action == "override" and a.outcome == "override"]
+    )
     reopen_campaigns(session, [c.campaign_id for c in reposts])
 
 
@@ -417,6 +445,26 @@ def count_decisions(session: Session, decided: dict[str, str]) -> None:
         .where(stats.c.campaign_id == bindparam("c"), stats.c.worker_id == bindparam("w"))
         .values(approved=stats.c.approved + bindparam("a"), rejected=stats.c.rejected + bindparam("r")),
         [{"c": c, "w": w, "a": a, "r": r} for (c, w), (a, r) in sorted(counts.items())],
+    )
+
+
+def count_overrides(session: Session, assignment_ids: list[str]) -> None:
+    """Rejections overridden on the marketplace move from the workers' rejected count to approved."""
+    if not assignment_ids:
+        return
+    moved: dict[tuple[int, str], int] = defaultdict(int)
+    for worker_id, campaign_id in session.execute(
+        select(Submission.worker_id, PublishedHIT.campaign_id)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(Submission.assignment_id.in_(assignment_ids))
+    ):
+        moved[(campaign_id, worker_id)] += 1
+    stats = cast(Table, WorkerStats.__table__)
+    session.execute(
+        update(stats)
+        .where(stats.c.campaign_id == bindparam("c"), stats.c.worker_id == bindparam("w"))
+        .values(approved=stats.c.approved + bindparam("n"), rejected=stats.c.rejected - bindparam("n")),
+        [{"c": c, "w": w, "n": n} for (c, w), n in sorted(moved.items())],
     )
 
 

@@ -18,6 +18,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from hits.requester.files.campaign import stored_policy, stored_reward
+from hits.requester.quality.outbox import PREVIOUS_SCORE
 from hits.requester.quality.policy import GoldRecord, recent_window
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
@@ -26,8 +27,11 @@ from hits.requester.tables.qualification import QualificationAttempt, Qualificat
 WORKER_ACTIONS = {
     "bonus": "bonus",
     "block": "blocked",
+    "unblock": "block lifted",
     "notify": "message sent",
     "qualify": "qualification score sent",
+    "revoke": "qualification revoked",
+    "override": "rejection overridden: approved and paid",
 }
 
 
@@ -80,6 +84,9 @@ class WorkerProfile:
     attempts: list[tuple[QualificationAttempt, str]] = field(default_factory=list)
     decisions: dict[str, int] = field(default_factory=dict)
     paid: Decimal = Decimal("0.00")
+    #: Bonuses the marketplace has paid, and those queued but not applied yet.
+    bonuses_paid: Decimal = Decimal("0.00")
+    bonuses_waiting: Decimal = Decimal("0.00")
 
 
 def _latest_block(gold: list[tuple[int, int]], size: int) -> GoldRecord | None:
@@ -97,7 +104,16 @@ def _detail(entry: OutboxEntry) -> str:
         return str(payload.get("subject", ""))
     if entry.action == "block":
         return str(payload.get("reason", ""))
-    return f"value {payload.get('value', '?')}"
+    if entry.action == "override":
+        return f"assignment {entry.target}" + (f": {payload['feedback']}" if payload.get("feedback") else "")
+    if entry.action == "unblock":
+        return ""
+    if entry.action == "revoke":
+        held = payload.get(PREVIOUS_SCORE)
+        return f"{payload.get('qualification_type_id', '')}" + (
+            f" (score was {held})" if held is not None else ""
+        )
+    return f"{payload.get('qualification_type_id', '')} = {payload.get('value', '?')}"
 
 
 def _about(entry: OutboxEntry, worker_id: str) -> bool:
@@ -163,6 +179,12 @@ def worker_profile(
         .order_by(OutboxEntry.created_at, OutboxEntry.id)
     ):
         if _about(entry, worker_id):
+            if entry.action == "bonus":
+                amount = Decimal(str((entry.payload or {}).get("amount", "0")))
+                if entry.status == "done":
+                    profile.bonuses_paid += amount
+                else:
+                    profile.bonuses_waiting += amount
             profile.actions.append(
                 WorkerAction(
                     entry.created_at,
@@ -182,3 +204,14 @@ def worker_profile(
         attempts = attempts.where(QualificationAttempt.test_id.in_(list(tests)))
     profile.attempts = [(attempt, name) for attempt, name in session.execute(attempts).all()]
     return profile
+
+
+def gold_plot_data(profile: WorkerProfile) -> dict[str, Any]:
+    """The gold-over-time series as the profile's plot reads it: seconds since the epoch, accuracy in
+    percent, and each campaign's threshold (the line a reader compares against)."""
+    points = [g for g in profile.gold if g.when is not None and g.accuracy is not None]
+    return {
+        "when": [g.when.timestamp() for g in points if g.when is not None],
+        "accuracy": [round((g.accuracy or 0.0) * 100, 1) for g in points],
+        "thresholds": sorted({round(c.threshold * 100, 1) for c in profile.campaigns}),
+    }

@@ -7,6 +7,7 @@ reviewer). Pages and actions outside the user's campaigns are a 404.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any, cast
 
@@ -14,12 +15,13 @@ from flask import abort, flash, redirect, render_template, request, send_from_di
 from sqlalchemy import select
 
 from hits.requester.campaigns.staff import scoped_campaign_ids, visible_test_ids
-from hits.requester.quality import qa_review
+from hits.requester.quality import qa_review, staff_actions
 from hits.requester.quality.evidence import assignment_evidence, decisions_of, digest_of, evidence_digest
 from hits.requester.quality.live_copying import pairs_of
 from hits.requester.quality.review_queue import REASONS, Reason, review_queue
-from hits.requester.quality.worker_profile import worker_profile
+from hits.requester.quality.worker_profile import gold_plot_data, worker_profile
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
+from server.cdn.cdn_map import INSTALLED_DIR
 from server.db import requester_session
 from server.requester.dashboard.base import (
     bp,
@@ -92,6 +94,22 @@ def campaign_media(campaign_id: int, name: str) -> Any:
     return response
 
 
+#: The plotting library's files the dashboard serves (installed by npm with the CDN copies).
+PLOT_LIBRARY = INSTALLED_DIR / "uplot" / "dist"
+PLOT_FILES = {"uplot.js": "uPlot.iife.min.js", "uplot.css": "uPlot.min.css"}
+
+
+@bp.get("/lib/<name>")
+@staff_required
+def plot_library(name: str) -> Any:
+    """uPlot, served from the local npm copy (the machine may be offline)."""
+    if name not in PLOT_FILES:
+        abort(404)
+    response = send_from_directory(PLOT_LIBRARY, PLOT_FILES[name], max_age=86_400)
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
 @bp.get("/workers/<worker_id>")
 @staff_required
 def worker_profile_page(worker_id: str) -> Any:
@@ -101,13 +119,18 @@ def worker_profile_page(worker_id: str) -> Any:
     profile = worker_profile(rs, scoped_campaign_ids(staff), worker_id, visible_test_ids(rs, staff))
     if not profile.campaigns:
         abort(404)  # a worker outside the user's campaigns is a worker that does not exist
-    return render_template("dashboard/profile.html", p=profile)
+    return render_template("dashboard/profile.html", p=profile, plot=gold_plot_data(profile))
 
 
 @bp.get("/workers/<int:campaign_id>/<worker_id>")
 @staff_required
 def worker(campaign_id: int, worker_id: str) -> Any:
-    """A worker in one campaign: standing, every assignment with its decision, and the audit log."""
+    """A worker in one campaign: standing, every assignment, actions on them, and the audit log."""
+    return render_template("dashboard/worker.html", **worker_page_context(campaign_id, worker_id))
+
+
+def worker_page_context(campaign_id: int, worker_id: str) -> dict[str, Any]:
+    """What the worker-in-a-campaign page shows (404 outside the user's campaigns)."""
     rs = requester_session()
     campaign_or_404(campaign_id)
     stats = rs.get(WorkerStats, (campaign_id, worker_id))
@@ -123,16 +146,15 @@ def worker(campaign_id: int, worker_id: str) -> Any:
     counts: dict[str, int] = {}
     for s in submissions:
         counts[s.decision or "pending"] = counts.get(s.decision or "pending", 0) + 1
-    return render_template(
-        "dashboard/worker.html",
-        campaign=campaign,
-        stats=stats,
-        submissions=submissions,
-        counts=counts,
-        decisions=decisions_of(rs, campaign_id, worker_id),
-        copying=pairs_of(rs, campaign_id, worker_id),
-        decision_words=DECISION_WORDS,
-        digest=digest_of(
+    return {
+        "campaign": campaign,
+        "stats": stats,
+        "submissions": submissions,
+        "counts": counts,
+        "decisions": decisions_of(rs, campaign_id, worker_id),
+        "copying": pairs_of(rs, campaign_id, worker_id),
+        "decision_words": DECISION_WORDS,
+        "digest": digest_of(
             {
                 "stats": [stats.gold_correct, stats.gold_total, stats.flagged, stats.flag_reason],
                 "submissions": [
@@ -140,7 +162,14 @@ def worker(campaign_id: int, worker_id: str) -> Any:
                 ],
             }
         ),
-    )
+        # The action forms: a fresh token per page shown (a form posted twice queues once).
+        "request_token": uuid.uuid4().hex,
+        "qualification_choices": staff_actions.qualification_choices(rs, campaign),
+        "policy_bonus": staff_actions.policy_bonus_words(campaign),
+        "max_bonus": staff_actions.MAX_BONUS,
+        "open_form": None,
+        "posted": {},
+    }
 
 
 def _posted_digest() -> str | None:

@@ -47,6 +47,9 @@ ACTION_WORDS = {
     "bonus": "bonuses",
     "notify": "messages to workers",
     "repost": "HITs re-posted",
+    "unblock": "blocks lifted",
+    "revoke": "qualifications revoked",
+    "override": "rejections overridden",
 }
 #: The status of the campaign row a qualification test's grading runs under (qualification.service).
 QUALIFICATION_STATUS = "qualification"
