@@ -34,6 +34,11 @@ def format_amount(value: Decimal) -> str:
     return str(value.quantize(CENT))
 
 
+def dollars(value: Decimal) -> str:
+    """An amount as people read it: a dollar sign and two decimals."""
+    return f"${format_amount(value)}"
+
+
 def mturk_fee(amount: Decimal, *, max_assignments: int = 1) -> Decimal:
     """MTurk's commission: 20%, plus 20% for HITs with 10 or more assignments; at least $0.01."""
     if amount <= 0:

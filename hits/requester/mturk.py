@@ -9,6 +9,7 @@ database row.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -368,6 +369,10 @@ class Marketplace:
     def set_reviewing(self, hit_id: str) -> None:
         """UpdateHITReviewStatus to Reviewing: ListReviewableHITs(Status=Reviewable) stops returning it."""
         self._call("update_hit_review_status", HITId=hit_id, Revert=False)
+
+    def update_expiration(self, hit_id: str, expire_at: datetime) -> None:
+        """UpdateExpirationForHIT: a time in the past expires the HIT now; a later one extends it."""
+        self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=expire_at)
 
     def update_hit_type_of_hit(self, hit_id: str, hit_type_id: str) -> None:
         """UpdateHITTypeOfHIT: the HIT takes the type's properties (its requirements) from now on."""

@@ -187,3 +187,14 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
 def csv_cell(value: Any) -> Any:
     """A label as one CSV cell: lists and dicts (orderings, sets, spans) as JSON."""
     return json.dumps(value) if isinstance(value, list | dict) else value
+
+
+def write_labels_csv(session: Session, campaign: Campaign, out: IO[str]) -> int:
+    """Each item's aggregated label: ``item_id, label, confidence, votes, method`` (labels as JSON)."""
+    writer = csv.writer(out)
+    writer.writerow(["item_id", "label", "confidence", "votes", "method"])
+    agreed = consensus(session, campaign)
+    for item_id in sorted(agreed):
+        row = agreed[item_id]
+        writer.writerow([item_id, json.dumps(row["label"]), row["confidence"], row["votes"], row["method"]])
+    return len(agreed)

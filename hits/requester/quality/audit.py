@@ -32,6 +32,11 @@ ACTION_WORDS = {
     "revoke": "revoked a qualification",
     "restore": "restored a qualification",
     "message": "sent the worker a message",
+    "campaign pause": "paused the campaign",
+    "campaign resume": "resumed the campaign",
+    "campaign cancel": "cancelled the campaign",
+    "campaign extend": "extended the campaign's HITs",
+    "campaign budget": "changed the campaign's budget",
 }
 CSV_COLUMNS = ("when", "reviewer", "campaign", "worker", "action", "assignments", "why", "evidence_sha256")
 
@@ -52,7 +57,7 @@ class AuditRow:
 
     @property
     def action_words(self) -> str:
-        return ACTION_WORDS.get(self.action.split(" ", 1)[0], self.action)
+        return ACTION_WORDS.get(self.action) or ACTION_WORDS.get(self.action.split(" ", 1)[0], self.action)
 
 
 def _filtered(

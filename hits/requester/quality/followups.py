@@ -20,7 +20,15 @@ from sqlalchemy.orm import Session
 from hits.money import format_amount, mturk_fee
 from hits.requester.files.campaign import CampaignSpec, QualityPolicy
 from hits.requester.tables.batches import Batch
-from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.requester.tables.campaigns import (
+    CANCELLING,
+    PAUSED,
+    Campaign,
+    OutboxEntry,
+    PublishedHIT,
+    Submission,
+    WorkerStats,
+)
 
 #: Outbox actions that cost money, and so count against the budget.
 PAID_ACTIONS = ("bonus", "repost")
@@ -268,7 +276,8 @@ def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> 
     created = []
     campaigns = session.scalars(
         select(Campaign).where(
-            Campaign.access_key_id == access_key_id, Campaign.status.in_(("running", "review"))
+            Campaign.access_key_id == access_key_id,
+            Campaign.status.in_(("running", "review", PAUSED, CANCELLING)),
         )
     )
     for campaign in campaigns:

@@ -211,6 +211,13 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
             if state != "Rejected":
                 raise RejectionPending(state, f"assignment {target} is not rejected yet")
             market.override_rejection(target, payload.get("feedback"))
+        elif action in ("expire", "extend"):
+            # Pausing, cancelling, resuming and extending a campaign: one entry for its HITs.
+            # Setting the same expiry again is harmless, so a retried entry redoes them all.
+            when = utcnow() if action == "expire" else datetime.fromisoformat(payload["expire_at"])
+            for hit_id in payload["hits"]:
+                market.update_expiration(hit_id, when)
+            outcome = f"{action} ({len(payload['hits'])} HITs)"
         elif action == "unblock":
             market.unblock_worker(payload["worker_id"])  # lifting a missing block is harmless
         elif action == "revoke":

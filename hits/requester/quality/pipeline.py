@@ -22,10 +22,11 @@ from hits.requester.mturk import Marketplace, NotFound
 from hits.requester.quality import followups
 from hits.requester.quality.outbox import count_decisions
 from hits.requester.quality.review import decide_workers, grade_submissions, lock_worker_stats
-from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission
+from hits.requester.tables.campaigns import CANCELLED, CANCELLING, PAUSED, Campaign, PublishedHIT, Submission
 from hits.requester.tables.workflows import stage_waits
 from hits.requester.templates import get_template
 from hits.requester.templates.arrangements import unscrambled_answers
+from hits.wire.authenticity import split_summary
 from hits.wire.documents import xml_to_answers
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,8 @@ def record_assignments(
                     market_decisions[submission.assignment_id] = str(submission.decision)
                 continue
             fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
+            # The page's typing record is not an answer: kept beside them, out of every template's sight.
+            fields, typing_record = split_summary(fields)
             answers = template.answers_from_fields(fields, slots)
             # Page terms (e.g. left/right) to the items' own, with what the page's arrangement was.
             answers = unscrambled_answers(session, template, published, assignment["AssignmentId"], answers)
@@ -133,6 +136,7 @@ def record_assignments(
             if submission.published_hit_id != published_hit_id:
                 submission.published_hit = published
             submission.answers = {"answers": answers}
+            submission.authenticity = typing_record
             submission.synced = True
             if submission.decision == VOID:
                 submission.decision = None  # confirmed after all
@@ -301,9 +305,17 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list
         ).all()
     )
     closed = []
+    # A paused campaign's HITs were expired to pause them, not because they are done: they stay open.
+    paused = set(
+        session.scalars(
+            select(PublishedHIT.id)
+            .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
+            .where(PublishedHIT.id.in_(list(market_counts)), Campaign.status == PAUSED)
+        )
+    )
     for published_id in sorted(market_counts):
         published = session.get(PublishedHIT, published_id)
-        if published is None or published.status == "complete":
+        if published is None or published.status == "complete" or published_id in paused:
             continue
         if synced.get(published_id, 0) >= market_counts[published_id]:
             published.status = "complete"
@@ -324,7 +336,10 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
     work: they are marked ``void``, out of the QA queue and the results.
     """
     finished = []
-    running = select(Campaign.id).where(Campaign.status == "running", Campaign.access_key_id == access_key_id)
+    # A cancelled campaign finishes the same way once its submitted work is in, as CANCELLED.
+    running = select(Campaign.id).where(
+        Campaign.status.in_(("running", CANCELLING)), Campaign.access_key_id == access_key_id
+    )
     for campaign_id in session.scalars(running).all():
         if _still_at_work(session, campaign_id):
             continue
@@ -341,10 +356,14 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
                 .with_for_update()
                 .execution_options(populate_existing=True)
             )
-            if campaign is None or campaign.status != "running" or _still_at_work(session, campaign_id):
+            if (
+                campaign is None
+                or campaign.status not in ("running", CANCELLING)
+                or _still_at_work(session, campaign_id)
+            ):
                 attempt.rollback()
                 continue
-            campaign.status = "review"
+            campaign.status = "review" if campaign.status == "running" else CANCELLED
             finished.append(campaign_id)
     session.flush()
     return finished

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.money import format_amount, mturk_fee
+from hits.money import dollars, format_amount, mturk_fee
 from hits.requester.files.campaign import stored_policy
 from hits.requester.quality import followups
 from hits.requester.quality.outbox import PREVIOUS_SCORE
@@ -156,13 +156,13 @@ def send_bonus(
     """A bonus on one of the worker's assignments, with the reason they read, within the budget."""
     if amount <= 0 or amount > MAX_BONUS:
         raise ActionRefused(
-            f"a bonus is between $0.01 and {format_amount(MAX_BONUS)}; {format_amount(amount)} is not"
+            f"a bonus is between $0.01 and {dollars(MAX_BONUS)}; {dollars(amount)} is not"
         )
     reason = _checked_text(reason, "The reason for the bonus", MAX_REASON)
     lock_worker_stats(session, campaign.id, [submission.worker_id])
     cost = amount + mturk_fee(amount)
     try:
-        followups.check_budget(session, campaign, cost, f"a bonus of {format_amount(amount)}")
+        followups.check_budget(session, campaign, cost, f"a bonus of {dollars(amount)}")
     except followups.OverBudget as exc:
         raise ActionRefused(str(exc)) from exc
     payload = {
@@ -180,13 +180,13 @@ def send_bonus(
             submission.worker_id,
             staff_id,
             "bonus",
-            f"{format_amount(amount)} ({reason})" + (f"; {note}" if note.strip() else ""),
+            f"{dollars(amount)} ({reason})" + (f"; {note}" if note.strip() else ""),
             [submission.assignment_id],
         )
     session.flush()
     return ActionDone(
         ids,
-        f"Bonus of {format_amount(amount)} (costing {format_amount(cost)} with the fee) "
+        f"Bonus of {dollars(amount)} (costing {dollars(cost)} with the fee) "
         f"queued for {submission.worker_id}",
     )
 
@@ -345,4 +345,4 @@ def policy_bonus_words(campaign: Campaign) -> str:
     rule = stored_policy(campaign.spec).bonus
     if rule is None:
         return "This campaign's policy grants no bonus of its own."
-    return f"The campaign's policy already grants {format_amount(rule.amount)} once to workers above its bar."
+    return f"The campaign's policy already grants {dollars(rule.amount)} once to workers above its bar."

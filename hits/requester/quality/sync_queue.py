@@ -21,10 +21,19 @@ from hits.db import call_after_commit, session_scope, utcnow
 from hits.requester.mturk import Marketplace
 from hits.requester.quality.outbox import MOVED_TO
 from hits.requester.quality.pipeline import hit_snapshot
-from hits.requester.tables.campaigns import BATCH_STATUS, Campaign, OutboxEntry, PublishedHIT, Submission
+from hits.requester.tables.campaigns import (
+    BATCH_STATUS,
+    CANCELLING,
+    PAUSED,
+    Campaign,
+    OutboxEntry,
+    PublishedHIT,
+    Submission,
+)
 
-#: Campaigns whose open HITs are synced and reviewed: running ones, and layout batches with gold.
-SYNCED_CAMPAIGNS = ("running", BATCH_STATUS)
+#: Campaigns whose open HITs are synced and reviewed: running ones (paused and cancelled ones too:
+#: work submitted before is decided as usual), and layout batches with gold.
+SYNCED_CAMPAIGNS = ("running", PAUSED, CANCELLING, BATCH_STATUS)
 #: A queued HIT sync not done after this long is taken to be lost, and queued again.
 SYNC_STALE = timedelta(seconds=60)
 

@@ -30,6 +30,11 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from hits.db import RequesterBase, UTCDateTime, utcnow
 from hits.signin_limits import SignInFailureColumns
 
+#: A campaign a person paused: its HITs expired on the marketplace, its submitted work still reviewed.
+PAUSED = "paused"
+#: A cancelled campaign whose submitted work is still being reviewed; ``CANCELLED`` once it is.
+CANCELLING = "cancelling"
+CANCELLED = "cancelled"
 #: The status of a campaign row that anchors a layout batch (``hits.requester.batches``): the review
 #: pipeline syncs, grades and decides its rows (template ``batch``), but it has no labels to
 #: aggregate, so the results commands leave it alone.

@@ -1,19 +1,35 @@
 """The QA and requester dashboard: sign-in with roles, flagged workers, evidence, decisions.
 
-``base`` is the frame (blueprint, sign-in, role checks); ``views`` (campaigns,
-results), ``review_pages`` (the QA queue, evidence, decisions), ``action_pages``
-(a reviewer's other actions on a worker), ``audit_pages`` and ``workflow_pages``
-are the pages, each adding its routes to ``base.bp``.
+``base`` is the frame (blueprint, sign-in, role checks); the pages, each adding
+its routes to ``base.bp``: ``views`` (campaigns, results), ``campaign_pages`` (a
+campaign's progress, plots, items and controls), ``review_pages`` (the QA queue,
+evidence, decisions), ``action_pages`` (a reviewer's other actions on a worker),
+``audit_pages`` and ``workflow_pages``.
 """
 
 from __future__ import annotations
 
 from flask import Flask
 
-from server.requester.dashboard import action_pages, audit_pages, review_pages, views, workflow_pages
+from server.requester.dashboard import (
+    action_pages,
+    audit_pages,
+    campaign_pages,
+    review_pages,
+    views,
+    workflow_pages,
+)
 from server.requester.dashboard.base import bp
 
-__all__ = ["action_pages", "audit_pages", "init_app", "review_pages", "views", "workflow_pages"]
+__all__ = [
+    "action_pages",
+    "audit_pages",
+    "campaign_pages",
+    "init_app",
+    "review_pages",
+    "views",
+    "workflow_pages",
+]
 
 
 def init_app(app: Flask) -> None:

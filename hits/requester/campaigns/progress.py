@@ -1,0 +1,198 @@
+"""How far a campaign has got: HITs and assignments by state, money, throughput and a finish estimate.
+
+What the campaign page and ``hitforge campaign status`` show. Every figure is
+one aggregate query (counts grouped in the database, never rows read one by
+one), so the page costs the same at 1,000 HITs as at 100,000. Reads only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import Integer, cast, func, select
+from sqlalchemy.orm import Session
+
+from hits.db import utcnow
+from hits.money import mturk_fee
+from hits.requester.quality.followups import (
+    PAID_ACTIONS,
+    assignment_cost,
+    assignments_per_hit,
+    campaign_spec,
+    committed_cost,
+)
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+
+#: Throughput is counted in buckets of this many seconds (an hour) ...
+BUCKET_SECONDS = 3600
+#: ... over at most this many of the latest buckets (two days).
+MAX_BUCKETS = 48
+#: The finish estimate uses the rate over this many latest buckets that saw work.
+RATE_BUCKETS = 3
+#: Decisions in the order and words the page shows them.
+DECISION_WORDS = {
+    "approve": "approved",
+    "reject": "rejected",
+    "held": "held for a person",
+    "void": "void (never confirmed)",
+    None: "not decided yet",
+}
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Submissions per hour: bucket start times and counts, oldest first (hours with none included)."""
+
+    starts: list[datetime]
+    counts: list[int]
+
+    @property
+    def recent_rate(self) -> float | None:
+        """Submissions per hour over the latest buckets that saw work (None: no work yet)."""
+        busy = [c for c in self.counts if c][-RATE_BUCKETS:]
+        return sum(busy) / len(busy) if busy else None
+
+
+@dataclass
+class CampaignProgress:
+    """A campaign's state in figures."""
+
+    campaign: Campaign
+    hits: dict[str, int] = field(default_factory=dict)
+    planned_assignments: int = 0
+    decisions: dict[str | None, int] = field(default_factory=dict)
+    budget: Decimal = Decimal("0")
+    committed: Decimal = Decimal("0")
+    #: Rewards with fees of approved work, and bonuses and re-posts the marketplace has applied.
+    spent: Decimal = Decimal("0")
+    throughput: Throughput = field(default_factory=lambda: Throughput([], []))
+    workers: int = 0
+    now: datetime = field(default_factory=utcnow)
+
+    @property
+    def submitted(self) -> int:
+        return sum(self.decisions.values())
+
+    @property
+    def hit_count(self) -> int:
+        return sum(self.hits.values())
+
+    @property
+    def share_done(self) -> float:
+        """Submitted assignments over planned ones, 0..1."""
+        return min(1.0, self.submitted / self.planned_assignments) if self.planned_assignments else 0.0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.planned_assignments - self.submitted)
+
+    @property
+    def estimated_finish(self) -> datetime | None:
+        """When the planned assignments are all in at the recent rate (None: no rate, or done)."""
+        rate = self.throughput.recent_rate
+        if not self.remaining or not rate or self.campaign.status not in ("running", "publishing"):
+            return None
+        return self.now + timedelta(hours=self.remaining / rate)
+
+
+def campaign_progress(session: Session, campaign: Campaign, now: datetime | None = None) -> CampaignProgress:
+    """The campaign's progress (``now``: the clock's time, for the throughput window)."""
+    progress = CampaignProgress(campaign, now=now or utcnow())
+    progress.hits = dict(
+        session.execute(
+            select(PublishedHIT.status, func.count())
+            .where(PublishedHIT.campaign_id == campaign.id)
+            .group_by(PublishedHIT.status)
+        ).all()
+    )
+    spec = campaign_spec(campaign)
+    progress.planned_assignments = progress.hit_count * assignments_per_hit(session, campaign, spec)
+    on_campaign = (
+        select(Submission.decision, func.count())
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign.id)
+        .group_by(Submission.decision)
+    )
+    progress.decisions = {decision: n for decision, n in session.execute(on_campaign).all()}
+    progress.budget = campaign.budget
+    progress.committed = committed_cost(session, campaign)
+    approved = progress.decisions.get("approve", 0)
+    extras = session.scalars(
+        select(OutboxEntry.payload).where(
+            OutboxEntry.campaign_id == campaign.id,
+            OutboxEntry.action.in_(PAID_ACTIONS),
+            OutboxEntry.status == "done",
+        )
+    )
+    progress.spent = assignment_cost(spec) * approved + sum(
+        (Decimal(str(p.get("cost", "0"))) for p in extras), Decimal("0")
+    )
+    progress.workers = int(
+        session.scalar(
+            select(func.count()).select_from(WorkerStats).where(WorkerStats.campaign_id == campaign.id)
+        )
+        or 0
+    )
+    progress.throughput = throughput(session, campaign.id, progress.now)
+    return progress
+
+
+def throughput(session: Session, campaign_id: int, now: datetime) -> Throughput:
+    """Submissions per hour over the latest ``MAX_BUCKETS`` hours, counted by the database."""
+    end = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    start = end - timedelta(seconds=BUCKET_SECONDS * MAX_BUCKETS)
+    # Seconds since ``start`` divided into buckets, portably: the difference of epoch seconds,
+    # floored (PostgreSQL's cast to an integer rounds; SQLite's truncates, the same for these
+    # non-negative values).
+    epoch = _epoch_seconds(session)
+    hours = (epoch(Submission.submitted_at) - start.timestamp()) / BUCKET_SECONDS
+    if session.get_bind().dialect.name == "postgresql":
+        hours = func.floor(hours)
+    bucket = cast(hours, Integer)
+    rows = session.execute(
+        select(bucket, func.count())
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            Submission.submitted_at >= start,
+            Submission.submitted_at < end,
+        )
+        .group_by(bucket)
+    ).all()
+    counts = [0] * MAX_BUCKETS
+    for index, n in rows:
+        if index is not None and 0 <= int(index) < MAX_BUCKETS:
+            counts[int(index)] += n
+    starts = [start + timedelta(seconds=BUCKET_SECONDS * i) for i in range(MAX_BUCKETS)]
+    # Leading empty hours say nothing: the series starts at the first hour with work.
+    first = next((i for i, c in enumerate(counts) if c), MAX_BUCKETS - 1)
+    return Throughput(starts[first:], counts[first:])
+
+
+def _epoch_seconds(session: Session):  # type: ignore[no-untyped-def]
+    """A column's timestamp as seconds since the epoch, in the session's SQL dialect."""
+    if session.get_bind().dialect.name == "postgresql":
+        return lambda column: func.extract("epoch", column)
+    # SQLite stores naive UTC text; julianday's fractional days keep sub-second precision.
+    return lambda column: (func.julianday(column) - 2440587.5) * 86400.0
+
+
+def gold_accuracies(session: Session, campaign_id: int) -> list[tuple[str, int, int]]:
+    """Each worker's gold in the campaign: (worker id, right, graded), workers with any gold only."""
+    return [
+        (w, c, t)
+        for w, c, t in session.execute(
+            select(WorkerStats.worker_id, WorkerStats.gold_correct, WorkerStats.gold_total).where(
+                WorkerStats.campaign_id == campaign_id, WorkerStats.gold_total > 0
+            )
+        ).all()
+    ]
+
+
+def fee_words(campaign: Campaign) -> str:
+    """The reward and the marketplace's fee on it, in words."""
+    spec = campaign_spec(campaign)
+    fee = mturk_fee(spec.reward, max_assignments=spec.assignments_per_hit)
+    return f"${spec.reward} per assignment plus ${fee} fee"
