@@ -5,7 +5,8 @@ campaign of ``--hits`` HITs (two items and one gold each) with ``--assignments``
 per HIT from 300 workers (every tenth worker flagged with all their work held), signs a
 reviewer in, and requests each QA page through the app in this process (no network): the
 queue (first and a later page), a flagged worker's page (about 300 assignments), one
-assignment's evidence, the audit log, the home page. Each page is requested ``--repeat``
+assignment's evidence, the audit log, the home page, and the requester's campaign page, its
+items list (first and a late page) and its two plots. Each page is requested ``--repeat``
 times; the median server time is printed, and its ratio to the floor measured in the same
 run: the sign-in page, the cheapest page the same app serves.
 """
@@ -18,6 +19,7 @@ import random
 import statistics
 import tempfile
 import time
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from werkzeug.security import generate_password_hash
 
-from hits.db import make_engine, make_session_factory, session_scope
+from hits.db import make_engine, make_session_factory, session_scope, utcnow
 from hits.requester.tables.campaigns import (
     Campaign,
     GoldItem,
@@ -52,7 +54,21 @@ def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, st
         campaign = Campaign(
             name="qa-bench",
             template="rating",
-            spec={"reward": "0.10", "assignments_per_hit": per_hit, "quality": {"accuracy_threshold": 0.6}},
+            # A stored spec as ``create_campaign`` keeps it: the whole campaign file, validated.
+            spec={
+                "name": "qa-bench",
+                "template": "rating",
+                "title": "Rate how well a sentence describes a picture",
+                "description": "Benchmark campaign.",
+                "reward": "0.10",
+                "budget": "100000.00",
+                "assignments_per_hit": per_hit,
+                "items_per_hit": 2,
+                "gold_per_hit": 1,
+                "items": "items.jsonl",
+                "gold": "gold.jsonl",
+                "quality": {"accuracy_threshold": 0.6},
+            },
             budget=Decimal("100000"),
             status="review",
         )
@@ -113,6 +129,7 @@ def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, st
         )
         rows = []
         held_of: dict[str, str] = {}
+        now = utcnow()
         for n, pid in enumerate(published):
             for k, worker in enumerate(rng.sample(workers, per_hit)):
                 bad = worker in flagged
@@ -124,6 +141,8 @@ def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, st
                         "worker_id": worker,
                         "answers": {"answers": [rng.randint(1, 4), rng.randint(1, 4), 3 if not bad else 1]},
                         "work_seconds": rng.uniform(20, 90),
+                        # Over the last 40 hours: the campaign page's throughput has hours to count.
+                        "submitted_at": now - timedelta(seconds=rng.uniform(0, 40 * 3600)),
                         "gold_correct": 0 if bad else 1,
                         "gold_total": 1,
                         "graded": True,
@@ -228,6 +247,11 @@ def main() -> None:
         "assignment evidence": f"/dashboard/assignments/{assignment}",
         "audit log": "/dashboard/audit",
         "home": "/dashboard/",
+        "campaign page": f"/dashboard/campaigns/{campaign_id}",
+        "items list, first page": f"/dashboard/campaigns/{campaign_id}/items",
+        "items list, a late page": f"/dashboard/campaigns/{campaign_id}/items?page={args.hits * 2 // 50 - 1}",
+        "throughput plot": f"/dashboard/campaigns/{campaign_id}/plots/throughput.svg",
+        "gold accuracy plot": f"/dashboard/campaigns/{campaign_id}/plots/gold.svg",
     }
     print(f"floor (sign-in page): {floor:.1f} ms")
     print(f"{'page':28} {'median ms':>10} {'x floor':>8}")

@@ -106,9 +106,9 @@ def test_a_reviewer_rejects_held_work_with_a_reason_the_worker_reads(
 
     # The worker's profile plots their gold accuracy over time against the threshold.
     page.goto(f"{live_server.url}/dashboard/workers/{worker_id}")
-    page.wait_for_selector("#gold-plot[data-drawn] canvas")
-    assert int(page.locator("#gold-plot").get_attribute("data-drawn") or 0) >= 1
-    assert "Threshold 60%" in page.locator("#gold-plot").inner_text()
+    assert page.locator("#gold-plot img").evaluate("img => img.complete && img.naturalWidth > 0")
+    drawn = http.get(f"{live_server.url}/dashboard/workers/{worker_id}/plots/gold.svg").text
+    assert "threshold 60%" in drawn and "<script" not in drawn
     _shot(page, shots, "qa-profile")
     # The worker page's actions, as a reviewer about to send a bonus sees them.
     page.goto(f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}")

@@ -123,12 +123,12 @@ def evidence_digest(evidence: AssignmentEvidence) -> str:
     )
 
 
-def _fields(value: Any, label: str = "") -> list[Shown]:
+def shown_fields(value: Any, label: str = "") -> list[Shown]:
     """A payload or answer as fields: top-level keys of a mapping, pictures recognised by name."""
     if isinstance(value, Mapping):
         out = []
         for key, inner in value.items():
-            out.extend(_fields(inner, f"{label} {key}" if label else str(key)))
+            out.extend(shown_fields(inner, f"{label} {key}" if label else str(key)))
         return out
     if isinstance(value, str):
         is_image = value.lower().endswith(IMAGE_SUFFIXES) and "://" not in value and "/" not in value
@@ -152,15 +152,17 @@ _SAID = {"signals", "copying_reason", "reason", "held_for", "flagged_by"}
 
 def _recorded(submission: Submission) -> list[Shown]:
     evidence = submission.evidence if isinstance(submission.evidence, Mapping) else {}
-    return [f for key in sorted(evidence) if key not in _SAID for f in _fields(evidence[key], key)]
+    return [f for key in sorted(evidence) if key not in _SAID for f in shown_fields(evidence[key], key)]
 
 
 def _other_answers(submission: Submission, slots: int) -> list[Shown]:
     stored = submission.answers if isinstance(submission.answers, Mapping) else {}
     answers = stored.get("answers")
     if isinstance(answers, list):
-        return [f for i, a in enumerate(answers[slots:], start=slots) for f in _fields(a, f"answer {i + 1}")]
-    return _fields({k: v for k, v in stored.items() if k != "answers"} or answers)
+        return [
+            f for i, a in enumerate(answers[slots:], start=slots) for f in shown_fields(a, f"answer {i + 1}")
+        ]
+    return shown_fields({k: v for k, v in stored.items() if k != "answers"} or answers)
 
 
 def _passed(template: TaskTemplate, answer: Any, key: Any, payload: Any, options: Mapping[str, Any]) -> bool:
@@ -229,10 +231,10 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
             slots.append(
                 SlotEvidence(
                     slot.position,
-                    _fields(slot.payload),
-                    _fields(answer, "answer"),
+                    shown_fields(slot.payload),
+                    shown_fields(answer, "answer"),
                     gold=True,
-                    expected=_fields(slot.gold.answer, "expected"),
+                    expected=shown_fields(slot.gold.answer, "expected"),
                     passed=_passed(template, answer, slot.gold.answer, slot.gold.payload, options),
                     payload=slot.payload,
                     raw_answer=answer,
@@ -245,8 +247,8 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
             slots.append(
                 SlotEvidence(
                     slot.position,
-                    _fields(slot.payload),
-                    _fields(answer, "answer"),
+                    shown_fields(slot.payload),
+                    shown_fields(answer, "answer"),
                     gold=False,
                     agreement=(alike, len(theirs)) if theirs else None,
                     payload=slot.payload,

@@ -207,11 +207,11 @@ def worker_profile(
 
 
 def gold_plot_data(profile: WorkerProfile) -> dict[str, Any]:
-    """The gold-over-time series as the profile's plot reads it: seconds since the epoch, accuracy in
-    percent, and each campaign's threshold (the line a reader compares against)."""
+    """The gold-over-time series the profile plots: when, accuracy in percent, and each campaign's
+    threshold (the line a reader compares against)."""
     points = [g for g in profile.gold if g.when is not None and g.accuracy is not None]
     return {
-        "when": [g.when.timestamp() for g in points if g.when is not None],
+        "when": [g.when for g in points if g.when is not None],
         "accuracy": [round((g.accuracy or 0.0) * 100, 1) for g in points],
         "thresholds": sorted({round(c.threshold * 100, 1) for c in profile.campaigns}),
     }

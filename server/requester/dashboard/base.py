@@ -7,12 +7,15 @@ build on this one; this one imports none of them.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from difflib import SequenceMatcher
 from functools import wraps
 from typing import Any
 
 from flask import (
     Blueprint,
+    Response,
     abort,
     flash,
     g,
@@ -24,6 +27,13 @@ from flask import (
 from markupsafe import Markup, escape
 
 from hits.requester.campaigns.staff import may_see_campaign
+from hits.requester.quality.evidence_marks import (
+    CrowdEvidence,
+    Mark,
+    box_marks,
+    crowd_evidence,
+    picture_source,
+)
 from hits.requester.tables.campaigns import StaffUser
 from server import MAX_ROW_ID
 from server.db import requester_session
@@ -61,6 +71,48 @@ def marked(text: str, spans: Any, css: str = "marked") -> Markup:
         at = end
     out.append(escape(text[at:]))
     return Markup("").join(out)
+
+
+# --- evidence views of the templates: word diffs and marks drawn over pictures ----------------------
+
+_WORD = re.compile(r"\S+\s*")
+
+
+@bp.app_template_filter("word_diff")
+def word_diff(before: Any, after: Any) -> Markup:
+    """``after`` against ``before`` word by word, escaped: removed words in ``<del>``, added in ``<ins>``."""
+    old = _WORD.findall(before if isinstance(before, str) else "")
+    new = _WORD.findall(after if isinstance(after, str) else "")
+    matcher = SequenceMatcher(None, [w.strip() for w in old], [w.strip() for w in new], autojunk=False)
+    out: list[Markup] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out.append(escape("".join(new[j1:j2])))
+            continue
+        if i2 > i1:
+            space = " " if out and not str(out[-1])[-1:].isspace() else ""
+            out.append(Markup("{}<del>{}</del> ").format(space, "".join(old[i1:i2]).rstrip()))
+        if j2 > j1:
+            out.append(Markup("<ins>{}</ins>").format("".join(new[j1:j2])))
+    return Markup("").join(out)
+
+
+@bp.app_template_filter("crowd_evidence")
+def crowd_evidence_filter(answer: Any, expected: Any = None) -> CrowdEvidence:
+    """Crowd annotation elements' marks in an answer (and gold's), to draw (``crowd_evidence``)."""
+    return crowd_evidence(answer, expected)
+
+
+@bp.app_template_filter("picture_source")
+def picture_source_filter(payload: Any) -> tuple[str, str]:
+    """The picture a layout row's cells name, as ``(kind, value)`` (``picture_source``)."""
+    return picture_source(payload)
+
+
+@bp.app_template_filter("box_marks")
+def box_marks_filter(boxes: Any, label: str = "") -> list[Mark]:
+    """Boxes of an item or an answer as marks to draw (``box_marks``)."""
+    return box_marks(boxes, label)
 
 
 #: No list has this many pages; a larger page number is read as the last one there could be.
@@ -138,3 +190,12 @@ def signin() -> Any:
 def signout() -> Any:
     staff_signin.end_everywhere(current_staff())
     return redirect(url_for("dashboard.signin"))
+
+
+def svg_response(text: str) -> Response:
+    """A plot drawn on the server, served as an image: no scripts; never reused stale (a page
+    reloaded to watch progress must show the new figures; the server caches the drawing)."""
+    response = Response(text, mimetype="image/svg+xml")
+    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response

@@ -21,8 +21,8 @@ from hits.requester.quality.live_copying import pairs_of
 from hits.requester.quality.review_queue import REASONS, Reason, review_queue
 from hits.requester.quality.worker_profile import gold_plot_data, worker_profile
 from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats
-from server.cdn.cdn_map import INSTALLED_DIR
 from server.db import requester_session
+from server.requester.dashboard import plots
 from server.requester.dashboard.base import (
     bp,
     campaign_or_404,
@@ -30,6 +30,7 @@ from server.requester.dashboard.base import (
     row_id,
     signed_in_staff,
     staff_required,
+    svg_response,
 )
 from server.task_queue import send_after_commit
 
@@ -94,22 +95,6 @@ def campaign_media(campaign_id: int, name: str) -> Any:
     return response
 
 
-#: The plotting library's files the dashboard serves (installed by npm with the CDN copies).
-PLOT_LIBRARY = INSTALLED_DIR / "uplot" / "dist"
-PLOT_FILES = {"uplot.js": "uPlot.iife.min.js", "uplot.css": "uPlot.min.css"}
-
-
-@bp.get("/lib/<name>")
-@staff_required
-def plot_library(name: str) -> Any:
-    """uPlot, served from the local npm copy (the machine may be offline)."""
-    if name not in PLOT_FILES:
-        abort(404)
-    response = send_from_directory(PLOT_LIBRARY, PLOT_FILES[name], max_age=86_400)
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    return response
-
-
 @bp.get("/workers/<worker_id>")
 @staff_required
 def worker_profile_page(worker_id: str) -> Any:
@@ -119,7 +104,23 @@ def worker_profile_page(worker_id: str) -> Any:
     profile = worker_profile(rs, scoped_campaign_ids(staff), worker_id, visible_test_ids(rs, staff))
     if not profile.campaigns:
         abort(404)  # a worker outside the user's campaigns is a worker that does not exist
-    return render_template("dashboard/profile.html", p=profile, plot=gold_plot_data(profile))
+    return render_template("dashboard/profile.html", p=profile)
+
+
+@bp.get("/workers/<worker_id>/plots/gold.svg")
+@staff_required
+def worker_gold_plot(worker_id: str) -> Any:
+    """The profile's plot: cumulative gold accuracy over time, with the campaigns' thresholds."""
+    rs = requester_session()
+    staff = signed_in_staff()
+    profile = worker_profile(rs, scoped_campaign_ids(staff), worker_id, visible_test_ids(rs, staff))
+    if not profile.campaigns:
+        abort(404)
+    data = gold_plot_data(profile)
+    svg = plots.line_over_time(
+        tuple(data["when"]), tuple(data["accuracy"]), "gold accuracy so far (%)", tuple(data["thresholds"])
+    )
+    return svg_response(svg)
 
 
 @bp.get("/workers/<int:campaign_id>/<worker_id>")
