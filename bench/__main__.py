@@ -2,6 +2,7 @@
 
 Runs, one after the other, on the embedded SQLite default:
 
+- ``bench.cli_startup``: how long ``hitforge`` commands that do no work take to start;
 - ``bench.grading_core``: gold scoring and the decision rule, in memory;
 - ``bench.broker_latency``: the embedded broker's round trip;
 - ``bench.api_throughput``: CreateHIT and ListAssignmentsForHIT pages through boto3, with both floors;
@@ -17,6 +18,7 @@ import subprocess
 import sys
 
 RUNS = [
+    ["bench.cli_startup"],
     ["bench.grading_core"],
     ["bench.broker_latency", "--count", "60"],
     ["bench.api_throughput", "--seconds", "10"],

@@ -24,7 +24,12 @@ console = Console()
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)
 def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
-    """Run a whole campaign on the embedded default with a simulated crowd."""
+    """Run a whole campaign on the embedded default with a simulated crowd.
+
+    Its databases and files go to demo/ in the var folder (HITFORGE_VAR_DIR,
+    default ./var), replaced on each run. Ctrl-C or SIGTERM stops it, its
+    Celery worker and its server with it.
+    """
     from demo.run import run_demo
     from demo.tasks import get_demo_task
 

@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,14 @@ from werkzeug.security import generate_password_hash
 from demo import iiw
 from demo.context import DemoContext
 from demo.crowd import PROFILES, Bot, BotResult
-from demo.runner import serve_in_thread, spawn_worker, stop_process
+from demo.runner import (
+    RunningServer,
+    deferred_interrupts,
+    serve_in_thread,
+    sigterm_interrupts,
+    spawn_worker,
+    stop_process,
+)
 from demo.tasks import DemoTask, Truth, get_demo_task
 from hits.db import make_engine, make_session_factory, session_scope
 from hits.market.accounts import create_requester
@@ -38,7 +46,7 @@ from hits.requester.tables.campaigns import (
     WorkerStats,
 )
 from hits.schema import upgrade
-from hits.settings import load_settings
+from hits.settings import load_settings, var_dir_of
 from server import create_app
 
 CROWD = [("diligent", 4), ("careless", 3), ("spammer", 3)]
@@ -47,6 +55,8 @@ ASSIGNMENTS = 3
 #: limit on the whole run: a loaded machine makes the crowd and Celery slow, not stuck (a fixed
 #: 100 s made the 12-HIT heatmap demo give up with work still coming in).
 STALL_SECONDS = 120.0
+#: The file that marks a folder as the demo's own: a demo replaces only such a folder.
+MARKER = ".hitforge-demo"
 
 
 def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
@@ -80,9 +90,37 @@ def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
     return truth
 
 
+def demo_folder(env: Mapping[str, str] | None = None) -> Path:
+    """Where the demo keeps its databases and files: ``demo/`` in the var folder (``HITFORGE_VAR_DIR``)."""
+    return var_dir_of(env) / "demo"
+
+
+def _replaceable(folder: Path) -> bool:
+    """Whether ``folder`` may be removed for a new demo: absent, empty, or a demo's own.
+
+    An older demo left no marker; its two databases say what it was.
+    """
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        return False
+    names = {path.name for path in folder.iterdir()} if folder.exists() else set()
+    return not names or MARKER in names or {"requester.sqlite", "market.sqlite"} <= names
+
+
 def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, hit_count: int) -> int:
+    """Run one demo in ``demo/`` of the var folder; the exit status.
+
+    SIGTERM ends it as Ctrl-C does: the Celery worker and the server are
+    stopped on every way out, ``--keep-serving`` included.
+    """
+    with sigterm_interrupts():
+        return _run_demo(
+            console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count
+        )
+
+
+def _run_demo(console: Console, *, keep_serving: bool, template: str, port: int, hit_count: int) -> int:
     started = time.monotonic()
-    var_dir = Path("var/demo").resolve()
+    var_dir = demo_folder()
     try:
         # Bound now, served once the databases are ready: a port merely seen free here could be
         # taken by any other process during the migrations, and the demo would then fail to serve.
@@ -90,8 +128,17 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
     except OSError as exc:  # before the last demo's files are removed: a refused run loses nothing
         console.print(f"[red]error:[/red] cannot listen on 127.0.0.1:{port}: {exc.strerror}", highlight=False)
         return 2
+    if not _replaceable(var_dir):
+        listening.close()
+        console.print(
+            f"[red]error:[/red] {var_dir} was not made by hitforge demo, which replaces its folder on "
+            "each run: move it away, or set HITFORGE_VAR_DIR to another folder",
+            highlight=False,
+        )
+        return 2
     shutil.rmtree(var_dir, ignore_errors=True)
     var_dir.mkdir(parents=True)
+    (var_dir / MARKER).write_text("hitforge demo's folder: the next `hitforge demo` replaces it\n")
     url = f"http://127.0.0.1:{listening.getsockname()[1]}"
     base_env = {"HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_PUBLIC_URL": url}
     settings = load_settings(base_env)
@@ -129,30 +176,40 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
         "HITFORGE_SYNC_INTERVAL": "1.0",
     }
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    with listening:  # the server serves on its own duplicate of the socket
-        server = serve_in_thread(create_app(settings=settings), fd=listening.fileno())
-    worker = spawn_worker(worker_env, var_dir / "celery.log")
-    console.print(f"server at {server.url}; Celery worker pid {worker.pid} (log: {var_dir / 'celery.log'})")
-    # The iiw demo is a workflow of two tasks, not one campaign (demo/iiw.py).
-    body = iiw.run if template == iiw.NAME else _run
-    demo = DemoContext(
-        console=console,
-        key=key,
-        url=server.url,
-        var_dir=var_dir,
-        template=template,
-        hit_count=hit_count,
-        sessions=requester_sessions,
-        keep_serving=keep_serving,
-        staff_password=staff_password,
-        started=started,
-    )
+    server: RunningServer | None = None
+    worker = None
     try:
+        # An interrupt while they start waits until they are known to the `finally` that stops them.
+        with deferred_interrupts():
+            with listening:  # the server serves on its own duplicate of the socket
+                server = serve_in_thread(create_app(settings=settings), fd=listening.fileno())
+            worker = spawn_worker(worker_env, var_dir / "celery.log")
+        console.print(
+            f"server at {server.url}; Celery worker pid {worker.pid} (log: {var_dir / 'celery.log'})"
+        )
+        # The iiw demo is a workflow of two tasks, not one campaign (demo/iiw.py).
+        body = iiw.run if template == iiw.NAME else _run
+        demo = DemoContext(
+            console=console,
+            key=key,
+            url=server.url,
+            var_dir=var_dir,
+            template=template,
+            hit_count=hit_count,
+            sessions=requester_sessions,
+            keep_serving=keep_serving,
+            staff_password=staff_password,
+            started=started,
+        )
         return body(demo)
     finally:
-        if not keep_serving:
-            stop_process(worker)
-            server.stop()
+        # Every way out, --keep-serving's too (its serving ends with Ctrl-C or SIGTERM): the worker
+        # runs in a session of its own, so nothing else would stop it.
+        with deferred_interrupts():
+            if worker is not None:
+                stop_process(worker)
+            if server is not None:
+                server.stop()
 
 
 def _run(demo: DemoContext) -> int:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from flask import Flask
 from werkzeug.serving import BaseWSGIServer, make_server
@@ -79,8 +81,6 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
     the scheduler lock and consume the broker's messages after the worker is
     gone: it goes with the group.
     """
-    import signal
-
     if process.poll() is None:
         # SIGTERM to the main process only: Celery's warm shutdown stops its pool itself.
         process.send_signal(signal.SIGTERM)
@@ -91,3 +91,48 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait(5)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block SIGTERM raises ``KeyboardInterrupt``, as Ctrl-C does.
+
+    Python's default for SIGTERM ends the process at once, skipping every
+    ``finally``: the worker, in a session of its own, would be left running.
+    Outside the main thread (where no handler can be set) it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def deferred_interrupts() -> Iterator[None]:
+    """Ctrl-C or SIGTERM within the block is raised as ``KeyboardInterrupt`` once the block is done.
+
+    Around starting the worker (so it is never started without being known to
+    the code that stops it) and stopping it (so a second Ctrl-C does not cut
+    the shutdown short and leave it running).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    watched = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda got, frame: caught.append(got)) for signum in watched}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if caught:
+        raise KeyboardInterrupt

@@ -63,6 +63,12 @@ class Settings:
     worker_session: SessionLimits = WORKER_SESSION
     #: When a staff sign-in on the dashboard ends.
     staff_session: SessionLimits = STAFF_SESSION
+    #: The Prolific API token (``Authorization: Token ...``); never shown in logs, pages or errors.
+    prolific_token: str = field(default="", repr=False)
+    #: Prolific's API root; a stand-in's for tests and the demo (``hits.requester.recruit.prolific.standin``).
+    prolific_api_url: str = "https://api.prolific.com/api/v1/"
+    #: The secret Prolific signs webhook calls with (``POST /hooks/secrets/``); empty: webhooks refused.
+    prolific_hook_secret: str = field(default="", repr=False)
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -95,10 +101,16 @@ def _secret_key(var_dir: Path, env: Mapping[str, str]) -> str:
     return key
 
 
+def var_dir_of(env: Mapping[str, str] | None = None) -> Path:
+    """The var folder ``env`` names (``HITFORGE_VAR_DIR``, default ``var`` here), absolute; not created."""
+    env = os.environ if env is None else env
+    return Path(env.get("HITFORGE_VAR_DIR", "var")).resolve()
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Build the settings from ``env`` (default: ``os.environ``)."""
     env = os.environ if env is None else env
-    var_dir = Path(env.get("HITFORGE_VAR_DIR", "var")).resolve()
+    var_dir = var_dir_of(env)
     var_dir.mkdir(parents=True, exist_ok=True)
     # Embedded default: one SQLite file per half, so neither half's writers
     # ever wait on the other's (they meet only at the API, as in production).
@@ -127,6 +139,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         cdn_libraries_dir=env.get("HITFORGE_CDN_LIBRARIES", ""),
         worker_session=_session_limits(env, "WORKER", WORKER_SESSION),
         staff_session=_session_limits(env, "STAFF", STAFF_SESSION),
+        prolific_token=env.get("HITFORGE_PROLIFIC_TOKEN", ""),
+        prolific_api_url=env.get("HITFORGE_PROLIFIC_API_URL") or "https://api.prolific.com/api/v1/",
+        prolific_hook_secret=env.get("HITFORGE_PROLIFIC_HOOK_SECRET", ""),
     )
 
 

@@ -11,8 +11,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 TOO_EASY = 0.95
 TOO_HARD = 0.2
 #: Answers an item needs before it is called too easy, too hard or misleading: one answer (or
@@ -63,6 +61,10 @@ def item_analysis(
             xs = [int(ok) for ok, _ in pairs]
             ys = [rest for _, rest in pairs]
             if len(set(xs)) > 1 and len(set(ys)) > 1:
+                # SciPy is imported here: the package imports this module, and SciPy takes about a
+                # second to load, which every user of the package (``hitforge`` too) would pay.
+                from scipy import stats
+
                 value = float(stats.pointbiserialr(xs, ys).statistic)
                 r = None if math.isnan(value) else value
         flags = []

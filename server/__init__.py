@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flask import Flask, g
-from flask_wtf.csrf import CSRFProtect
-from werkzeug.middleware.proxy_fix import ProxyFix
-from werkzeug.routing import IntegerConverter, Map
+if TYPE_CHECKING:
+    from flask import Flask
 
-from hits.settings import Settings, load_settings
+    from hits.settings import Settings
 
 #: The largest value of a PostgreSQL INTEGER (and of every id column's type).
 MAX_ROW_ID = 2**31 - 1
 
 
-class RowIdConverter(IntegerConverter):
-    """``<int:...>`` bounded to the ids a row can have, so a larger number is a 404, not an overflow."""
-
-    def __init__(self, map: Map, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("max", MAX_ROW_ID)
-        super().__init__(map, *args, **kwargs)
-
-
 def create_app(test_config: dict[str, Any] | None = None, settings: Settings | None = None) -> Flask:
     """Build the app for ``settings`` (default: from ``HITFORGE_*`` variables)."""
+    # Flask is imported here, not above: every ``hitforge`` command imports this package (the CLI
+    # lives in it), and ``hitforge --help`` must not pay for a web framework it does not use.
+    from flask import Flask, g
+    from flask_wtf.csrf import CSRFProtect
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
+    from hits.settings import load_settings
+    from server.routing import RowIdConverter
+
     settings = settings or load_settings()
     app = Flask(__name__, instance_relative_config=False)
     # Every <int:...> in a path is a row id, stored as a 32-bit INTEGER: a larger number can name
@@ -53,7 +52,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
 
     from server import cdn, db, errors, task_queue
     from server.market import clock, mturk_api, worker_site
-    from server.requester import dashboard, hit_pages, qualify
+    from server.requester import api, dashboard, hit_pages, qualify, recruit_pages
     from server.templating import init_app as init_templating
 
     db.init_app(app, settings)
@@ -67,7 +66,9 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     hit_pages.init_app(app)
     cdn.init_app(app, settings)
     dashboard.init_app(app)
+    api.init_app(app, csrf)
     qualify.init_app(app)
+    recruit_pages.init_app(app)
     clock.init_app(app, "mturk_api", "worker_site")
 
     @app.before_request

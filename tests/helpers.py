@@ -215,7 +215,12 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def run_hitforge(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
-    """``hitforge ARGS`` as a user runs it: a fresh process in ``tmp_path``, its var folder under it."""
+    """``hitforge ARGS`` as a user runs it: a fresh process in ``tmp_path``, its var folder under it.
+
+    The demo keeps its databases in ``demo/`` of the var folder; every other
+    command is pointed at that folder, so it reads what the demo made.
+    """
+    var_dir = tmp_path / "var" if args[:1] == ("demo",) else tmp_path / "var" / "demo"
     return subprocess.run(  # noqa: S603 - our own interpreter and module
         [sys.executable, "-m", "server.cli", *args],
         cwd=tmp_path,
@@ -223,7 +228,7 @@ def run_hitforge(tmp_path: Path, *args: str, timeout: int = 300) -> subprocess.C
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "PYTHONPATH": str(REPO),
             "COLUMNS": "160",
-            "HITFORGE_VAR_DIR": str(tmp_path / "var" / "demo"),
+            "HITFORGE_VAR_DIR": str(var_dir),
         },
         capture_output=True,
         text=True,

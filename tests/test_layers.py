@@ -38,7 +38,7 @@ PACKAGES = ("hits", "server", "qualification", "workers", "demo")
 
 #: The requester side's packages from the bottom up; a package may import its own level and below.
 REQUESTER_LEVELS: tuple[tuple[str, ...], ...] = (
-    ("tables", "fileerrors", "mturk", "text_metrics"),
+    ("tables", "fileerrors", "mturk", "recruit", "text_metrics"),
     ("answers", "pages", "heatmaps", "seeders"),
     ("templates",),
     ("files",),

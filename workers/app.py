@@ -55,6 +55,12 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
                 "schedule": 30.0,
                 "options": {"expires": 30.0},
             },
+            # Recruited places (docs/recruiting.md); a no-op without a Prolific token.
+            "recruit-settle": {
+                "task": "hitforge.recruit_settle",
+                "schedule": 60.0,
+                "options": {"expires": 60.0},
+            },
         },
     )
     if settings.embedded_broker:
@@ -67,7 +73,8 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
     app.hitforge = WorkerRuntime(  # type: ignore[attr-defined]
         settings=settings, sessions=make_session_factory(make_engine(settings.database_url))
     )
-    from workers import tasks
+    from workers import recruit_tasks, tasks
 
     tasks.register(app)
+    recruit_tasks.register(app)
     return app

@@ -208,8 +208,13 @@ def _own_active(session: Session, worker: Worker, assignment_id: str) -> Assignm
     return assignment
 
 
-def submit(session: Session, worker: Worker, assignment_id: str, answer_xml: str) -> Assignment:
-    """Store a worker's answer; submitting the same assignment again changes nothing."""
+def submit(
+    session: Session, worker: Worker, assignment_id: str, answer_xml: str, authenticity: str | None = None
+) -> Assignment:
+    """Store a worker's answer; submitting the same assignment again changes nothing.
+
+    ``authenticity``: the page's typing record (``hits.wire.authenticity``), kept beside the answer.
+    """
     assignment = _own_active(session, worker, assignment_id)
     if assignment.status != ACCEPTED:
         if assignment.status in (SUBMITTED, APPROVED, REJECTED):
@@ -225,6 +230,7 @@ def submit(session: Session, worker: Worker, assignment_id: str, answer_xml: str
         )
     assignment.status = SUBMITTED
     assignment.answer = answer_xml
+    assignment.authenticity = authenticity
     assignment.submit_time = now
     assignment.auto_approval_time = now + timedelta(
         seconds=assignment.hit.hit_type.auto_approval_delay_seconds

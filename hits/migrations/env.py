@@ -18,12 +18,14 @@ else:
     import hits.requester.heatmaps.log  # noqa: F401
     import hits.requester.pages.gold  # noqa: F401
     import hits.requester.quality.live_copying  # noqa: F401
+    import hits.requester.tables.api  # noqa: F401
     import hits.requester.tables.batches  # noqa: F401
     import hits.requester.tables.campaigns  # noqa: F401
 
     # The schema tool sees every requester-side table, including those that the
     # qualification package (which builds on hits) defines.
     import hits.requester.tables.qualification  # noqa: F401
+    import hits.requester.tables.recruiting  # noqa: F401
     import hits.requester.templates.arrangements  # noqa: F401
 
     metadata = RequesterBase.metadata

@@ -44,6 +44,10 @@ LEFT_OUT = ("reject", "void")
 
 #: What a held submission's evidence says when a flag held it (not the campaign's end).
 HELD_ON_FLAG = "flag"
+#: ... and when its page's typing record or a near-duplicate text held it (``quality/authenticity.py``).
+HELD_ON_AUTHENTICITY = "authenticity"
+#: Held work that counts only once a reviewer approves it.
+HELD_AS_SUSPECT = (HELD_ON_FLAG, HELD_ON_AUTHENTICITY)
 
 
 def counted_submissions(session: Session, campaign_id: int) -> list[Row[Any]]:
@@ -51,7 +55,8 @@ def counted_submissions(session: Session, campaign_id: int) -> list[Row[Any]]:
 
     Left out: rejected work, work the marketplace never took in, and work held
     because its worker looks bad (a worker flagged in this campaign, or a flag
-    a reviewer's earlier clearing turned into a hold): it counts once a
+    a reviewer's earlier clearing turned into a hold) or because the work
+    itself does (its typing record, a near-duplicate text): it counts once a
     reviewer approves it, as approved work does. Work held only because the
     campaign ended before gold could tell counts. Rows (``assignment_id``,
     ``published_hit_id``, ``worker_id``, ``answers``, ...), not ORM objects:
@@ -85,7 +90,7 @@ def counted_submissions(session: Session, campaign_id: int) -> list[Row[Any]]:
     return [
         s
         for s in candidates
-        if not (s.decision == "held" and (s.evidence or {}).get("held_for") == HELD_ON_FLAG)
+        if not (s.decision == "held" and (s.evidence or {}).get("held_for") in HELD_AS_SUSPECT)
     ]
 
 

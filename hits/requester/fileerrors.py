@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -158,14 +160,82 @@ def _field_name(loc: tuple[Any, ...]) -> str:
     return ".".join(str(part) for part in loc) if loc else ""
 
 
+def _inner_types(annotation: Any) -> list[Any]:
+    """The types a field's annotation may hold a value of: ``X | None`` and ``Annotated[X, ...]`` opened."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _inner_types(get_args(annotation)[0])
+    if origin is Union or origin is UnionType:
+        return [t for arg in get_args(annotation) for t in _inner_types(arg)]
+    return [annotation]
+
+
+def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model whose keys are valid at ``loc`` under ``model``, through lists and mappings, or None."""
+    current: Any = model
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            fields = {f.alias or name: f for name, f in current.model_fields.items()}
+            found = fields.get(str(part))
+            if found is None:
+                return None
+            candidates = _inner_types(found.annotation)
+        else:
+            origin = get_origin(current)
+            if origin in (list, tuple, dict) and get_args(current):
+                candidates = _inner_types(get_args(current)[-1])  # a list's items, a mapping's values
+            else:
+                return None
+        nested = [
+            c for c in candidates if get_origin(c) or (isinstance(c, type) and issubclass(c, BaseModel))
+        ]
+        if not nested:
+            return None
+        current = nested[0]
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def model_keys(model: type[BaseModel]) -> list[str]:
+    """The keys a file may give for ``model``, as written in the file (aliases where a field has one)."""
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def unknown_key_message(key: str, known: list[str], where: tuple[Any, ...] = ()) -> str:
+    """Why ``key`` is refused, with the closest valid key (or all of them when none is close)."""
+    place = f"of {_field_name(where)}" if where else "of this file"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if not close:
+        # A prefix ("lifetime" for "lifetime_seconds") is often not "close" by ratio, yet meant.
+        close = [k for k in known if k.startswith(key) or key.startswith(k)][:1]
+    if close:
+        return f"not a key {place}; did you mean {close[0]}?"
+    return f"not a key {place}; the keys here are: {', '.join(sorted(known))}"
+
+
+def _message(err: Any, model: type[BaseModel] | None, prefix: tuple[Any, ...]) -> str:
+    if err["type"] == "extra_forbidden" and model is not None and err["loc"]:
+        # pydantic says "Extra inputs are not permitted" and no more: name the key that was meant.
+        known_at = _model_at(model, tuple(err["loc"][:-1]))
+        if known_at is not None:
+            return unknown_key_message(str(err["loc"][-1]), model_keys(known_at), (*prefix, *err["loc"][:-1]))
+    return str(err["msg"])
+
+
 def validation_errors(
     path: Path | str,
     exc: ValidationError,
     lines: dict[tuple[Any, ...], int] | None,
     line: int | None = None,
     prefix: tuple[Any, ...] = (),
+    model: type[BaseModel] | None = None,
 ) -> InputFileErrors:
-    """Turn a pydantic ``ValidationError`` into located file errors."""
+    """Turn a pydantic ``ValidationError`` into located file errors.
+
+    With ``model`` (the one validated), an unknown key is reported with the
+    closest valid key at its level, or the list of valid keys.
+    """
     out = []
     for err in exc.errors():
         loc = (*prefix, *err["loc"])
@@ -175,18 +245,21 @@ def validation_errors(
             while probe and probe not in lines:
                 probe = probe[:-1]
             at = lines.get(probe, lines.get((), None))
-        out.append(InputFileError(path, at, _field_name(loc), err["msg"]))
+        out.append(InputFileError(path, at, _field_name(loc), _message(err, model, prefix)))
     return InputFileErrors(out)
 
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse_model(model: type[M], path: Path, data: Any, lines: dict[tuple[Any, ...], int]) -> M:
+def parse_model(
+    model: type[M], path: Path, data: Any, lines: dict[tuple[Any, ...], int], prefix: tuple[Any, ...] = ()
+) -> M:
+    """``data`` validated as ``model``; errors name file, line and field (``prefix``: where ``data`` sits)."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise validation_errors(path, exc, lines) from exc
+        raise validation_errors(path, exc, lines, prefix=prefix, model=model) from exc
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

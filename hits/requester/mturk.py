@@ -8,6 +8,7 @@ database row.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
@@ -19,6 +20,7 @@ from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConn
 
 from hits.money import format_amount
 from hits.settings import Settings
+from hits.wire.authenticity import API_MEMBER
 
 
 class MarketplaceError(Exception):
@@ -114,11 +116,41 @@ def translate(exc: ClientError) -> MarketplaceError:
 _UNREACHABLE = (EndpointConnectionError, ConnectionClosedError, ReadTimeoutError)
 
 
+def _keep_typing_records(http_response: Any = None, parsed: Any = None, **_: Any) -> None:
+    """Copy hitforge's own Assignment member (a page's typing record) from the raw reply into boto3's.
+
+    boto3 parses replies by MTurk's model and drops members it does not know;
+    hitforge's marketplace sends the record as one (``API_MEMBER``), so the
+    answers themselves stay exactly what MTurk would store.
+    """
+    if not isinstance(parsed, dict):
+        return
+    try:
+        raw = json.loads(http_response.content)
+    except (AttributeError, TypeError, ValueError):
+        return
+    if not isinstance(raw, dict):
+        return
+    raws = raw.get("Assignments") if "Assignments" in raw else [raw.get("Assignment")]
+    records = {
+        a.get("AssignmentId"): a[API_MEMBER]
+        for a in raws or []
+        if isinstance(a, dict) and isinstance(a.get(API_MEMBER), str)
+    }
+    for assignment in parsed.get("Assignments") or [parsed.get("Assignment")]:
+        if isinstance(assignment, dict) and assignment.get("AssignmentId") in records:
+            assignment[API_MEMBER] = records[assignment["AssignmentId"]]
+
+
 class Marketplace:
     """A requester's view of one MTurk-compatible marketplace."""
 
     def __init__(self, client: Any, access_key_id: str = ""):
         self.client = client
+        events = getattr(getattr(client, "meta", None), "events", None)
+        if events is not None:
+            for operation in ("ListAssignmentsForHIT", "GetAssignment"):
+                events.register(f"after-call.mturk.{operation}", _keep_typing_records)
         #: The access key this facade signs with (never the secret): campaigns record it.
         self.access_key_id = access_key_id
 

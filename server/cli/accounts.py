@@ -5,9 +5,12 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
+from server.cli.passwords import password_options, read_password
 from server.cli.sessions import open_sessions
 
 console = Console()
+#: Where ``staff create`` reads a password from when it is set (a script's way in; else it asks).
+STAFF_PASSWORD_ENV = "HITFORGE_STAFF_PASSWORD"  # noqa: S105 - the name of a variable, not a password
 
 
 @click.group()
@@ -70,15 +73,20 @@ def staff() -> None:
     default=None,
     help="requester role: its marketplace account's access key (it sees the campaigns published with it).",
 )
-@click.password_option()
-def staff_create(username: str, role: str, access_key: str | None, password: str) -> None:
-    """Create a dashboard user (qa: assigned campaigns; requester: its own; admin: all)."""
+@password_options(default_env=STAFF_PASSWORD_ENV)
+def staff_create(username: str, role: str, access_key: str | None, password_env: str | None) -> None:
+    """Create a dashboard user (qa: assigned campaigns; requester: its own; admin: all).
+
+    The password is asked for (hidden, twice), or read from HITFORGE_STAFF_PASSWORD
+    or the variable named with --password-env; never taken on the command line.
+    """
     from werkzeug.security import generate_password_hash
 
     from hits.db import session_scope
     from hits.requester.campaigns.staff import StaffError, create_staff
     from hits.settings import load_settings
 
+    password = read_password(password_env, STAFF_PASSWORD_ENV)
     settings = load_settings()
     try:
         with session_scope(open_sessions("requester", settings)) as session:

@@ -9,8 +9,6 @@ from typing import Any
 
 import click
 from rich.console import Console
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 
 from hits.settings import load_settings
 from server.cli.cdn import check as check_page
@@ -70,6 +68,8 @@ def _sessions():  # type: ignore[no-untyped-def]
 
 
 def _batch_id(sessions, name: str) -> int:  # type: ignore[no-untyped-def]
+    from sqlalchemy import select
+
     from hits.db import session_scope
     from hits.requester.tables.batches import Batch
 
@@ -213,6 +213,8 @@ def review(name: str, reviewed_csv: Path) -> None:
     An ``x`` (anything) in Approve approves; text in Reject rejects with that
     text as the worker's feedback. Handing the same file in again changes nothing.
     """
+    from sqlalchemy.exc import IntegrityError
+
     from hits.db import session_scope
     from hits.requester.batches.results import marked_work, queue_review, read_review
     from hits.requester.fileerrors import InputFileError, InputFileErrors

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from server.cdn import report_for
-from server.cdn.cdn_map import CdnMap, CdnMapError, map_for
-from server.cdn.page import PageReport
+if TYPE_CHECKING:
+    from server.cdn.cdn_map import CdnMap
+    from server.cdn.page import PageReport
+
+# server.cdn is imported in the functions: it is a Flask blueprint, and ``hitforge batch --help``
+# (this module joins the batch group) must not load Flask.
 
 console = Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def _cdn_map() -> CdnMap:
     from hits.settings import load_settings
+    from server.cdn.cdn_map import CdnMapError, map_for
 
     try:
         cdn_map = map_for(load_settings())
@@ -75,6 +80,8 @@ def warn_unserved(layout: Path) -> None:
         html = layout.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return  # the batch itself reports an unreadable layout
+    from server.cdn import report_for
+
     print_unserved(str(layout), report_for(html, _cdn_map()))
 
 
@@ -111,6 +118,8 @@ def check(page: Path | None, hit_id: str | None) -> None:
     with 1 when some URL is not served (the page still runs, without that
     file, where workers cannot reach the CDN).
     """
+    from server.cdn import report_for
+
     if (page is None) == (hit_id is None):
         raise click.UsageError("give either PAGE or --hit HITID")
     if hit_id is not None:

@@ -30,30 +30,32 @@ def launch(campaign_file: str, resume: bool) -> None:
     finished with --resume: HITs already created are never created again.
     """
     from hits.db import session_scope
+    from hits.requester.campaigns.check import CheckedCampaign, check_campaign_file, plan_lines
     from hits.requester.campaigns.service import (
         BudgetExceeded,
         PublishInterrupted,
-        campaign_to_resume,
-        campaign_warnings,
         changed_fields,
         create_campaign,
         publish_campaign,
     )
     from hits.requester.fileerrors import InputFileError, InputFileErrors
-    from hits.requester.files.campaign import CampaignFile, load_campaign_file
     from hits.requester.mturk import Marketplace
+    from server.cli.campaign import print_plan, watch_lines
+    from server.cli.recruit import launch_recruiting, recruiter_for, resume_target
 
     def fail(message: str, code: int = 2) -> NoReturn:
         console.print(f"[red]error:[/red] {message}", highlight=False)
         sys.exit(code)
 
     settings = load_settings()
-    loaded: CampaignFile | None = None
+    checked: CheckedCampaign | None = None
     if not resume or Path(campaign_file).is_file():
         try:
-            loaded = load_campaign_file(Path(campaign_file))
+            # The same checks and plan as `hitforge campaign check` (hits.requester.campaigns.check).
+            checked = check_campaign_file(Path(campaign_file))
         except (InputFileError, InputFileErrors) as exc:
             fail(str(exc))
+        loaded = checked.loaded
         if loaded.spec.workflow is not None and not resume:  # a workflow's first stage may be resumed
             fail(
                 f"{campaign_file} declares a workflow: launch it with "
@@ -64,39 +66,51 @@ def launch(campaign_file: str, resume: bool) -> None:
         market = Marketplace.from_settings(settings)
     except RuntimeError as exc:
         fail(str(exc))
+    if checked is not None and checked.loaded.spec.recruit is not None:
+        # A missing Prolific token, like missing keys, stops the launch before anything is stored.
+        recruiter_for(settings)
     sessions = open_sessions("requester", settings)
+    study_only = False
     try:
         with session_scope(sessions) as session:
             if resume:
-                campaign = campaign_to_resume(session, loaded.spec.name if loaded else campaign_file)
-                if loaded is not None and (changed := changed_fields(campaign, loaded.spec)):
+                # A launch stopped between its HITs and its Prolific study resumes with the study alone.
+                campaign, study_only = resume_target(
+                    session, checked.loaded.spec.name if checked else campaign_file
+                )
+                if checked is not None and (changed := changed_fields(campaign, checked.loaded.spec)):
                     console.print(
                         f"[yellow]warning:[/yellow] {', '.join(changed)} changed in the file since the "
                         "campaign was created; the rest of its HITs are published as first planned",
                         highlight=False,
                     )
             else:
-                assert loaded is not None
-                for warning in campaign_warnings(loaded):
+                assert checked is not None
+                for warning in checked.warnings:
                     console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-                campaign = create_campaign(session, loaded)
+                print_plan(plan_lines(checked.plan))
+                campaign = create_campaign(session, checked.loaded)
             campaign_id, name = campaign.id, campaign.name
     except (BudgetExceeded, ValueError) as exc:
         fail(str(exc))
     from rich.progress import Progress
 
     try:
-        with Progress(console=console) as progress:
+        with Progress(console=console, disable=study_only) as progress:
             task = progress.add_task("publishing HITs", total=None)
-            publish_campaign(
-                sessions,
-                market,
-                campaign_id,
-                settings.public_url + "/tasks/hit",
-                progress=lambda done, total: progress.update(task, completed=done, total=total),
-            )
+            if not study_only:  # every HIT is out already: only the study is left
+                publish_campaign(
+                    sessions,
+                    market,
+                    campaign_id,
+                    settings.public_url + "/tasks/hit",
+                    progress=lambda done, total: progress.update(task, completed=done, total=total),
+                )
     except PublishInterrupted as exc:
         fail(f"{exc}\nFix the cause, then publish the rest with: hitforge launch --resume {name}", 1)
     except ValueError as exc:
         fail(str(exc))
+    launch_recruiting(sessions, settings, campaign_id, name)
     console.print(f"[green]campaign {name} is running[/green]")
+    for line in watch_lines(name, campaign_id, settings.public_url):
+        console.print(line, highlight=False, soft_wrap=True)

@@ -1,8 +1,9 @@
 """``hitforge qualification``: validate, show, export and grade qualification tests.
 
-Registered in ``server.cli`` with ``main.add_command(qualification)``. Every
-command that reads a bank takes its path as the first argument, BANK
-(``show BANK``, ``create BANK``, ``grade BANK ANSWERS``, ``publish BANK``).
+Listed in ``COMMANDS`` of ``server/cli/main.py`` (``publish`` lives in
+``qualification_publish``). Every command that reads a bank takes its path as
+the first argument, BANK (``show BANK``, ``create BANK``, ``grade BANK
+ANSWERS``, ``publish BANK``).
 """
 
 from __future__ import annotations
@@ -11,17 +12,17 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from hits.requester.fileerrors import InputFileError, InputFileErrors, read_jsonl
-from qualification.analysis import item_analysis
-from qualification.assembly import assemble
-from qualification.bank import Bank, load_bank
-from qualification.grading import grade, guessing_pass_probability
-from qualification.mturk import answer_key, question_form, validate_answer_key, validate_question_form
+if TYPE_CHECKING:
+    from qualification.bank import Bank
+
+# The ``qualification`` package is imported in the commands: it loads the XML schemas (and more),
+# which ``hitforge qualification --help`` does not need.
 
 console = Console()
 #: The bank, always the first argument; the default bank is qualification/banks/default.yaml.
@@ -30,6 +31,9 @@ BANK_ARGUMENT = click.argument("bank_path", metavar="BANK", type=click.Path(dir_
 
 def load_or_exit(path: Path) -> Bank:
     """The bank at ``path``, or every problem it has printed and exit status 1."""
+    from hits.requester.fileerrors import InputFileErrors
+    from qualification.bank import load_bank
+
     try:
         return load_bank(path)
     except InputFileErrors as exc:
@@ -60,6 +64,9 @@ def qualification() -> None:
 )
 def create(bank_path: Path, export_dir: Path | None, seed: int, media_url: str | None) -> None:
     """Validate BANK and print a summary; with --export DIR, write it as an MTurk-native test."""
+    from qualification.assembly import assemble
+    from qualification.mturk import answer_key, question_form, validate_answer_key, validate_question_form
+
     bank = load_or_exit(bank_path)
     _summary(bank)
     if export_dir is None:
@@ -98,6 +105,8 @@ def show(bank_path: Path) -> None:
 
 
 def _summary(bank: Bank) -> None:
+    from qualification.grading import guessing_pass_probability
+
     table = Table(title=f"{bank.title} ({bank.path.name})")
     for column in ("section", "kind", "items", "drawn", "pass at"):
         table.add_column(column)
@@ -116,6 +125,9 @@ def _summary(bank: Bank) -> None:
 @click.argument("answers_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def grade_command(bank_path: Path, seed: int, answers_file: Path) -> None:
     """Grade ANSWERS_FILE, a JSON object {question_id: choice_id}, for BANK's paper of --seed."""
+    from qualification.assembly import assemble
+    from qualification.grading import grade
+
     bank = load_or_exit(bank_path)
     try:
         answers = json.loads(answers_file.read_text(encoding="utf-8"))
@@ -139,6 +151,9 @@ def grade_command(bank_path: Path, seed: int, answers_file: Path) -> None:
 @click.argument("attempts_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def items(attempts_file: Path) -> None:
     """Item analysis from a JSONL file: one attempt per line, {"correct": {item_id: true|false}}."""
+    from hits.requester.fileerrors import InputFileError, read_jsonl
+    from qualification.analysis import item_analysis
+
     attempts: list[dict[str, bool]] = []
     try:
         for number, row in read_jsonl(attempts_file):

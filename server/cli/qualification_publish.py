@@ -6,9 +6,6 @@ from pathlib import Path
 
 import click
 
-from hits.db import session_scope
-from hits.requester.mturk import Marketplace, MarketplaceError
-from hits.settings import load_settings
 from server.cli.qualification import BANK_ARGUMENT, load_or_exit
 from server.cli.sessions import open_sessions
 
@@ -21,6 +18,9 @@ from server.cli.sessions import open_sessions
 @click.option("--max-attempts", default=3, show_default=True)
 def publish(bank_path: Path, name: str, duration: int, cooldown: int, max_attempts: int) -> None:
     """Create the qualification type for BANK through the API and open its test on the worker site."""
+    from hits.db import session_scope
+    from hits.requester.mturk import Marketplace, MarketplaceError
+    from hits.settings import load_settings
     from qualification.delivery import publish_warning
     from qualification.service import bank_for, publish_test
 

@@ -6,19 +6,25 @@ import csv
 import sys
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from hits.db import session_scope
-from hits.requester.quality import METHODS
-from hits.requester.tables.campaigns import BATCH_STATUS, Campaign
+from hits.requester.quality import METHODS  # a plain tuple: its package imports nothing heavy
 from server.cli.sessions import open_sessions
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+# The domain and SQLAlchemy are imported in the functions: ``hitforge results --help`` needs neither.
 
 
 def _campaign_id(session, name: str, template: str | None = None) -> int:  # type: ignore[no-untyped-def]
     """The id of campaign ``name``; with ``template``, refused unless the campaign uses it."""
+    from sqlalchemy import select
+
+    from hits.requester.tables.campaigns import BATCH_STATUS, Campaign
+
     campaign = session.scalar(select(Campaign).where(Campaign.name == name))
     if campaign is None:
         raise click.ClickException(f"no campaign named {name!r}")
@@ -32,6 +38,8 @@ def _campaign_id(session, name: str, template: str | None = None) -> int:  # typ
 
 def _requester_session() -> AbstractContextManager[Session]:
     """A unit of work on the requester database the environment names."""
+    from hits.db import session_scope
+
     return session_scope(open_sessions())
 
 

@@ -7,12 +7,12 @@ command reads the environment it runs in.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from sqlalchemy.orm import Session, sessionmaker
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
 
-from hits.db import make_engine, make_session_factory
-from hits.settings import Settings, load_settings
+    from hits.settings import Settings
 
 #: The two databases: the requester side's (campaigns, QA, workflows) and the marketplace's.
 Half = Literal["requester", "market"]
@@ -20,6 +20,10 @@ Half = Literal["requester", "market"]
 
 def open_sessions(half: Half = "requester", settings: Settings | None = None) -> sessionmaker[Session]:
     """A session factory on ``half``'s database (settings from the environment unless given)."""
+    # Imported here: every command module imports this one, and ``--help`` needs no database.
+    from hits.db import make_engine, make_session_factory
+    from hits.settings import load_settings
+
     settings = settings or load_settings()
     url = settings.market_database_url if half == "market" else settings.database_url
     return make_session_factory(make_engine(url))

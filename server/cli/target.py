@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from sqlalchemy import select
 
-from hits.db import session_scope
-from hits.requester.fileerrors import InputFileError, InputFileErrors
-from hits.requester.tables.campaigns import Campaign
-from hits.settings import load_settings
 from server.cli.sessions import open_sessions
+
+# The domain and SQLAlchemy are imported in the commands: ``hitforge target --help`` needs neither.
 
 
 @click.group()
@@ -41,6 +38,7 @@ def import_files(
     csv_files: tuple[Path, ...], out: Path, gold_out: Path | None, media_dir: Path | None
 ) -> None:
     """Turn one CSV per system (the file name is the system) into a campaign items file."""
+    from hits.requester.fileerrors import InputFileError, InputFileErrors
     from hits.requester.templates.target.files import import_system_csvs
 
     try:
@@ -62,8 +60,13 @@ def import_files(
 )
 def export_files(campaign: str, out_dir: Path, method: str | None, link_images: bool) -> None:
     """Write <system>.csv (with the category column filled) and <system>.html for each system."""
+    from sqlalchemy import select
+
+    from hits.db import session_scope
     from hits.requester.quality.aggregation import aggregate_campaign
+    from hits.requester.tables.campaigns import Campaign
     from hits.requester.templates.target.files import export_system_files
+    from hits.settings import load_settings
 
     settings = load_settings()
     with session_scope(open_sessions("requester", settings)) as session:

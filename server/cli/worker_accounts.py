@@ -8,18 +8,19 @@ worker's profile, which the operator can correct.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
-from sqlalchemy import or_, select
-from sqlalchemy.orm import Session
 
-from hits.db import session_scope
-from hits.market.errors import RequestError
-from hits.market.models import Worker
+from server.cli.passwords import password_options, read_password
 from server.cli.sessions import open_sessions
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from hits.market.models import Worker
 
 
 @click.group()
@@ -29,11 +30,7 @@ def workers() -> None:
 
 @workers.command("create")
 @click.argument("username")
-@click.option(
-    "--password-env",
-    metavar="VAR",
-    help="Read the password from this environment variable (default: ask, hidden, twice).",
-)
+@password_options()
 @click.option("--country", default="US", show_default=True, help="ISO 3166-1 alpha-2 code.")
 def create(username: str, password_env: str | None, country: str) -> None:
     """Create a worker-site account USERNAME that signs in with its password.
@@ -41,14 +38,11 @@ def create(username: str, password_env: str | None, country: str) -> None:
     The password is never taken on the command line, where other users of the
     machine could read it in the process list and it would stay in the shell's history.
     """
+    from hits.db import session_scope
     from hits.market.accounts import create_worker
+    from hits.market.errors import RequestError
 
-    if password_env is not None:
-        password = os.environ.get(password_env, "")
-        if not password:
-            raise click.BadParameter(f"the environment variable {password_env} is not set or empty")
-    else:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    password = read_password(password_env)
     sessions = open_sessions("market")
     try:
         with session_scope(sessions) as session:
@@ -62,6 +56,13 @@ def create(username: str, password_env: str | None, country: str) -> None:
 @contextmanager
 def _worker(who: str) -> Iterator[tuple[Session, Worker]]:
     """The worker with id or user name ``who``, in a unit of work committed on success."""
+    # Imported here, as in every command: ``hitforge workers --help`` needs no database.
+    from sqlalchemy import or_, select
+
+    from hits.db import session_scope
+    from hits.market.errors import RequestError
+    from hits.market.models import Worker
+
     sessions = open_sessions("market")
     with session_scope(sessions) as session:
         worker = session.scalar(select(Worker).where(or_(Worker.id == who, Worker.username == who)))

@@ -14,10 +14,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from hits.db import session_scope
-from hits.requester.quality.outbox import apply_entries
-from hits.settings import load_settings
 from server.cli.sessions import open_sessions
+
+# The domain is imported in the commands: ``hitforge workflow --help`` needs none of it.
 
 console = Console()
 
@@ -42,6 +41,7 @@ def launch(campaign_file: str) -> None:
     Later stages (and every round of a rounds stage) are published by the
     Celery workers as approved work comes in (or by ``hitforge workflow step``).
     """
+    from hits.db import session_scope
     from hits.requester.campaigns.service import BudgetExceeded, PublishInterrupted, publish_campaign
     from hits.requester.fileerrors import InputFileError, InputFileErrors
     from hits.requester.files.campaign import load_campaign_file
@@ -49,6 +49,7 @@ def launch(campaign_file: str) -> None:
     from hits.requester.workflows.engine import stages_of
     from hits.requester.workflows.first_stage import needs_seeding
     from hits.requester.workflows.setup import create_workflow
+    from hits.settings import load_settings
 
     settings = load_settings()
     try:
@@ -93,9 +94,12 @@ def launch(campaign_file: str) -> None:
 @click.argument("name")
 def step(name: str) -> None:
     """Advance a workflow once now (seed, make and publish due rounds), as a Celery worker does."""
+    from hits.db import session_scope
     from hits.requester.mturk import Marketplace
+    from hits.requester.quality.outbox import apply_entries
     from hits.requester.workflows.publish import run_step
     from hits.requester.workflows.report import find_workflow
+    from hits.settings import load_settings
 
     settings = load_settings()
     sessions = _sessions()
@@ -126,6 +130,7 @@ def status(name: str, fmt: str) -> None:
     """The stage graph, each picture's state, and what it is waiting on."""
     from dataclasses import asdict
 
+    from hits.db import session_scope
     from hits.requester.workflows.report import find_workflow, workflow_view
 
     with session_scope(_sessions()) as session:
@@ -196,6 +201,7 @@ def rounds(name: str, fmt: str, per_round: bool, all_attempts: bool) -> None:
     By default, the mean of each figure per round number (how they evolve);
     parts-of-speech columns appear only when a tagger is installed.
     """
+    from hits.db import session_scope
     from hits.requester.workflows.report import find_workflow, round_records, round_summary
 
     with session_scope(_sessions()) as session:

@@ -41,7 +41,8 @@ def resolve(line: str) -> tuple[list[str], click.Command]:
     path: list[str] = []
     for word in words:
         if isinstance(command, click.Group) and not word.startswith("-"):
-            sub = command.commands.get(word)
+            # get_command, not .commands: hitforge's groups import a command only when asked for it.
+            sub = command.get_command(click.Context(command), word)
             assert sub is not None, f"{line!r}: {word!r} is not a subcommand of hitforge {' '.join(path)}"
             command, path = sub, [*path, word]
             continue

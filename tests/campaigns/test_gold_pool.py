@@ -122,7 +122,9 @@ def test_a_small_gold_pool_is_refused_naming_file_field_and_numbers(tmp_path) ->
     error = caught.value
     assert (error.line, error.field) == (9, "gold_per_hit")
     assert "has 1 items but a worker who takes all 2 HITs meets 1 x 2 = 2 gold slots" in error.message
-    assert "(in gold.jsonl)" in error.message and "allow_gold_reuse: true" in error.message
+    # gold_per_hit is a key of the campaign file, not of the gold file (issue 25).
+    assert "(gold items go in gold.jsonl; gold_per_hit is a key of campaign.yaml)" in error.message
+    assert "set allow_gold_reuse: true in campaign.yaml" in error.message
 
 
 def test_hitforge_launch_refuses_a_small_gold_pool_and_publishes_nothing(

@@ -65,9 +65,12 @@ def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
 
 
 def test_a_few_aliases_are_still_fine(tmp_path: Path) -> None:
-    campaign = GOOD + "template_options:\n  base: &base {scale: 5}\n  again: *base\n"
+    # In a free-form mapping: template_options are now checked against the template's own keys.
+    requirement = "{QualificationTypeId: 000000000000000000L0, Comparator: GreaterThan, IntegerValues: [95]}"
+    campaign = GOOD + f"qualification_requirements:\n  - &base {requirement}\n  - *base\n"
     loaded = load_campaign_file(write(tmp_path, campaign))
-    assert loaded.spec.template_options["again"] == {"scale": 5}
+    assert loaded.spec.qualification_requirements[1] == loaded.spec.qualification_requirements[0]
+    assert loaded.spec.qualification_requirements[1]["IntegerValues"] == [95]
 
 
 def test_an_oversized_campaign_file_is_refused(tmp_path: Path) -> None:

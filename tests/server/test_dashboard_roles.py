@@ -411,6 +411,8 @@ def test_staff_commands_create_users_and_assign_campaigns(live_server, settings,
         "HITFORGE_DATABASE_URL": settings.database_url,
         "HITFORGE_VAR_DIR": str(settings.var_dir),
         "HITFORGE_PUBLIC_URL": "https://crowd.example.org",
+        # Never on the command line: ``staff create`` reads it from here (or asks).
+        "HITFORGE_STAFF_PASSWORD": PASSWORD,
     }
     runner = CliRunner()
     reviewer, owner = f"rev-{uuid.uuid4().hex[:6]}", f"own-{uuid.uuid4().hex[:6]}"
@@ -420,12 +422,10 @@ def test_staff_commands_create_users_and_assign_campaigns(live_server, settings,
         assert result.exit_code == 0, result.output
         return result.output
 
-    created = run("create", reviewer, "--role", "qa", "--password", PASSWORD)
+    created = run("create", reviewer, "--role", "qa")
     assert "sign in at https://crowd.example.org/dashboard/signin" in created
-    run("create", owner, "--role", "requester", "--access-key", seeded.access_key, "--password", PASSWORD)
-    refused = runner.invoke(
-        main, ["staff", "create", "x" + owner, "--role", "requester", "--password", PASSWORD], env=env
-    )
+    run("create", owner, "--role", "requester", "--access-key", seeded.access_key)
+    refused = runner.invoke(main, ["staff", "create", "x" + owner, "--role", "requester"], env=env)
     assert refused.exit_code == 2 and "--access-key" in refused.output
     assert seeded.campaign_name not in Dashboard(live_server.url, reviewer).home()
     assert seeded.campaign_name in Dashboard(live_server.url, owner).home()

@@ -24,6 +24,7 @@ from hits.requester.tables.campaigns import (
     Submission,
     WorkerStats,
 )
+from hits.requester.tables.quality import SpotCheck
 from tests.server.test_dashboard import staff_session
 
 
@@ -500,6 +501,17 @@ def test_a_workers_profile_spans_their_campaigns_within_the_users_scope(
             ]
         )
         second_id = campaign.id
+        # A reviewer looked again at the approved work there, and disagreed.
+        session.add(
+            SpotCheck(
+                campaign_id=campaign.id,
+                worker_id=worker_id,
+                assignment_id="3AB" + worker_id,
+                reason="first",
+                verdict="disagree",
+                note="misread the task",
+            )
+        )
     http = staff_session(live_server.url, requester_sessions)
     page = BeautifulSoup(http.get(f"{live_server.url}/dashboard/workers/{worker_id}").text, "html.parser")
     campaigns = page.find("table", id="campaigns")
@@ -512,6 +524,8 @@ def test_a_workers_profile_spans_their_campaigns_within_the_users_scope(
     assert "$0.50: Excellent checks." in text and "About your work" in text and "9.99" not in text
     summary = page.find(id="summary")
     assert summary is not None and "$0.25 in approved rewards" in summary.get_text()
+    rows = {r.find("a").get_text(): r.get_text(" ") for r in campaigns.select("tbody tr")}
+    assert "1 disagreed of 1 checked" in rows[first[1] + "-b"] and "none drawn" in rows[first[1]]
     # A reviewer assigned only the second campaign sees only it; one assigned neither, nothing.
     qa = staff_session(live_server.url, requester_sessions, role="qa")
     assert qa.get(f"{live_server.url}/dashboard/workers/{worker_id}").status_code == 404

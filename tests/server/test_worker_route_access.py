@@ -63,7 +63,9 @@ class Reviewed:
 
 #: Staff pages (their own role checks and tests: tests/server/test_dashboard_roles.py), the MTurk
 #: API (signed requests: tests/market/), Flask's static files (the app's own, no ids).
-NOT_WORKER_FACING_PREFIXES = ("dashboard.",)
+# The dashboard and its JSON API are for staff, each route checked against what the user may see
+# (tests/server/test_dashboard_roles.py, tests/server/test_api.py).
+NOT_WORKER_FACING_PREFIXES = ("dashboard.", "api.")
 NOT_WORKER_FACING = {"mturk_api.dispatch", "static"}
 
 _OWN = (
@@ -204,6 +206,34 @@ REVIEWED: dict[str, Reviewed] = {
         "prefix number, file (path)",
         "the operator's configured folders or files only, as library_file",
         "tests/server/test_cdn_map.py::test_operator_files_are_served_under_cdn_site",
+    ),
+    "worker_site.invitation": Reviewed(
+        "invitation token (path)",
+        "only the token's SHA-256 is looked up (a token of another shape is not even looked up); "
+        "unknown: 404, expired or used up: 410, the same page to anyone; shows nothing but the type's name",
+        "tests/market/test_invitations.py::test_unknown_expired_and_used_up_links_are_refused_and_change_nothing",
+    ),
+    "worker_site.sign_up_with_invitation": Reviewed(
+        "invitation token (path), user name, password, country",
+        "the invitation's row locked, then the sign-up rules; a refused link or sign-up makes no account "
+        "and counts no use",
+        "tests/market/test_invitations.py::test_concurrent_sign_ups_on_a_single_use_link_make_one_account",
+    ),
+    "worker_site.accept_invitation": Reviewed(
+        "invitation token (path)",
+        "signed in; the row locked; one use a worker, a second click neither counts nor grants again",
+        "tests/market/test_invitations.py::test_concurrent_redemptions_of_a_single_use_link_let_exactly_one_in",
+    ),
+    "recruit.place": Reviewed(
+        "Prolific session id (path)",
+        "the signed-in worker must be the place's: another participant's, a made-up or malformed id is a "
+        "404 like a missing one",
+        "tests/recruit/test_entry.py::test_another_participants_place_is_a_404_like_a_missing_one",
+    ),
+    "recruit.next_hit": Reviewed(
+        "Prolific session id (path)",
+        "as recruit.place: 404, nothing accepted nor recorded",
+        "tests/recruit/test_entry.py::test_another_participants_place_is_a_404_like_a_missing_one",
     ),
 }
 

@@ -15,7 +15,7 @@ import yaml
 from PIL import Image
 from pydantic import ValidationError
 
-from hits.requester.fileerrors import InputFileError
+from hits.requester.fileerrors import InputFileError, InputFileErrors
 from hits.requester.files.campaign import load_campaign_file
 from hits.requester.heatmaps import HeatmapError
 from hits.requester.heatmaps.arrays import (
@@ -112,9 +112,13 @@ def test_a_careless_campaign_file_is_refused_at_launch_naming_template_options(t
         path = _campaign(tmp_path, options, files=files)
         if not files:
             (tmp_path / "media" / "maps" / "alpha-net-0.npy").unlink()
-        with pytest.raises(InputFileError) as caught:
+        with pytest.raises((InputFileError, InputFileErrors)) as caught:
             load_campaign_file(path)
-        assert caught.value.field == "template_options" and message in str(caught.value), str(caught.value)
+        # Keys the options model refuses are named with their own field and line (template_options.x).
+        errors = caught.value.errors if isinstance(caught.value, InputFileErrors) else [caught.value]
+        assert any((e.field or "").startswith("template_options") and message in str(e) for e in errors), str(
+            caught.value
+        )
 
 
 def test_aliases_and_tokens_are_drawn_per_assignment_and_the_view_names_no_model() -> None:

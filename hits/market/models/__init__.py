@@ -4,6 +4,7 @@ from hits.market.models.accounts import AccessKey, Requester, SignInFailure, Wor
 from hits.market.models.events import MarketEvent
 from hits.market.models.ledger import AccountBalance, LedgerEntry
 from hits.market.models.qualifications import QualificationType, WorkerQualification
+from hits.market.models.recruiting import Invitation, InvitationUse, Payout, PayoutAddress, PayoutRun
 from hits.market.models.relations import BonusPayment, WorkerBlock, WorkerMessage
 from hits.market.models.requests import (
     NotificationSetting,
@@ -22,9 +23,14 @@ __all__ = [
     "BonusPayment",
     "HITReviewPolicies",
     "HITType",
+    "Invitation",
+    "InvitationUse",
     "LedgerEntry",
     "MarketEvent",
     "NotificationSetting",
+    "Payout",
+    "PayoutAddress",
+    "PayoutRun",
     "QualificationRequest",
     "QualificationType",
     "RequestToken",

@@ -103,5 +103,9 @@ class Assignment(MarketBase):
     #: Assignment; never sent on the API.
     return_time: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: The page's typing record (``hits.wire.authenticity``: counts, never content), kept beside the
+    #: answer so the answer stays what MTurk would store. Sent on the API as ``HitforgeAuthenticity``,
+    #: a member boto3 ignores and hitforge's requester side reads.
+    authenticity: Mapped[str | None] = mapped_column(Text, nullable=True)
     requester_feedback: Mapped[str | None] = mapped_column(String(1024), nullable=True)
     hit: Mapped[HIT] = relationship(back_populates="assignments")

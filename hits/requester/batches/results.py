@@ -28,6 +28,7 @@ from hits.requester.quality.pipeline import VOID, record_assignments
 from hits.requester.quality.review import grade_submissions
 from hits.requester.tables.batches import Batch, BatchRow
 from hits.requester.tables.campaigns import OutboxEntry, Submission
+from hits.wire.authenticity import split_summary
 from hits.wire.documents import xml_to_answers
 
 #: Assignments that belong in the results: work handed in (MTurk lists no others).
@@ -63,7 +64,8 @@ def result_rows(
     for hit_id, inputs in rows:
         hit = market.get_hit(hit_id)
         for assignment in market.assignments_for_hit(hit_id, _HANDED_IN):
-            answers = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
+            # The page's typing record (hits.wire.authenticity) is not one of the layout's answers.
+            answers, _ = split_summary(xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>"))
             answer_fields.update(answers)
             accepted, submitted = assignment.get("AcceptTime"), assignment.get("SubmitTime")
             work = (

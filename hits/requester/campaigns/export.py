@@ -118,6 +118,7 @@ def assignment_records(session: Session, campaign_id: int) -> Iterator[dict[str,
 
 
 def write_jsonl(session: Session, campaign_id: int, out: IO[str]) -> int:
+    """One assignment a line, every value (inputs, answers, consensus) as the JSON value it is."""
     count = 0
     for record in assignment_records(session, campaign_id):
         out.write(json.dumps(record, sort_keys=True) + "\n")
@@ -138,13 +139,15 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
     answer_cols: list[str] = []
     rows = []
     for record in records:
+        # A nested value (a target item's box, a list of seeds) is one JSON cell: csv's own str()
+        # would write a Python repr ({'x': 102.0}) that no CSV reader can parse back.
         inputs = {
-            f"Input.{key}_{slot['position']}": value
+            f"Input.{key}_{slot['position']}": csv_cell(value)
             for slot in record["slots"]
             for key, value in slot["input"].items()
         }
         answers = {
-            f"Answer.{name}": value
+            f"Answer.{name}": csv_cell(value)
             for name, value in template.export_fields(
                 [s["answer"] for s in record["slots"]], [s["input"] for s in record["slots"]]
             )
@@ -185,7 +188,7 @@ def write_batch_csv(session: Session, campaign_id: int, out: IO[str]) -> int:
 
 
 def csv_cell(value: Any) -> Any:
-    """A label as one CSV cell: lists and dicts (orderings, sets, spans) as JSON."""
+    """A value as one CSV cell: lists and dicts (orderings, sets, spans, boxes) as JSON."""
     return json.dumps(value) if isinstance(value, list | dict) else value
 
 

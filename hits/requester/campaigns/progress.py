@@ -15,13 +15,11 @@ from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
-from hits.money import mturk_fee
 from hits.requester.quality.followups import (
     PAID_ACTIONS,
-    assignment_cost,
     assignments_per_hit,
-    campaign_spec,
     committed_cost,
+    stored_assignment_cost,
 )
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 
@@ -107,8 +105,7 @@ def campaign_progress(session: Session, campaign: Campaign, now: datetime | None
             .group_by(PublishedHIT.status)
         ).all()
     )
-    spec = campaign_spec(campaign)
-    progress.planned_assignments = progress.hit_count * assignments_per_hit(session, campaign, spec)
+    progress.planned_assignments = progress.hit_count * assignments_per_hit(session, campaign)
     on_campaign = (
         select(Submission.decision, func.count())
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
@@ -126,7 +123,7 @@ def campaign_progress(session: Session, campaign: Campaign, now: datetime | None
             OutboxEntry.status == "done",
         )
     )
-    progress.spent = assignment_cost(spec) * approved + sum(
+    progress.spent = stored_assignment_cost(campaign) * approved + sum(
         (Decimal(str(p.get("cost", "0"))) for p in extras), Decimal("0")
     )
     progress.workers = int(
@@ -189,10 +186,3 @@ def gold_accuracies(session: Session, campaign_id: int) -> list[tuple[str, int, 
             )
         ).all()
     ]
-
-
-def fee_words(campaign: Campaign) -> str:
-    """The reward and the marketplace's fee on it, in words."""
-    spec = campaign_spec(campaign)
-    fee = mturk_fee(spec.reward, max_assignments=spec.assignments_per_hit)
-    return f"${spec.reward} per assignment plus ${fee} fee"

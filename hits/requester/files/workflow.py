@@ -27,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -50,21 +51,47 @@ def _money(value: Any) -> Decimal:
         raise ValueError(str(exc).split(": ", 1)[-1]) from exc
 
 
-Money = Annotated[Decimal, BeforeValidator(_money)]
+Money = Annotated[
+    Decimal,
+    BeforeValidator(_money),
+    # As hits.requester.files.campaign.MONEY_JSON_SCHEMA (which imports this module): never a float.
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]{1,2})?\s*$"},
+                {"type": "integer", "minimum": 0},
+            ]
+        }
+    ),
+]
 
 
 class RoundsPolicy(BaseModel):
     """When a picture's refinement stops: the text stopped changing, or enough rounds were run."""
 
     model_config = ConfigDict(extra="forbid")
-    max_rounds: int = Field(5, ge=1, le=50)
-    #: Stop once a round's word n-gram Jaccard similarity with the previous text reaches this.
-    jaccard_threshold: float = Field(0.8, gt=0, le=1)
-    ngram: int = Field(2, ge=1, le=5)
-    #: Attempts at one round (a rejected attempt is redone by another worker) before the chain stops.
-    max_attempts: int = Field(5, ge=1, le=50)
-    #: The part-of-speech tagger of the per-round record: nltk, none, or a ``hitforge.taggers`` entry point.
-    pos_tagger: str = Field("nltk", min_length=1, max_length=100)
+    max_rounds: int = Field(5, ge=1, le=50, description="The most rounds one picture's text is refined.")
+    jaccard_threshold: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="Stop once a round's word n-gram Jaccard similarity with the previous text reaches this.",
+    )
+    ngram: int = Field(2, ge=1, le=5, description="The n of the word n-grams the similarity compares.")
+    max_attempts: int = Field(
+        5,
+        ge=1,
+        le=50,
+        description="Attempts at one round (a rejected attempt is redone by another worker) before the "
+        "chain stops.",
+    )
+    pos_tagger: str = Field(
+        "nltk",
+        min_length=1,
+        max_length=100,
+        description="The part-of-speech tagger of the per-round record: nltk, none, or a hitforge.taggers "
+        "entry point.",
+    )
 
     @field_validator("pos_tagger")
     @classmethod
@@ -79,19 +106,44 @@ class StageSpec(BaseModel):
     """A stage after the first: its template, what feeds it, and what it changes of the campaign's fields."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    name: str = Field(pattern=STAGE_NAME)
-    template: str
-    source: str = Field(alias="from", min_length=1, max_length=64)
-    title: str | None = Field(None, min_length=1, max_length=128)
-    description: str | None = Field(None, min_length=1, max_length=2000)
-    keywords: str | None = Field(None, max_length=1000)
-    reward: Money | None = None
-    assignment_duration_seconds: int | None = Field(None, ge=30, le=31_536_000)
-    lifetime_seconds: int | None = Field(None, ge=30, le=31_536_000)
-    template_options: dict[str, Any] = Field(default_factory=dict)
-    qualification_requirements: list[dict[str, Any]] | None = None
-    quality: dict[str, Any] | None = None
-    rounds: RoundsPolicy | None = None
+    name: str = Field(
+        pattern=STAGE_NAME, description="The stage's name: lower-case letters, digits, _ and -."
+    )
+    template: str = Field(description="The stage's template (a rounds template such as refine).")
+    source: str = Field(
+        alias="from",
+        min_length=1,
+        max_length=64,
+        description="The earlier stage whose approved output feeds it.",
+    )
+    title: str | None = Field(
+        None, min_length=1, max_length=128, description="The HITs' title; default: the file's."
+    )
+    description: str | None = Field(
+        None, min_length=1, max_length=2000, description="The HITs' description; default: the file's."
+    )
+    keywords: str | None = Field(
+        None, max_length=1000, description="The HITs' keywords; default: the file's."
+    )
+    reward: Money | None = Field(None, description="The reward per assignment; default: the file's.")
+    assignment_duration_seconds: int | None = Field(
+        None, ge=30, le=31_536_000, description="Default: the file's assignment_duration_seconds."
+    )
+    lifetime_seconds: int | None = Field(
+        None, ge=30, le=31_536_000, description="Default: the file's lifetime_seconds."
+    )
+    template_options: dict[str, Any] = Field(
+        default_factory=dict, description="The stage template's options."
+    )
+    qualification_requirements: list[dict[str, Any]] | None = Field(
+        None, description="Default: the file's qualification_requirements."
+    )
+    quality: dict[str, Any] | None = Field(
+        None, description="Keys of quality that differ from the file's (merged over them)."
+    )
+    rounds: RoundsPolicy | None = Field(
+        None, description="When the stage's refinement stops (rounds templates)."
+    )
 
     @model_validator(mode="after")
     def _rounds_where_refining(self) -> StageSpec:
@@ -110,11 +162,17 @@ class WorkflowOptions(BaseModel):
     """The ``workflow:`` block."""
 
     model_config = ConfigDict(extra="forbid")
-    first_stage: str = Field("first", pattern=STAGE_NAME)
-    #: Rounds of the first stage, when its template is a rounds template.
-    rounds: RoundsPolicy | None = None
-    seeder: SeederOptions = Field(default_factory=SeederOptions)
-    stages: list[StageSpec] = Field(default_factory=list, max_length=10)
+    first_stage: str = Field("first", pattern=STAGE_NAME, description="The name of the file's own stage.")
+    rounds: RoundsPolicy | None = Field(
+        None, description="Rounds of the first stage, when its template is a rounds template."
+    )
+    seeder: SeederOptions = Field(
+        default_factory=SeederOptions,
+        description="Where a seeded first stage's (objects) proposals come from.",
+    )
+    stages: list[StageSpec] = Field(
+        default_factory=list, max_length=10, description="The stages after the first, in order."
+    )
 
     @model_validator(mode="after")
     def _graph(self) -> WorkflowOptions:

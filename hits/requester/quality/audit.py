@@ -25,6 +25,8 @@ ACTION_WORDS = {
     "approve": "approved",
     "reject": "rejected",
     "override": "approved a rejected assignment after all",
+    "spot check agree": "spot check: agreed with the approval",
+    "spot check disagree": "spot check: disagreed with the approval (it stays approved)",
     "bonus": "sent a bonus",
     "block": "blocked the worker",
     "unblock": "lifted the worker's block",

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from hits.requester.files.campaign import stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
+from hits.requester.quality.authenticity import record_in_words, signal_in_words
 from hits.requester.tables.campaigns import (
     Campaign,
     PublishedHIT,
@@ -36,6 +37,9 @@ SIGNAL_WORDS = {
     "straightline": "gave the same answer to nearly every item",
     "agreement": "disagreed with the other workers on the same items far more than usual",
     "copying": "answered like another worker beyond what chance explains",
+    "paste": "most of the text was pasted into the page, not typed there",
+    "typing_speed": "the text came faster than people type, or with almost no keystrokes",
+    "near_duplicate": "wrote nearly the same text as another worker",
 }
 
 
@@ -147,7 +151,7 @@ def _answers(submission: Submission) -> list[Any]:
 
 
 #: Evidence keys said in words elsewhere on the page (``signal_sentences``), or bookkeeping.
-_SAID = {"signals", "copying_reason", "reason", "held_for", "flagged_by"}
+_SAID = {"signals", "copying_reason", "reason", "held_for", "flagged_by", "authenticity"}
 
 
 def _recorded(submission: Submission) -> list[Shown]:
@@ -185,8 +189,19 @@ def signal_sentences(submission: Submission, stats: WorkerStats | None) -> list[
         out.append(f"Copying: {evidence['copying_reason']}.")
     if evidence.get("reason"):
         out.append(f"Quality model: {evidence['reason']}.")
+    found = evidence.get("authenticity")
+    authenticity: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    for name in authenticity.get("suspicious", []):
+        figures = authenticity.get(name)
+        measured = f" ({signal_in_words(name, figures)})" if isinstance(figures, Mapping) else ""
+        out.append(f"Signal {name}: {SIGNAL_WORDS.get(name, name)}{measured}.")
+    if isinstance(submission.authenticity, Mapping):
+        # A claim of the worker's browser: shown to the reviewer, never taken as proof either way.
+        out.append(f"Typing record (counts sent by the page): {record_in_words(submission.authenticity)}.")
     if evidence.get("held_for") == "flag":
         out.append("Held because the worker is flagged: a person decides.")
+    elif evidence.get("held_for") == "authenticity":
+        out.append("Held for a person on the signals above: they never reject work on their own.")
     elif submission.decision == "held":
         out.append("Held for a person: the quality model could not decide before the campaign ended.")
     return out

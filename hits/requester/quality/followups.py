@@ -18,7 +18,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from hits.money import format_amount, mturk_fee
-from hits.requester.files.campaign import CampaignSpec, QualityPolicy
+from hits.requester.files.campaign import CampaignSpec, QualityPolicy, stored_reward
+from hits.requester.quality import spot_checks
 from hits.requester.tables.batches import Batch
 from hits.requester.tables.campaigns import (
     CANCELLING,
@@ -47,13 +48,24 @@ def assignment_cost(spec: CampaignSpec) -> Decimal:
     return spec.reward + mturk_fee(spec.reward, max_assignments=spec.assignments_per_hit)
 
 
+def stored_assignment_cost(campaign: Campaign) -> Decimal:
+    """One assignment's reward plus fee, read from the stored spec as it is (an older campaign's
+    spec need not validate against today's campaign file to be counted)."""
+    reward = stored_reward(campaign.spec)
+    return reward + mturk_fee(reward, max_assignments=_stored_per_hit(campaign))
+
+
+def _stored_per_hit(campaign: Campaign) -> int:
+    value = campaign.spec.get("assignments_per_hit", 3)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 3
+
+
 def committed_cost(session: Session, campaign: Campaign) -> Decimal:
     """Everything the campaign has committed to pay: its HITs' assignments, bonuses and re-posts."""
-    spec = campaign_spec(campaign)
     hits = session.scalar(
         select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign.id)
     )
-    total = assignment_cost(spec) * assignments_per_hit(session, campaign, spec) * int(hits or 0)
+    total = stored_assignment_cost(campaign) * assignments_per_hit(session, campaign) * int(hits or 0)
     extras = session.scalars(
         select(OutboxEntry.payload).where(
             OutboxEntry.campaign_id == campaign.id, OutboxEntry.action.in_(PAID_ACTIONS)
@@ -62,7 +74,7 @@ def committed_cost(session: Session, campaign: Campaign) -> Decimal:
     return total + sum((Decimal(str(p.get("cost", "0"))) for p in extras), Decimal("0"))
 
 
-def assignments_per_hit(session: Session, campaign: Campaign, spec: CampaignSpec) -> int:
+def assignments_per_hit(session: Session, campaign: Campaign) -> int:
     """How many assignments each of the campaign's HITs was published with.
 
     A layout batch may ask for more than a campaign file's limit of 100, which
@@ -71,8 +83,8 @@ def assignments_per_hit(session: Session, campaign: Campaign, spec: CampaignSpec
     """
     settings = session.scalar(select(Batch.settings).where(Batch.campaign_id == campaign.id))
     if not settings:
-        return spec.assignments_per_hit
-    return int(settings.get("assignments", spec.assignments_per_hit))
+        return _stored_per_hit(campaign)
+    return int(settings.get("assignments", _stored_per_hit(campaign)))
 
 
 def check_budget(session: Session, campaign: Campaign, cost: Decimal, what: str) -> None:
@@ -312,5 +324,8 @@ def due_before_deadline(session: Session, access_key_id: str, now: datetime) -> 
                 "reason": "approved before the marketplace's auto-approval deadline; no decision was reached",
             }
             created.append(entry)
+        # Approved with no person looking: spot checks draw from these too.
+        approved = [s for s in due if s.decision == "approve" and s.assignment_id not in queued]
+        spot_checks.sample_approved(session, campaign, spec.quality, approved)
     session.flush()
     return created

@@ -26,7 +26,7 @@ from hits.requester.tables.campaigns import CANCELLED, CANCELLING, PAUSED, Campa
 from hits.requester.tables.workflows import stage_waits
 from hits.requester.templates import get_template
 from hits.requester.templates.arrangements import unscrambled_answers
-from hits.wire.authenticity import split_summary
+from hits.wire.authenticity import API_MEMBER, parse_summary, split_summary
 from hits.wire.documents import xml_to_answers
 
 log = logging.getLogger(__name__)
@@ -117,8 +117,10 @@ def record_assignments(
                     market_decisions[submission.assignment_id] = str(submission.decision)
                 continue
             fields = xml_to_answers(assignment.get("Answer") or "<QuestionFormAnswers/>")
-            # The page's typing record is not an answer: kept beside them, out of every template's sight.
-            fields, typing_record = split_summary(fields)
+            # The page's typing record is not an answer: kept beside them, out of every template's sight
+            # (the marketplace sends it beside the answer; one found among the fields is dropped too).
+            fields, in_fields = split_summary(fields)
+            typing_record = parse_summary(assignment.get(API_MEMBER)) or in_fields
             answers = template.answers_from_fields(fields, slots)
             # Page terms (e.g. left/right) to the items' own, with what the page's arrangement was.
             answers = unscrambled_answers(session, template, published, assignment["AssignmentId"], answers)
@@ -136,7 +138,8 @@ def record_assignments(
             if submission.published_hit_id != published_hit_id:
                 submission.published_hit = published
             submission.answers = {"answers": answers}
-            submission.authenticity = typing_record
+            if typing_record is not None:  # else what the page stored, if it did (another marketplace)
+                submission.authenticity = typing_record
             submission.synced = True
             if submission.decision == VOID:
                 submission.decision = None  # confirmed after all

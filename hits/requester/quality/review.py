@@ -22,10 +22,11 @@ from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from hits.requester.answers import HELD_ON_FLAG
+from hits.requester.answers import HELD_ON_AUTHENTICITY, HELD_ON_FLAG
 from hits.requester.files.campaign import QualityPolicy, stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
-from hits.requester.quality import followups
+from hits.requester.quality import followups, spot_checks
+from hits.requester.quality.authenticity import suspect_work
 from hits.requester.quality.live_copying import (
     count_pairs,
     judge_copying,
@@ -199,6 +200,12 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
         elif held_on_signals(submission):
             held[submission.worker_id].append(submission)
     _drop_queued(session, pending, held)
+    # Work whose typing record or text looks not the worker's own: held for a person, never rejected for it.
+    suspects = (
+        suspect_work(session, campaign_id, [s for work in pending.values() for s in work])
+        if policy.hold_on_authenticity
+        else {}
+    )
     if has_gold:
         straightline = get_template(campaign.template).straightlining_suspicious
         verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
@@ -213,9 +220,18 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
         if verdict.verdict != "undecided":
             created.extend(
                 _enqueue_decisions(
-                    session, campaign, policy, stats[worker_id], verdict, pending[worker_id], held[worker_id]
+                    session,
+                    campaign,
+                    policy,
+                    stats[worker_id],
+                    verdict,
+                    pending[worker_id],
+                    held[worker_id],
+                    suspects,
                 )
             )
+        else:
+            _hold_suspects(pending[worker_id], verdict, suspects)
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
 
@@ -321,13 +337,28 @@ def _gold_histories(
 
 
 def held_on_signals(submission: Submission) -> bool:
-    """Whether a submission is held because a flag on the signals alone held its worker's work."""
+    """Whether a submission is held on signals alone: its worker's flag on them, or its own authenticity.
+
+    Such work waits for a person until gold is confident the worker is bad;
+    then it is decided with the rest of their work.
+    """
     evidence = submission.evidence or {}
-    return (
-        submission.decision == "held"
-        and evidence.get("held_for") == HELD_ON_FLAG
-        and evidence.get("flagged_by") == "signals"
+    return submission.decision == "held" and (
+        (evidence.get("held_for") == HELD_ON_FLAG and evidence.get("flagged_by") == "signals")
+        or evidence.get("held_for") == HELD_ON_AUTHENTICITY
     )
+
+
+def _hold_suspects(pending: list[Submission], verdict: WorkerVerdict, suspects: Mapping[int, Any]) -> None:
+    """Hold the work of an undecided worker that an authenticity signal fired for (the rest waits)."""
+    for submission in pending:
+        if submission.id in suspects:
+            submission.decision = "held"
+            submission.evidence = {
+                **verdict.evidence,
+                "held_for": HELD_ON_AUTHENTICITY,
+                "authenticity": suspects[submission.id],
+            }
 
 
 def flagged_by_signals(verdict: WorkerVerdict) -> bool:
@@ -343,6 +374,7 @@ def _enqueue_decisions(
     verdict: WorkerVerdict,
     pending: list[Submission],
     held: list[Submission],
+    suspects: Mapping[int, Any] | None = None,
 ) -> list[OutboxEntry | int]:
     """Outbox entries (and follow-ups) for a judged worker's pending submissions, in apply order.
 
@@ -351,8 +383,11 @@ def _enqueue_decisions(
     the rest of their work (rejected, or held per ``flagged_action``), so two
     workers with the same gold record end the same whichever a signal caught
     first. A gold approval leaves it held: the signals saw something gold did
-    not, and a reviewer decides.
+    not, and a reviewer decides. ``suspects``: evidence of pending work an
+    authenticity signal fired for (``authenticity.suspect_work``), held
+    instead of approved; a confident gold rejection still rejects it.
     """
+    suspects = suspects or {}
     created: list[OutboxEntry | int] = []
     # Only a confident gold verdict acts on its own (reject, block, message). A
     # flag resting on signals, or any flag of a worker QA staff have cleared,
@@ -373,15 +408,20 @@ def _enqueue_decisions(
         if acts and held:
             pending = sorted([*held, *pending], key=lambda s: s.id)
     for submission in pending:
-        if verdict.verdict == "approve":
+        # Kept through a later re-decision (work held on its authenticity, then on a flag).
+        authenticity = suspects.get(submission.id) or (submission.evidence or {}).get("authenticity")
+        if verdict.verdict == "approve" and submission.id not in suspects:
             action, payload = "approve", {}
         elif acts and policy.flagged_action == "reject":
             action, payload = "reject", {"feedback": policy.rejection_feedback}
         else:
             submission.decision = "held"
-            # Held on a flag (signals alone, or a worker a reviewer cleared): out of the results
-            # until a reviewer approves it.
-            submission.evidence = {**verdict.evidence, "held_for": HELD_ON_FLAG}
+            # Held on a flag (signals alone, or a worker a reviewer cleared), or on the work's own
+            # authenticity signals: out of the results until a reviewer approves it.
+            held_for = HELD_ON_FLAG if verdict.verdict == "flag" else HELD_ON_AUTHENTICITY
+            submission.evidence = {**verdict.evidence, "held_for": held_for}
+            if authenticity:
+                submission.evidence["authenticity"] = authenticity
             continue
         submission.decision = action
         submission.evidence = verdict.evidence
@@ -396,6 +436,10 @@ def _enqueue_decisions(
             follow = followups.on_approved(session, campaign, policy, record, submission.assignment_id)
         if follow is not None:
             created.append(follow)
+    if verdict.verdict == "approve":
+        # Approved on the model's word alone: a share goes to a person afterwards (not delayed).
+        approved = [s for s in pending if s.decision == "approve"]
+        spot_checks.sample_approved(session, campaign, policy, approved)
     return created
 
 

@@ -155,9 +155,7 @@ def send_bonus(
 ) -> ActionDone:
     """A bonus on one of the worker's assignments, with the reason they read, within the budget."""
     if amount <= 0 or amount > MAX_BONUS:
-        raise ActionRefused(
-            f"a bonus is between $0.01 and {dollars(MAX_BONUS)}; {dollars(amount)} is not"
-        )
+        raise ActionRefused(f"a bonus is between $0.01 and {dollars(MAX_BONUS)}; {dollars(amount)} is not")
     reason = _checked_text(reason, "The reason for the bonus", MAX_REASON)
     lock_worker_stats(session, campaign.id, [submission.worker_id])
     cost = amount + mturk_fee(amount)

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from hits.requester.files.campaign import stored_policy, stored_reward
 from hits.requester.quality.outbox import PREVIOUS_SCORE
 from hits.requester.quality.policy import GoldRecord, recent_window
+from hits.requester.quality.spot_checks import SpotCheckSummary, spot_check_summary
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 
@@ -46,6 +47,8 @@ class CampaignStanding:
     threshold: float
     #: The latest complete block of ``recent_gold`` answers the recent-work test judges (None: none yet).
     recent: GoldRecord | None
+    #: What reviewers found when they looked again at approved work (``spot_checks``).
+    spot_checks: SpotCheckSummary | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +174,7 @@ def worker_profile(
                 record,
                 policy.accuracy_threshold,
                 _latest_block(per_campaign.get(campaign.id, []), policy.recent_gold),
+                spot_check_summary(session, campaign.id, worker_id),
             )
         )
     for entry in session.scalars(

@@ -209,16 +209,24 @@ class SeederOptions(BaseModel):
     """The ``seeder:`` block of a workflow: which seeder, with its options and call limits."""
 
     model_config = ConfigDict(extra="forbid")
-    kind: str = Field("builtin", min_length=1, max_length=100)
-    #: ``file``: the seeds file, relative to the campaign file.
-    path: str | None = None
-    #: ``http``: the model's address.
-    url: str | None = None
-    allow_private: bool = False
-    #: Options passed to an entry-point seeder.
-    options: dict[str, Any] = Field(default_factory=dict)
-    timeout_seconds: float = Field(30.0, gt=0, le=600)
-    attempts: int = Field(3, ge=1, le=10)
+    kind: str = Field(
+        "builtin",
+        min_length=1,
+        max_length=100,
+        description="builtin, file (seeds from a file), http (a model's address) or an entry point's name.",
+    )
+    path: str | None = Field(None, description="file: the seeds file, relative to the campaign file.")
+    url: str | None = Field(None, description="http: the model's address.")
+    allow_private: bool = Field(
+        False, description="http: allow an address on a private network (refused by default)."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Options passed to an entry-point seeder."
+    )
+    timeout_seconds: float = Field(
+        30.0, gt=0, le=600, description="How long one call to the seeder may take."
+    )
+    attempts: int = Field(3, ge=1, le=10, description="Calls made for one picture before the seeding fails.")
 
 
 def make_seeder(options: SeederOptions, base_dir: Path) -> Seeder:

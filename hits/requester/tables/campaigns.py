@@ -155,6 +155,8 @@ class Submission(RequesterBase):
     graded: Mapped[bool] = mapped_column(Boolean, default=False)
     decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
     evidence: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: The page's typing record (``hits.wire.authenticity``: counts only), None when none came.
+    authenticity: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     published_hit: Mapped[PublishedHIT] = relationship(lazy="joined")
 

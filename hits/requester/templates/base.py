@@ -47,6 +47,9 @@ class TaskTemplate(ABC):
     item_model: ClassVar[type[BaseModel]]
     #: Schema of a gold item's answer key.
     answer_model: ClassVar[type[BaseModel]]
+    #: Schema of the campaign's ``template_options`` (checked when the campaign file is read, and
+    #: documented in docs/campaigns.md); None: the template declares none and any mapping is taken.
+    options_model: ClassVar[type[BaseModel] | None] = None
     #: The aggregation that fits this template's answers.
     aggregation: ClassVar[str] = "majority_vote"
     #: Krippendorff level for agreement ("nominal", "ordinal", "binary" per option, "ordinal_per_key":

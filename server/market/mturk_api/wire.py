@@ -25,6 +25,7 @@ from hits.market.models import (
 )
 from hits.market.qualification_admin import is_requestable
 from hits.money import format_amount
+from hits.wire.authenticity import API_MEMBER
 
 
 def ts(value: datetime | None) -> float | None:
@@ -101,6 +102,9 @@ def assignment_shape(assignment: Assignment | Row[Any]) -> dict[str, Any]:
             "Deadline": ts(assignment.deadline),
             "Answer": assignment.answer,
             "RequesterFeedback": assignment.requester_feedback,
+            # hitforge's own member (the page's typing record): not in MTurk's model, so boto3
+            # leaves it out for every client but hitforge's requester side, which asks for it.
+            API_MEMBER: assignment.authenticity,
         }
     )
 

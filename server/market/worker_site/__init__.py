@@ -9,7 +9,18 @@ from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 
 from server import capabilities
-from server.market.worker_site import auth, dashboard, groups, html_question, quals, uploads, work
+from server.market.worker_site import (
+    auth,
+    dashboard,
+    earnings,
+    groups,
+    html_question,
+    invitations,
+    quals,
+    recruited,
+    uploads,
+    work,
+)
 from server.market.worker_site.base import NOT_AVAILABLE, bp, current_worker, worker_required
 
 # The route modules are imported for their side effect: registering views on ``bp``.
@@ -19,10 +30,13 @@ __all__ = [
     "bp",
     "current_worker",
     "dashboard",
+    "earnings",
     "groups",
     "html_question",
     "init_app",
+    "invitations",
     "quals",
+    "recruited",
     "uploads",
     "work",
     "worker_required",
@@ -38,7 +52,14 @@ def init_app(app: Flask, csrf: CSRFProtect) -> None:
     csrf.exempt(work.external_submit)
     csrf.exempt(work.external_submit_with_capability)
     app.register_blueprint(bp)
-    capabilities.provide(app, signed_in_worker_id=_signed_in_worker_id)
+    capabilities.provide(
+        app,
+        signed_in_worker_id=_signed_in_worker_id,
+        sign_in_recruited=recruited.sign_in_recruited,
+        accept_next=recruited.accept_next,
+        assignment_states=recruited.assignment_states,
+        release_assignments=recruited.release_assignments,
+    )
 
 
 def _signed_in_worker_id() -> str | None:

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from flask import abort, current_app, request, url_for
 from itsdangerous import BadSignature, URLSafeTimedSerializer
+from markupsafe import escape
 from werkzeug.wrappers import Response
 
 from hits.market import decisions
@@ -84,6 +85,16 @@ def frame_csp() -> str:
     )
 
 
+def authenticity_tag() -> str:
+    """The typing-record script (``hits/wire/authenticity.py``), added after the requester's HTML.
+
+    Appended, not inserted: the page's own markup, doctype and script order stay
+    exactly as written (a parser puts a script after ``</html>`` into the body).
+    """
+    src = url_for("static", filename="authenticity.js", _external=True)
+    return f'\n<script src="{escape(src)}"></script>\n'
+
+
 @bp.get("/hits/<hit_id>/html")
 def html_question(hit_id: str) -> Any:
     """Serve an HTMLQuestion's HTML to the worker the token names (no cookie needed)."""
@@ -112,6 +123,7 @@ def html_question(hit_id: str) -> Any:
     crowd_script = url_for("static", filename="crowd/crowd-html-elements.js", _external=True)
     html = CROWD_SCRIPT.sub(crowd_script, html)
     html = rewrite_page(html)  # jQuery, Bootstrap, Font Awesome... from public CDNs (server/cdn)
+    html += authenticity_tag()
     response = Response(html, mimetype="text/html")
     response.headers["Content-Security-Policy"] = frame_csp()
     response.headers["Cache-Control"] = "no-store"

@@ -30,7 +30,10 @@ from hits.market.question_forms import (
     store_uploads,
 )
 from hits.market.questions import ParsedQuestion, parse_question
+from hits.market.recruited import is_recruited
+from hits.wire.authenticity import FIELD, kept_field
 from hits.wire.documents import answers_to_xml
+from server import capabilities
 from server.capabilities import submit_capability, turk_submit_to
 from server.db import market_session
 from server.market.worker_site.base import (
@@ -220,9 +223,16 @@ def answer_question_form(assignment_id: str) -> Any:
     return _submit(worker, assignment.id, answers_to_qfa(answers))
 
 
-def _submit(worker: Worker, assignment_id: str, answer_xml: str, *, cross_site: bool = False) -> Any:
+def _submit(
+    worker: Worker,
+    assignment_id: str,
+    answer_xml: str,
+    *,
+    cross_site: bool = False,
+    record: str | None = None,
+) -> Any:
     try:
-        submitted = assignment_ops.submit(market_session(), worker, assignment_id, answer_xml)
+        submitted = assignment_ops.submit(market_session(), worker, assignment_id, answer_xml, record)
     except RequestError as exc:
         g.rollback_only = True
         if exc.turk_error_code.endswith("DoesNotExist"):
@@ -234,7 +244,13 @@ def _submit(worker: Worker, assignment_id: str, answer_xml: str, *, cross_site: 
     # Committed before the page is rendered: on SQLite the write lock is then held
     # for the submission's statements only (a commit that fails is still a 500).
     market_session().commit()
-    return render_template("worker/submitted.html", ok=True, hit_type_id=submitted.hit.hit_type_id)
+    hit_type_id = submitted.hit.hit_type_id
+    # A recruited participant goes back to their place, not on to the group's next HIT (only they
+    # are asked about: the requester side is not consulted on every ordinary worker's submission).
+    continue_url = capabilities.after_submit(worker.id, hit_type_id) if is_recruited(worker) else None
+    return render_template(
+        "worker/submitted.html", ok=True, hit_type_id=hit_type_id, continue_url=continue_url
+    )
 
 
 @bp.post("/work/<assignment_id>/return")
@@ -264,13 +280,20 @@ def external_submit() -> Any:
         worker = current_worker()
     if worker is None:
         abort(403)
-    return _submit(worker, assignment_id, _posted_answers())
+    return _submit(worker, assignment_id, _posted_answers(), record=_posted_record())
 
 
 def _posted_answers() -> str:
-    skip = ("assignmentId", "csrf_token", "hitforgeToken")
+    # The typing record is kept beside the answers, not in them: they stay what MTurk would store.
+    skip = ("assignmentId", "csrf_token", "hitforgeToken", FIELD)
     fields = [(k, v) for k, v in request.form.items(multi=True) if k not in skip]
     return answers_to_xml(fields)
+
+
+def _posted_record() -> str | None:
+    """The page's typing record as posted, for the requester side; None when absent or oversized."""
+    record = request.form.get(FIELD)
+    return record if record is not None and kept_field(FIELD, record) else None
 
 
 @bp.post("/s/<capability>/mturk/externalSubmit")
@@ -293,4 +316,4 @@ def external_submit_with_capability(capability: str) -> Any:
         return render_template("worker/submitted.html", ok=False, message=message), 409
     worker = load_worker(market_session(), assignment.worker_id)
     assert worker is not None  # noqa: S101 - the assignment's foreign key
-    return _submit(worker, assignment.id, _posted_answers(), cross_site=True)
+    return _submit(worker, assignment.id, _posted_answers(), cross_site=True, record=_posted_record())

@@ -4,7 +4,8 @@
 its routes to ``base.bp``: ``views`` (campaigns, results), ``campaign_pages`` (a
 campaign's progress, plots, items and controls), ``review_pages`` (the QA queue,
 evidence, decisions), ``action_pages`` (a reviewer's other actions on a worker),
-``audit_pages`` and ``workflow_pages``.
+``spot_pages`` (spot checks of approved work), ``audit_pages`` and
+``workflow_pages``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from server.requester.dashboard import (
     audit_pages,
     campaign_pages,
     review_pages,
+    spot_pages,
     views,
     workflow_pages,
 )
@@ -27,6 +29,7 @@ __all__ = [
     "campaign_pages",
     "init_app",
     "review_pages",
+    "spot_pages",
     "views",
     "workflow_pages",
 ]

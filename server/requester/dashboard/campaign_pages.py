@@ -28,7 +28,14 @@ from hits.requester.tables.campaigns import (
 )
 from server.db import requester_session
 from server.requester.dashboard import plots
-from server.requester.dashboard.base import bp, campaign_or_404, page_number, signed_in_staff, staff_required
+from server.requester.dashboard.base import (
+    bp,
+    campaign_or_404,
+    page_number,
+    signed_in_staff,
+    staff_required,
+    svg_response,
+)
 from server.task_queue import send_after_commit
 
 ITEMS_PER_PAGE = 50
@@ -47,13 +54,6 @@ def _campaign(campaign_id: int) -> Campaign:
     if campaign is None:
         abort(404)
     return campaign
-
-
-def _svg(text: str) -> Response:
-    response = Response(text, mimetype="image/svg+xml")
-    response.headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
-    response.headers["Cache-Control"] = "private, max-age=60"
-    return response
 
 
 @bp.get("/campaigns/<int:campaign_id>")
@@ -85,7 +85,7 @@ def throughput_plot(campaign_id: int) -> Any:
     """Submissions per hour over the latest two days."""
     campaign = _campaign(campaign_id)
     t = campaign_progress(requester_session(), campaign).throughput
-    return _svg(plots.bars_over_time(tuple(t.starts), tuple(t.counts), "submissions per hour"))
+    return svg_response(plots.bars_over_time(tuple(t.starts), tuple(t.counts), "submissions per hour"))
 
 
 @bp.get("/campaigns/<int:campaign_id>/plots/gold.svg")
@@ -95,7 +95,7 @@ def gold_plot(campaign_id: int) -> Any:
     campaign = _campaign(campaign_id)
     values = tuple(sorted(100 * c / t for _, c, t in gold_accuracies(requester_session(), campaign_id)))
     threshold = stored_policy(campaign.spec).accuracy_threshold * 100
-    return _svg(plots.histogram(values, threshold, "gold accuracy (%)"))
+    return svg_response(plots.histogram(values, threshold, "gold accuracy (%)"))
 
 
 @bp.post("/campaigns/<int:campaign_id>/control")

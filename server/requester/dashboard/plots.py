@@ -17,7 +17,7 @@ from functools import lru_cache
 import matplotlib
 
 matplotlib.use("svg")  # no display, no GUI toolkit: SVG text only
-from matplotlib import dates  # noqa: E402 - after choosing the back end
+from matplotlib import dates, ticker  # noqa: E402 - after choosing the back end
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
@@ -80,6 +80,8 @@ def bars_over_time(starts: tuple[datetime, ...], counts: tuple[int, ...], label:
         width = 0.9 / 24  # days: an hour's bar, with a gap
         ax.bar(dates.date2num(list(starts)), counts, width=width, align="edge", color=INK)
     ax.set_ylabel(label)
+    ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    ax.set_ylim(bottom=0)
     ax.xaxis_date()
     fig.autofmt_xdate()
     return _svg(fig)
@@ -96,6 +98,7 @@ def histogram(values: tuple[float, ...], threshold: float | None, xlabel: str) -
     ax.set_xlim(0, 100)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("workers")
+    ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     return _svg(fig)
 
 

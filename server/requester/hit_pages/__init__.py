@@ -31,6 +31,7 @@ from hits.requester.templates import get_template
 from hits.requester.templates.arrangements import arrangements_for, unscrambled_answers
 from hits.requester.templates.base import TaskTemplate
 from hits.requester.workflows.exposures import record_exposures, unrecorded_exposures
+from hits.wire.authenticity import FIELD, parse_summary
 from server.db import is_read_only_request, read_only_request, requester_session, runtime
 from server.requester.hit_pages import heatmap_views
 from server.requester.hit_pages.access import (
@@ -239,6 +240,7 @@ def submit() -> Any:
                         published_hit_id=published.id,
                         worker_id=access.worker_id,
                         answers={"answers": stored},
+                        authenticity=parse_summary(form.get(FIELD)),
                         source="page",
                     )
                 )
@@ -249,8 +251,13 @@ def submit() -> Any:
         # Checked above: the marketplace's own turkSubmitTo for this assignment, nowhere else.
         action=access.turk_submit_to + "/mturk/externalSubmit",
         assignment_id=access.assignment_id,
-        fields=template.answer_fields(parsed.answers),
+        fields=[*template.answer_fields(parsed.answers), *_typing_record(form.get(FIELD))],
     )
+
+
+def _typing_record(posted: str | None) -> list[tuple[str, str]]:
+    """The page's typing record, relayed with the answers when readable (the sync reads it back)."""
+    return [(FIELD, posted)] if posted is not None and parse_summary(posted) is not None else []
 
 
 @bp.get("/media/<int:published_id>/<int:position>/<tag>")

@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Protocol, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
+from hits.requester.templates.options import pass_score
 
 MIN_CANDIDATES, MAX_CANDIDATES = 2, 6
 #: Candidate ids go into form field names and comma-separated answers: no commas, no spaces.
@@ -79,7 +80,9 @@ class CompareKey(BaseModel):
     """The gold ordering: every candidate id of the item, best first."""
 
     model_config = ConfigDict(extra="forbid")
-    order: list[str] = Field(min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES)
+    order: list[str] = Field(
+        min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES, description="candidate ids, best first"
+    )
 
     @field_validator("order")
     @classmethod
@@ -111,6 +114,15 @@ def kendall_tau(answer: Sequence[str], gold: Sequence[str]) -> float:
     return 2 * concordance(answer, gold) - 1
 
 
+class CompareOptions(BaseModel):
+    """The ``compare`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_pass_score: float = pass_score(
+        GOLD_PASS_SCORE, "(Kendall's tau + 1) / 2 between the worker's order and the key's"
+    )
+
+
 class CompareTemplate(TaskTemplate):
     """Side-by-side comparison and ranking of image descriptions.
 
@@ -124,6 +136,7 @@ class CompareTemplate(TaskTemplate):
     name: ClassVar[str] = "compare"
     item_model: ClassVar[type[BaseModel]] = CompareItem
     answer_model: ClassVar[type[BaseModel]] = CompareKey
+    options_model: ClassVar[type[BaseModel] | None] = CompareOptions
     aggregation: ClassVar[str] = "bradley_terry"
     agreement_level: ClassVar[str | None] = "rank"
 

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from hits.requester.heatmaps.arrays import ARRAY_SUFFIXES, PICTURE_SUFFIXES
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate, TemplateAgreement
-from hits.requester.templates.heatmap.options import MODEL_NAME, check_campaign, parse_options
+from hits.requester.templates.heatmap.options import MODEL_NAME, HeatmapOptions, check_campaign, parse_options
 from hits.requester.templates.heatmap.questions import QUESTIONS, ROUNDS, SCALE
 from hits.requester.templates.heatmap.report import study_agreement
 
@@ -66,9 +66,15 @@ class Sentence(BaseModel):
     """A report sentence; ``heatmaps``: model -> precomputed file in the media folder (never shown)."""
 
     model_config = ConfigDict(extra="forbid")
-    text: str = Field(min_length=1, max_length=1000)
-    boxes: list[Box] = Field(default_factory=list, max_length=20)
-    heatmaps: dict[str, str] = Field(default_factory=dict)
+    text: str = Field(min_length=1, max_length=1000, description="the sentence, as workers read it")
+    boxes: list[Box] = Field(
+        default_factory=list,
+        max_length=20,
+        description="the regions the sentence is about (drawn on request)",
+    )
+    heatmaps: dict[str, str] = Field(
+        default_factory=dict, description="model -> precomputed heatmap file in the media folder"
+    )
 
     @field_validator("heatmaps")
     @classmethod
@@ -161,6 +167,7 @@ class HeatmapTemplate(TaskTemplate):
     name: ClassVar[str] = "heatmap"
     item_model: ClassVar[type[BaseModel]] = HeatmapItem
     answer_model: ClassVar[type[BaseModel]] = HeatmapKey
+    options_model: ClassVar[type[BaseModel] | None] = HeatmapOptions
     # The answers are per model and question: ``hitforge results heatmap`` tabulates them and
     # measures agreement per question (``own_agreement``, which the dashboard shows too); the
     # generic label of an item is the list of answers.

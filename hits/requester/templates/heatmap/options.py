@@ -18,17 +18,37 @@ class HeatmapOptions(BaseModel):
     """``models``: name -> provider of its live heatmaps; limits on what a page may ask for."""
 
     model_config = ConfigDict(extra="forbid")
-    models: dict[str, ModelSpec] = Field(default_factory=dict)
-    #: Seconds a worker waits at most for a request's heatmaps (every model at once).
-    time_limit: float = Field(8.0, gt=0, le=30)
-    #: Requests (a sentence's or a prompt's heatmaps) one assignment may make per picture.
-    live_requests: int = Field(12, ge=1, le=200)
-    #: Shortest pause between two requests of one assignment for one picture, in seconds.
-    min_interval: float = Field(1.0, ge=0, le=60)
-    #: The longest custom prompt, in characters.
-    max_prompt: int = Field(200, ge=10, le=1000)
-    gold_tolerance: int = Field(1, ge=0, le=4)
-    gold_pass_score: float = Field(1.0, ge=0, le=1)
+    models: dict[str, ModelSpec] = Field(
+        default_factory=dict,
+        description="Model name -> the provider of its live heatmaps (a model with precomputed heatmaps "
+        "for every sentence needs none).",
+    )
+    time_limit: float = Field(
+        8.0, gt=0, le=30, description="Seconds a worker waits at most for a request's heatmaps (every model)."
+    )
+    live_requests: int = Field(
+        12,
+        ge=1,
+        le=200,
+        description="Requests (a sentence's or a prompt's heatmaps) one assignment may make per picture.",
+    )
+    min_interval: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="Shortest pause between two requests of one assignment for one picture, in seconds.",
+    )
+    max_prompt: int = Field(200, ge=10, le=1000, description="The longest custom prompt, in characters.")
+    gold_tolerance: int = Field(
+        1, ge=0, le=4, description="A known answer counts as right this many points from the key."
+    )
+    gold_pass_score: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="A gold item counts as answered right at this score or above; the score is the share "
+        "of the chosen sentence's known answers within gold_tolerance.",
+    )
 
     @field_validator("models")
     @classmethod

@@ -31,6 +31,7 @@ from hits.requester.templates.objects.validation import (
     object_problems,
     parse_objects,
 )
+from hits.requester.templates.options import pass_score
 
 #: Default pass mark: the F1 of the answer's objects against the key's.
 GOLD_PASS_SCORE = 0.75
@@ -75,9 +76,11 @@ class KeyObject(BaseModel):
     """A gold object: its label (and other names that count), and its true box."""
 
     model_config = ConfigDict(extra="forbid")
-    label: str = Field(min_length=1, max_length=LABEL_MAX)
-    box: list[float] = Field(min_length=4, max_length=4)
-    aliases: list[str] = Field(default_factory=list, max_length=20)
+    label: str = Field(min_length=1, max_length=LABEL_MAX, description="what the object is")
+    box: list[float] = Field(min_length=4, max_length=4, description="[x, y, width, height] in image pixels")
+    aliases: list[str] = Field(
+        default_factory=list, max_length=20, description="other labels that count as right"
+    )
 
 
 class ObjectsKey(BaseModel):
@@ -87,12 +90,29 @@ class ObjectsKey(BaseModel):
     objects: list[KeyObject] = Field(min_length=1, max_length=MAX_OBJECTS)
 
 
+class ObjectsOptions(BaseModel):
+    """The ``objects`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    iou_threshold: float = Field(
+        IOU_THRESHOLD,
+        gt=0,
+        le=1,
+        description="A worker's box matches a key box when their intersection over union reaches this.",
+    )
+    match_labels: bool = Field(
+        True, description="Whether a matched object's label must agree with the key's too."
+    )
+    gold_pass_score: float = pass_score(GOLD_PASS_SCORE, "the F1 of the matched objects")
+
+
 class ObjectsTemplate(TaskTemplate):
     """Seeded object annotation: field ``objects-<slot>`` holds the JSON list of the picture's objects."""
 
     name: ClassVar[str] = "objects"
     item_model: ClassVar[type[BaseModel]] = ObjectsItem
     answer_model: ClassVar[type[BaseModel]] = ObjectsKey
+    options_model: ClassVar[type[BaseModel] | None] = ObjectsOptions
     aggregation: ClassVar[str] = "object_clusters"
     # Object lists have no fixed questions to put in a workers x units matrix, so Krippendorff's
     # alpha does not apply; each aggregated item carries the workers' mean pairwise F1 instead.

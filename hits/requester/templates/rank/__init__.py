@@ -81,7 +81,9 @@ class RankKey(BaseModel):
     """The gold ranking: every candidate id of the item with its rank (1 is closest; ties allowed)."""
 
     model_config = ConfigDict(extra="forbid")
-    ranks: dict[str, int] = Field(min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES)
+    ranks: dict[str, int] = Field(
+        min_length=MIN_CANDIDATES, max_length=MAX_CANDIDATES, description="candidate id -> rank, 1 closest"
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> RankKey:
@@ -115,6 +117,24 @@ def tau_b(answer: Mapping[str, int], key: Mapping[str, int]) -> float:
     return -1.0 if math.isnan(tau) else float(tau)
 
 
+class RankOptions(BaseModel):
+    """The ``rank`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_min_tau: float = Field(
+        GOLD_MIN_TAU,
+        ge=-1,
+        le=1,
+        description="A gold ranking counts as right when Kendall's tau-b with the key reaches this.",
+    )
+    gold_pass_score: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="When given, replaces gold_min_tau: the pass mark on (tau-b + 1) / 2.",
+    )
+
+
 class RankTemplate(TaskTemplate):
     """Rank K candidate pictures by resemblance to a reference; equal ranks allowed.
 
@@ -127,6 +147,7 @@ class RankTemplate(TaskTemplate):
     name: ClassVar[str] = "rank"
     item_model: ClassVar[type[BaseModel]] = RankItem
     answer_model: ClassVar[type[BaseModel]] = RankKey
+    options_model: ClassVar[type[BaseModel] | None] = RankOptions
     aggregation: ClassVar[str] = "davidson"
     # One ordinal unit per (item, candidate): workers agree when they give a candidate the same rank.
     agreement_level: ClassVar[str | None] = "ordinal_per_key"

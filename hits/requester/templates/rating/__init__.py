@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
+from hits.requester.templates.options import pass_score
 
 SCALE = {
     4: "Describes the image: no errors, everything it mentions is in the picture.",
@@ -20,13 +21,27 @@ SCALE = {
 class RatingItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
     image: str = Field(min_length=1, description="image URL or path relative to the campaign's media folder")
-    sentence: str = Field(min_length=1, max_length=500)
+    sentence: str = Field(min_length=1, max_length=500, description="the sentence to rate against the image")
     alt: str = Field(default="", max_length=300, description="a short neutral text alternative for the image")
 
 
 class RatingKey(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    rating: int = Field(ge=1, le=4)
+    rating: int = Field(ge=1, le=4, description="4: describes the image .. 1: does not describe it at all")
+
+
+#: Default: a gold rating counts only when it is the key's.
+GOLD_TOLERANCE = 0
+
+
+class RatingOptions(BaseModel):
+    """The ``rating`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_tolerance: int = Field(
+        GOLD_TOLERANCE, ge=0, le=3, description="A gold rating counts as right this many points from the key."
+    )
+    gold_pass_score: float = pass_score(1.0, "1 for a rating within gold_tolerance, else 0")
 
 
 class RatingTemplate(TaskTemplate):
@@ -35,6 +50,7 @@ class RatingTemplate(TaskTemplate):
     name: ClassVar[str] = "rating"
     item_model: ClassVar[type[BaseModel]] = RatingItem
     answer_model: ClassVar[type[BaseModel]] = RatingKey
+    options_model: ClassVar[type[BaseModel] | None] = RatingOptions
     aggregation: ClassVar[str] = "dawid_skene"
     agreement_level: ClassVar[str | None] = "ordinal"
     straightlining_suspicious: ClassVar[bool] = True
@@ -55,7 +71,7 @@ class RatingTemplate(TaskTemplate):
         return result
 
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
-        tolerance = int(options.get("gold_tolerance", 0))
+        tolerance = int(options.get("gold_tolerance", GOLD_TOLERANCE))
         return 1.0 if abs(int(answer) - int(key["rating"])) <= tolerance else 0.0
 
     def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:

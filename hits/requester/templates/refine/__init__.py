@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate, TemplateError
+from hits.requester.templates.options import NoOptions
 
 MAX_CHARS = 4000
 MIN_WORDS = 5
@@ -47,6 +48,7 @@ class RefineTemplate(TaskTemplate):
     name: ClassVar[str] = "refine"
     item_model: ClassVar[type[BaseModel]] = RefineItem
     answer_model: ClassVar[type[BaseModel]] = NoKey
+    options_model: ClassVar[type[BaseModel] | None] = NoOptions
     aggregation: ClassVar[str] = "collect_all"
     agreement_level: ClassVar[str | None] = None
     has_gold: ClassVar[bool] = False

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
+from hits.requester.templates.options import pass_score
 
 MAX_CANDIDATES = 20
 NONE = "none"
@@ -33,7 +34,7 @@ class SelectKey(BaseModel):
     """Indices (from 0) of the candidate sentences that describe the image; empty: none does."""
 
     model_config = ConfigDict(extra="forbid")
-    correct: list[int] = Field(default_factory=list)
+    correct: list[int] = Field(default_factory=list, description="indices of the right sentences, from 0")
 
     @field_validator("correct")
     @classmethod
@@ -52,6 +53,19 @@ def jaccard(a: set[int], b: set[int]) -> float:
     return len(a & b) / len(a | b)
 
 
+#: Default: a gold item passes when the ticked and the right sentences overlap by half (Jaccard).
+GOLD_PASS_SCORE = 0.5
+
+
+class SelectOptions(BaseModel):
+    """The ``select`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_pass_score: float = pass_score(
+        GOLD_PASS_SCORE, "the Jaccard overlap of the ticked sentences with the right ones"
+    )
+
+
 class SelectTemplate(TaskTemplate):
     """Binary relevance judgements: which of the candidate sentences describe the image?
 
@@ -63,6 +77,7 @@ class SelectTemplate(TaskTemplate):
     name: ClassVar[str] = "select"
     item_model: ClassVar[type[BaseModel]] = SelectItem
     answer_model: ClassVar[type[BaseModel]] = SelectKey
+    options_model: ClassVar[type[BaseModel] | None] = SelectOptions
     aggregation: ClassVar[str] = "binary_relevance"
     agreement_level: ClassVar[str | None] = "binary"
 
@@ -122,7 +137,7 @@ class SelectTemplate(TaskTemplate):
 
     def gold_passed(self, score: float, options: Mapping[str, Any]) -> bool:
         """A Jaccard score of at least ``gold_pass_score`` (default 0.5) counts as correct."""
-        return score >= float(options.get("gold_pass_score", 0.5))
+        return score >= float(options.get("gold_pass_score", GOLD_PASS_SCORE))
 
     def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:
         fields = []

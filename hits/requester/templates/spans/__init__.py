@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate, TemplateError
+from hits.requester.templates.options import pass_score
 
 KINDS = ("mistakes", "missing")
 #: Which text each kind of span is marked in.
@@ -90,12 +91,26 @@ def f1(predicted: set[int], gold: set[int]) -> float:
     return 2 * len(predicted & gold) / (len(predicted) + len(gold))
 
 
+#: Default: a gold item passes at a token-level F1 of one half.
+GOLD_PASS_SCORE = 0.5
+
+
+class SpansOptions(BaseModel):
+    """The ``spans`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_pass_score: float = pass_score(
+        GOLD_PASS_SCORE, "the token-level F1 of the marks, the mean of mistakes and missing details"
+    )
+
+
 class SpansTemplate(TaskTemplate):
     """Span marking (field ``spans-<slot>``: JSON ``{"mistakes": [[s, e], ...], "missing": [...]}``)."""
 
     name: ClassVar[str] = "spans"
     item_model: ClassVar[type[BaseModel]] = SpansItem
     answer_model: ClassVar[type[BaseModel]] = SpansKey
+    options_model: ClassVar[type[BaseModel] | None] = SpansOptions
     aggregation: ClassVar[str] = "token_majority"
     agreement_level: ClassVar[str | None] = None
 
@@ -153,7 +168,7 @@ class SpansTemplate(TaskTemplate):
 
     def gold_passed(self, score: float, options: Mapping[str, Any]) -> bool:
         """Token F1 rarely reaches 1 between careful people: the default pass mark is 0.5."""
-        return score >= float(options.get("gold_pass_score", 0.5))
+        return score >= float(options.get("gold_pass_score", GOLD_PASS_SCORE))
 
     def answer_fields(self, answers: list[Any]) -> list[tuple[str, str]]:
         return [

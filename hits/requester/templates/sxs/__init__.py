@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
 from hits.requester.templates.compare import Candidate
+from hits.requester.templates.options import pass_score
 
 #: Metric id -> (short name, what a worker weighs). Ids name form fields and result columns.
 METRICS: dict[str, tuple[str, str]] = {
@@ -80,7 +81,11 @@ class SxsKey(BaseModel):
     """Known preferences, in the item's terms (-2: first much better .. 2: second much better)."""
 
     model_config = ConfigDict(extra="forbid")
-    preferences: dict[str, int] = Field(min_length=1)
+    preferences: dict[str, int] = Field(
+        min_length=1,
+        description="metric (comprehensiveness, specificity, hallucinations, tldr, human_likeness) -> "
+        "-2 .. 2; any non-empty subset",
+    )
 
     @field_validator("preferences")
     @classmethod
@@ -91,6 +96,18 @@ class SxsKey(BaseModel):
         if any(not -2 <= v <= 2 for v in value.values()):
             raise ValueError("preferences go from -2 (first much better) to 2 (second much better)")
         return value
+
+
+class SxsOptions(BaseModel):
+    """The ``sxs`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_tolerance: int = Field(
+        GOLD_TOLERANCE, ge=0, le=4, description="A known metric counts as right this many steps from the key."
+    )
+    gold_pass_score: float = pass_score(
+        GOLD_PASS_SCORE, "the share of the key's metrics within gold_tolerance"
+    )
 
 
 class SxsTemplate(TaskTemplate):
@@ -104,6 +121,7 @@ class SxsTemplate(TaskTemplate):
     name: ClassVar[str] = "sxs"
     item_model: ClassVar[type[BaseModel]] = SxsItem
     answer_model: ClassVar[type[BaseModel]] = SxsKey
+    options_model: ClassVar[type[BaseModel] | None] = SxsOptions
     aggregation: ClassVar[str] = "median_per_key"
     agreement_level: ClassVar[str | None] = "ordinal_per_key"
     arranged: ClassVar[bool] = True

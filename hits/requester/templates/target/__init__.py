@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
+from hits.requester.templates.options import pass_score
 
 #: The four categories in the order the page offers them: (name, short hint, longer explanation).
 CATEGORIES: dict[str, tuple[str, str, str]] = {
@@ -85,7 +86,7 @@ class TargetKey(BaseModel):
     """A gold item's category."""
 
     model_config = ConfigDict(extra="forbid")
-    category: Category
+    category: Category = Field(description="A: adequate, O: omission, M: misaligned, F: false")
 
 
 def _third(start: float, size: float, whole: float, names: tuple[str, str, str]) -> str:
@@ -116,12 +117,20 @@ def _values(form: Mapping[str, str], field: str) -> list[str]:
     return [] if value is None else [value]
 
 
+class TargetOptions(BaseModel):
+    """The ``target`` template's ``template_options``."""
+
+    model_config = ConfigDict(extra="forbid")
+    gold_pass_score: float = pass_score(1.0, "1 for the key's category, else 0")
+
+
 class TargetTemplate(TaskTemplate):
     """Target-object identification: field ``category-<slot>`` holds one of A, O, M, F."""
 
     name: ClassVar[str] = "target"
     item_model: ClassVar[type[BaseModel]] = TargetItem
     answer_model: ClassVar[type[BaseModel]] = TargetKey
+    options_model: ClassVar[type[BaseModel] | None] = TargetOptions
     aggregation: ClassVar[str] = "dawid_skene"
 
     def page_context(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate, TemplateError
+from hits.requester.templates.options import NoOptions
 
 MAX_CHARS = 99  # "under 100 characters"
 #: How close (difflib ratio, 0 to 1) to the example a sentence may come before it counts as a copy.
@@ -63,6 +64,7 @@ class WriteTemplate(TaskTemplate):
     name: ClassVar[str] = "write"
     item_model: ClassVar[type[BaseModel]] = WriteItem
     answer_model: ClassVar[type[BaseModel]] = NoKey
+    options_model: ClassVar[type[BaseModel] | None] = NoOptions
     aggregation: ClassVar[str] = "collect_all"  # free text: every sentence is kept
     agreement_level: ClassVar[str | None] = None
     has_gold: ClassVar[bool] = False

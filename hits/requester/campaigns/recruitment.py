@@ -1,0 +1,258 @@
+"""A campaign's study on a recruiting platform: created after its HITs, once, and published.
+
+``launch_study`` is safe to run again after any interruption: the row
+(``rq_recruitments``) is written before the platform is called, the study is
+created under hitforge's own internal name and found by it when the answer
+to a creation was lost, and a study already published is not published
+again. A launch stopped between creating and publishing resumes on the same
+study; no second study is ever made.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hits.db import session_scope, utcnow
+from hits.requester.files.campaign import CampaignSpec
+from hits.requester.files.recruit import RecruitSpec, places_needed, study_filters
+from hits.requester.recruit.base import CompletionCode, Recruiter, RecruitError, Study, StudyDraft
+from hits.requester.recruit.outbox import apply_decisions, decide_places
+from hits.requester.recruit.sync import sync_places
+from hits.requester.tables.campaigns import Campaign, PublishedHIT
+from hits.requester.tables.recruiting import Recruitment
+
+#: Where participants arrive on hitforge (the requester site's entry page).
+ENTRY_PATH = "/recruit/prolific/enter"
+#: Why a participant who found no task left is asked to return their place.
+NO_WORK_REASON = "No task was left for you in this study: every HIT was already taken."
+
+
+class StudyInterrupted(Exception):
+    """Creating or publishing the study failed; what was done is recorded, and a resume goes on from it."""
+
+    def __init__(self, campaign_name: str, step: str, cause: RecruitError):
+        super().__init__(f"the Prolific study of campaign {campaign_name!r} was not {step}: {cause}")
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class StudyReport:
+    """What ``launch_study`` found and did."""
+
+    study_id: str
+    created: bool
+    published: bool
+    places: int
+
+
+def stored_spec(campaign: Campaign) -> CampaignSpec:
+    """The campaign file as stored with the campaign."""
+    return CampaignSpec.model_validate({k: v for k, v in campaign.spec.items() if k != "media_path"})
+
+
+def recruit_spec(campaign: Campaign) -> RecruitSpec | None:
+    """The campaign's ``recruit:`` section, if it has one."""
+    return stored_spec(campaign).recruit
+
+
+def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None:
+    """The campaign's recruitment row, written once, before the platform hears of it.
+
+    None for a campaign without a ``recruit`` section.
+    """
+    existing = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign.id))
+    if existing is not None:
+        return existing
+    spec = stored_spec(campaign)
+    if spec.recruit is None:
+        return None
+    hits = session.scalar(
+        select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign.id)
+    )
+    row = Recruitment(
+        campaign_id=campaign.id,
+        platform=spec.recruit.platform,
+        internal_name=f"hitforge-c{campaign.id}-{secrets.token_hex(6)}",
+        # Shown to the participant in the redirect; it proves nothing, hitforge decides each place itself.
+        completion_code=secrets.token_hex(4).upper(),
+        return_code=secrets.token_hex(4).upper(),
+        places=places_needed(spec.recruit, int(hits or 0), spec.assignments_per_hit),
+        status="planned",
+    )
+    session.add(row)
+    session.flush()
+    return row
+
+
+def study_draft(campaign: Campaign, row: Recruitment, entry_url: str) -> StudyDraft:
+    """The study a campaign's recruitment asks for; ``entry_url`` carries the platform's placeholders."""
+    recruit = recruit_spec(campaign)
+    assert recruit is not None  # a row exists only for campaigns with a recruit section
+    return StudyDraft(
+        title=recruit.title,
+        description=recruit.description,
+        internal_name=row.internal_name,
+        entry_url=entry_url,
+        reward=recruit.reward,
+        estimated_minutes=recruit.estimated_minutes,
+        places=row.places,
+        completion_codes=(
+            CompletionCode(row.completion_code, "COMPLETED"),
+            CompletionCode(row.return_code, "OTHER", NO_WORK_REASON),
+        ),
+        filters=tuple(study_filters(recruit.eligibility)),
+    )
+
+
+def launch_study(
+    sessions: Callable[[], Session], recruiter: Recruiter, campaign_id: int, public_url: str
+) -> StudyReport | None:
+    """Create the campaign's study (once) and publish it; None when the campaign recruits nowhere.
+
+    Three steps, each recorded before the next: the row, the study's id (a
+    creation whose answer was lost is found by the internal name), the
+    publication (a study the platform already shows published is only
+    recorded). Raises ``StudyInterrupted`` on a platform error.
+    """
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None:
+            raise ValueError(f"campaign {campaign_id} does not exist")
+        name = campaign.name
+        row = plan_recruitment(session, campaign)
+        if row is None:
+            return None
+        draft = study_draft(campaign, row, recruiter.entry_url(public_url.rstrip("/") + ENTRY_PATH))
+        study_id, status = row.study_id, row.status
+        if study_id is None and status == "planned":
+            row.status = "creating"  # committed before the call: a lost answer is looked for next time
+    created = False
+    try:
+        if study_id is None:
+            found = recruiter.find_study(draft.internal_name) if status == "creating" else None
+            study = found or recruiter.create_study(draft)
+            created = found is None
+            _record(sessions, campaign_id, study_id=study.id, status="created")
+            study_id, status = study.id, "created"
+    except RecruitError as exc:
+        raise StudyInterrupted(name, "created", exc) from exc
+    published = False
+    if status == "created":
+        try:
+            study = recruiter.get_study(study_id)
+            if study.status == "UNPUBLISHED":
+                study = recruiter.transition_study(study_id, "PUBLISH")
+                published = True
+        except RecruitError as exc:
+            raise StudyInterrupted(name, "published", exc) from exc
+        _record(sessions, campaign_id, status="published", published=True)
+    return StudyReport(study_id, created, published, draft.places)
+
+
+def _record(
+    sessions: Callable[[], Session],
+    campaign_id: int,
+    *,
+    status: str,
+    study_id: str | None = None,
+    published: bool = False,
+) -> None:
+    with session_scope(sessions) as session:
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        assert row is not None
+        if study_id is not None:
+            row.study_id = study_id
+        row.status = status
+        if published:
+            row.published_at = utcnow()
+
+
+def recruitment_of(session: Session, campaign_name: str) -> tuple[Campaign, Recruitment | None]:
+    """A campaign by name and its recruitment row (None before its study was planned)."""
+    campaign = session.scalar(select(Campaign).where(Campaign.name == campaign_name))
+    if campaign is None:
+        raise ValueError(f"there is no campaign named {campaign_name!r}")
+    return campaign, session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign.id))
+
+
+def study_pending(session: Session, campaign_name: str) -> bool:
+    """Whether a campaign recruits and its study is not published yet (a launch to resume)."""
+    campaign = session.scalar(select(Campaign).where(Campaign.name == campaign_name))
+    if campaign is None or recruit_spec(campaign) is None:
+        return False
+    row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign.id))
+    return row is None or row.status in ("planned", "creating", "created")
+
+
+def change_study(
+    sessions: Callable[[], Session], recruiter: Recruiter, campaign_name: str, action: str
+) -> Study:
+    """PAUSE, START (resume) or STOP a campaign's published study, and record its state."""
+    with session_scope(sessions) as session:
+        _, row = recruitment_of(session, campaign_name)
+        if row is None or row.study_id is None:
+            raise ValueError(f"campaign {campaign_name!r} has no Prolific study")
+        study_id = row.study_id
+    study = recruiter.transition_study(study_id, action)
+    state = {"PAUSE": "paused", "START": "published", "STOP": "stopped"}[action]
+    _record(sessions, _campaign_id(sessions, campaign_name), status=state)
+    return study
+
+
+def _campaign_id(sessions: Callable[[], Session], name: str) -> int:
+    with session_scope(sessions) as session:
+        campaign, _ = recruitment_of(session, name)
+        return campaign.id
+
+
+@dataclass(frozen=True)
+class SettleReport:
+    """One round of settling a campaign's places: read, freed, decided, applied."""
+
+    read: int
+    freed: int
+    queued: int
+    applied: dict[int, str]
+    failed: dict[int, str]
+
+
+def settle_places(sessions: Callable[[], Session], recruiter: Recruiter, campaign_id: int) -> SettleReport:
+    """Poll the study's places (every page), decide the finished ones, apply the decisions once each.
+
+    What ``hitforge recruit sync`` runs. Places freed by polling keep any
+    assignment still in progress until its deadline (the webhook frees them
+    at once, through the marketplace).
+    """
+    polled = sync_places(sessions, recruiter, campaign_id)
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        if campaign is None or row is None:
+            raise ValueError(f"campaign {campaign_id} recruits nowhere")
+        queued = decide_places(session, row.id, stored_spec(campaign).quality.rejection_feedback)
+    applied = apply_decisions(sessions, recruiter)
+    return SettleReport(
+        polled.read,
+        len(polled.freed),
+        len(queued),
+        applied.outcomes,
+        {k: str(v) for k, v in applied.failures.items()},
+    )
+
+
+def recruiting_campaigns(session: Session) -> list[int]:
+    """Campaigns whose study is out (published, paused or stopped): their places may need settling."""
+    return list(
+        session.scalars(
+            select(Recruitment.campaign_id)
+            .where(
+                Recruitment.study_id.is_not(None), Recruitment.status.in_(("published", "paused", "stopped"))
+            )
+            .order_by(Recruitment.campaign_id)
+        )
+    )

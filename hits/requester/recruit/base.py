@@ -1,0 +1,133 @@
+"""What hitforge asks of a recruiting platform, whichever it is.
+
+A platform runs *studies* (one per campaign) whose *places* participants take;
+each place is a *submission* the platform pays once the researcher approves
+it. hitforge creates the study after the campaign's HITs, sends the
+participants to its own entry page, and decides each submission from its own
+quality verdicts. A platform's folder implements :class:`Recruiter`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class RecruitError(Exception):
+    """A platform call failed. ``retryable``: the same call may succeed later (throttling, a fault)."""
+
+    retryable = False
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"{status}: {message}" if status else message)
+        self.status = status
+        self.message = message
+
+
+class RecruitUnavailable(RecruitError):
+    """The platform could not be reached, throttled us, or failed on its side, after every retry."""
+
+    retryable = True
+
+
+class RecruitRefused(RecruitError):
+    """The platform refused the request as made (a bad field, a transition its state does not allow)."""
+
+
+class RecruitAuthError(RecruitError):
+    """The platform did not accept the token (the token itself is never part of the message)."""
+
+
+@dataclass(frozen=True)
+class CompletionCode:
+    """A code a participant may be sent back to the platform with, and what it asks of the platform."""
+
+    code: str
+    #: The platform's name for the code's meaning: COMPLETED, OTHER, ...
+    code_type: str
+    #: When set, the code asks the participant to return the place, for this reason (no work was left).
+    return_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class StudyDraft:
+    """A study as hitforge creates it: every field a platform needs, in hitforge's words."""
+
+    title: str
+    description: str
+    #: The study's internal name: hitforge's own key for it (finds a study created by a lost call).
+    internal_name: str
+    #: The entry URL carrying the platform's placeholders for participant, study and session.
+    entry_url: str
+    reward: int
+    estimated_minutes: int
+    places: int
+    #: The codes a place may end with (the participant is sent back with one).
+    completion_codes: Sequence[CompletionCode]
+    filters: Sequence[dict[str, Any]] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Study:
+    """A study as the platform reports it."""
+
+    id: str
+    status: str
+    internal_name: str | None = None
+    places: int = 0
+
+
+@dataclass(frozen=True)
+class PlaceSubmission:
+    """One participant's place in a study (Prolific calls it a submission)."""
+
+    id: str
+    participant_id: str
+    status: str
+    study_id: str = ""
+    completion_code: str | None = None
+
+
+class Recruiter(Protocol):
+    """The calls hitforge makes to a recruiting platform (``prolific.client.ProlificClient`` is one)."""
+
+    def create_study(self, draft: StudyDraft) -> Study:
+        """Create a study (not yet published); not idempotent: find it first by its internal name."""
+        ...
+
+    def find_study(self, internal_name: str) -> Study | None:
+        """The study with this internal name, if one exists (a create whose answer was lost)."""
+        ...
+
+    def get_study(self, study_id: str) -> Study:
+        """The study as it stands."""
+        ...
+
+    def transition_study(self, study_id: str, action: str) -> Study:
+        """PUBLISH, PAUSE, START (after a pause) or STOP a study."""
+        ...
+
+    def submissions(self, study_id: str) -> list[PlaceSubmission]:
+        """Every place taken in a study (all pages)."""
+        ...
+
+    def get_submission(self, submission_id: str) -> PlaceSubmission:
+        """One place as it stands."""
+        ...
+
+    def approve(self, submission_id: str) -> PlaceSubmission:
+        """Approve (and so pay) one place."""
+        ...
+
+    def reject(self, submission_id: str, category: str, message: str) -> PlaceSubmission:
+        """Reject one place, with the platform's category and a message to the participant."""
+        ...
+
+    def entry_url(self, base: str) -> str:
+        """``base`` with the placeholders the platform fills with participant, study and session."""
+        ...
+
+    def completion_url(self, code: str) -> str:
+        """Where a participant who finished is sent, carrying ``code``."""
+        ...

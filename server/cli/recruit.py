@@ -1,0 +1,181 @@
+"""``hitforge recruit status|sync|pause|resume|stop CAMPAIGN``: a campaign's study on Prolific.
+
+Also what ``hitforge launch`` calls once a recruiting campaign's HITs are
+published: create the study (once) and publish it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from hits.requester.recruit.base import Recruiter
+    from hits.requester.tables.campaigns import Campaign
+    from hits.settings import Settings
+
+console = Console()
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    console.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+def recruiter_for(settings: Settings) -> Recruiter:
+    """The Prolific client of the settings; exits with a clear message when there is no token."""
+    from hits.requester.recruit.base import RecruitError
+    from hits.requester.recruit.prolific.client import ProlificClient
+
+    try:
+        return ProlificClient.from_settings(settings)
+    except RecruitError as exc:
+        _fail(str(exc))
+
+
+def resume_target(session: Session, name: str) -> tuple[Campaign, bool]:
+    """The campaign a ``launch --resume`` goes on with, and whether only its study is left to launch."""
+    from hits.requester.campaigns.recruitment import recruitment_of, study_pending
+    from hits.requester.campaigns.service import campaign_to_resume, unpublished_count
+
+    try:
+        campaign, _ = recruitment_of(session, name)
+    except ValueError:
+        return campaign_to_resume(session, name), False
+    if study_pending(session, name) and not unpublished_count(session, campaign.id):
+        return campaign, True
+    return campaign_to_resume(session, name), False
+
+
+def launch_recruiting(
+    sessions: Callable[[], Session], settings: Settings, campaign_id: int, name: str
+) -> None:
+    """Create and publish the campaign's study when it recruits; print what was done."""
+    from hits.db import session_scope
+    from hits.requester.campaigns.recruitment import StudyInterrupted, launch_study, recruit_spec
+    from hits.requester.tables.campaigns import Campaign
+
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None or recruit_spec(campaign) is None:
+            return
+    recruiter = recruiter_for(settings)
+    try:
+        report = launch_study(sessions, recruiter, campaign_id, settings.public_url)
+    except StudyInterrupted as exc:
+        _fail(f"{exc}\nFix the cause, then finish with: hitforge launch --resume {name}", 1)
+    assert report is not None
+    verb = "created and published" if report.created else "published"
+    console.print(
+        f"[green]Prolific study {report.study_id} {verb}[/green] ({report.places} places)", highlight=False
+    )
+
+
+def _campaign_study(name: str) -> tuple[Any, Any]:
+    from hits.db import session_scope
+    from hits.requester.campaigns.recruitment import recruitment_of
+    from hits.settings import load_settings
+    from server.cli.sessions import open_sessions
+
+    settings = load_settings()
+    with session_scope(open_sessions("requester", settings)) as session:
+        try:
+            _, row = recruitment_of(session, name)
+        except ValueError as exc:
+            _fail(str(exc))
+        if row is None or row.study_id is None:
+            _fail(f"campaign {name!r} has no Prolific study")
+        session.expunge(row)
+    return settings, row
+
+
+@click.group()
+def recruit() -> None:
+    """Recruiting on Prolific: a campaign's study, its places, pause, resume and stop."""
+
+
+@recruit.command()
+@click.argument("campaign")
+def status(campaign: str) -> None:
+    """The campaign's study: its state, places and submissions by status (every page read)."""
+    from hits.requester.recruit.base import RecruitError
+
+    settings, row = _campaign_study(campaign)
+    recruiter = recruiter_for(settings)
+    try:
+        study = recruiter.get_study(row.study_id)
+        counts = Counter(s.status for s in recruiter.submissions(row.study_id))
+    except RecruitError as exc:
+        _fail(str(exc), 1)
+    console.print(
+        f"study {study.id}: {study.status} ({row.status} here), {study.places} places", highlight=False
+    )
+    for state, count in sorted(counts.items()):
+        console.print(f"  {state}: {count}", highlight=False)
+
+
+def _change(campaign: str, action: str, done: str) -> None:
+    from hits.requester.campaigns.recruitment import change_study
+    from hits.requester.recruit.base import RecruitError
+    from server.cli.sessions import open_sessions
+
+    settings, _ = _campaign_study(campaign)
+    try:
+        study = change_study(open_sessions("requester", settings), recruiter_for(settings), campaign, action)
+    except (RecruitError, ValueError) as exc:
+        _fail(str(exc), 1)
+    console.print(f"study {study.id} {done}: {study.status}", highlight=False)
+
+
+@recruit.command()
+@click.argument("campaign")
+def pause(campaign: str) -> None:
+    """Pause the study: no new participants until it is resumed."""
+    _change(campaign, "PAUSE", "paused")
+
+
+@recruit.command()
+@click.argument("campaign")
+def resume(campaign: str) -> None:
+    """Open a paused study to participants again."""
+    _change(campaign, "START", "resumed")
+
+
+@recruit.command()
+@click.argument("campaign")
+def stop(campaign: str) -> None:
+    """Stop the study for good; places taken are still decided and paid."""
+    _change(campaign, "STOP", "stopped")
+
+
+@recruit.command()
+@click.argument("campaign")
+def sync(campaign: str) -> None:
+    """Read every place of the study, decide finished places from hitforge's verdicts, apply them once."""
+    from hits.db import session_scope
+    from hits.requester.campaigns.recruitment import recruitment_of, settle_places
+    from hits.requester.recruit.base import RecruitError
+    from server.cli.sessions import open_sessions
+
+    settings, _ = _campaign_study(campaign)
+    sessions = open_sessions("requester", settings)
+    with session_scope(sessions) as session:
+        campaign_id = recruitment_of(session, campaign)[0].id
+    try:
+        report = settle_places(sessions, recruiter_for(settings), campaign_id)
+    except RecruitError as exc:
+        _fail(str(exc), 1)
+    console.print(
+        f"{report.read} places read, {report.freed} freed, {report.queued} decided, "
+        f"{len(report.applied)} applied, {len(report.failed)} failed (kept for the next sync)",
+        highlight=False,
+    )
+    for entry_id, error in sorted(report.failed.items()):
+        console.print(f"  [red]entry {entry_id}:[/red] {error}", highlight=False, soft_wrap=True)

@@ -1,0 +1,154 @@
+"""HIT pages of a campaign file rendered before it is launched, as files a browser opens.
+
+``hitforge campaign check`` writes one page of each kind (the first HIT, and
+the last when it holds fewer items) with the same template, slot views and
+context the page server uses (``_render`` in this package), but from the
+files alone: no database, no marketplace. Pictures of the media folder and
+the site's stylesheets and scripts are copied next to the page under neutral
+names, so it opens from the disk as a worker would see it.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hits.requester.files.campaign import CampaignFile, LoadedItem
+from hits.requester.templates import get_template
+from hits.settings import Settings
+from server.requester.hit_pages.media import is_local
+
+#: ``/static/...`` references of a rendered page (stylesheets and scripts).
+_STATIC = re.compile(r"""(?P<q>["'])/static/(?P<path>[^"'?#]+)(?P=q)""")
+
+
+@dataclass
+class PreviewPages:
+    """What was written: the pages, and the pictures the items name that the media folder lacks."""
+
+    pages: list[Path] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def preview_slots(loaded: CampaignFile, start: int) -> list[LoadedItem]:
+    """The items of the HIT that starts at item ``start``, gold put among them as the plan puts it.
+
+    The gold and its places are drawn as ``plan_hits`` draws them, seeded by
+    the file's ``seed`` (the real plan seeds with the campaign's id when the
+    file gives none, so the places may differ; the page is the same kind).
+    """
+    spec = loaded.spec
+    rng = random.Random(spec.seed or 1)
+    gold = list(loaded.gold)
+    rng.shuffle(gold)
+    chunk = list(loaded.items[start : start + spec.items_per_hit])
+    first_gold = (start // spec.items_per_hit) * spec.gold_per_hit
+    for k in range(min(spec.gold_per_hit, len(gold))):
+        chunk.insert(rng.randrange(len(chunk) + 1), gold[(first_gold + k) % len(gold)])
+    return chunk
+
+
+class _Pictures:
+    """Copies the media folder's pictures a page shows next to it, under names that say nothing."""
+
+    def __init__(self, media: Path | None, folder: Path, result: PreviewPages):
+        self.media, self.folder, self.result = media, folder, result
+
+    def url(self, image: str, name: str) -> str:
+        if not is_local(image):
+            return image
+        source = (self.media / image) if self.media is not None else None
+        if source is None or not source.is_file():
+            self.result.missing.append(image)
+            return ""
+        target = Path("pictures") / f"{name}{source.suffix.lower()}"
+        (self.folder / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, self.folder / target)
+        return target.as_posix()
+
+
+def _views(
+    loaded: CampaignFile, slots: list[LoadedItem], page: int, pictures: _Pictures
+) -> list[dict[str, Any]]:
+    """Each slot as the page gets it: the template's view, pictures as copied files (as ``_slot_views``)."""
+    template = get_template(loaded.spec.template)
+    rng = random.Random(f"preview:{page}")
+    views = []
+    for position, slot in enumerate(slots):
+        if template.arranged:
+            view = template.arranged_view(slot.payload, template.arrange(slot.payload, rng))
+        else:
+            view = template.slot_view(slot.payload, f"preview:{page}:{position}")
+        image = str(view.pop("image", ""))
+        view["image_url"] = pictures.url(image, f"{page}-{position}")
+        for k, candidate in enumerate(view.get("candidates", []), start=1):
+            if isinstance(candidate, dict) and "source" in candidate:
+                candidate.pop("source")
+                candidate["image_url"] = pictures.url(
+                    str(candidate.pop("image", "")), f"{page}-{position}-{k}"
+                )
+        views.append(view)
+    return views
+
+
+def _copy_static(html: str, static: Path, folder: Path) -> str:
+    """``html`` with ``/static/...`` made relative, each file copied into ``folder/static``."""
+
+    def relative(match: re.Match[str]) -> str:
+        path = match.group("path")
+        source = (static / path).resolve()
+        if source.is_relative_to(static.resolve()) and source.is_file():
+            target = folder / "static" / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        return f"{match.group('q')}static/{path}{match.group('q')}"
+
+    return _STATIC.sub(relative, html)
+
+
+def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> PreviewPages:
+    """Write one HTML page of each kind of HIT of ``loaded`` into ``folder``; what was written.
+
+    A page is the first HIT's; the last HIT's is written too when it holds
+    fewer items. Workers' answers never reach these pages, nor do gold keys:
+    the template's slot view is all a page gets, as on the server.
+    """
+    from flask import render_template
+
+    from server import create_app
+
+    spec = loaded.spec
+    template = get_template(spec.template)
+    folder.mkdir(parents=True, exist_ok=True)
+    result = PreviewPages()
+    pictures = _Pictures(loaded.media_dir, folder, result)
+    last_start = ((len(loaded.items) - 1) // spec.items_per_hit) * spec.items_per_hit
+    kinds = [(1, 0)]
+    if len(loaded.items) - last_start != min(spec.items_per_hit, len(loaded.items)):
+        kinds.append((last_start // spec.items_per_hit + 1, last_start))
+    app = create_app(settings=settings)
+    for number, start in kinds:
+        with app.test_request_context():
+            html = render_template(
+                f"{spec.template}/page.html",
+                slots=_views(loaded, preview_slots(loaded, start), number, pictures),
+                values={},
+                errors={},
+                preview=False,  # the page a worker works on, with its Submit button
+                assignment_id="PREVIEW",
+                hit_id="PREVIEW",
+                worker_id="PREVIEW",
+                turk_submit_to="",
+                page_token="",
+                **template.page_context(),
+                **template.page_options(spec.template_options),
+                page_title=spec.title,
+            )
+        page = folder / f"hit-{number}.html"
+        page.write_text(_copy_static(html, Path(app.static_folder or ""), folder), encoding="utf-8")
+        result.pages.append(page)
+    return result

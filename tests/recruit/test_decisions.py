@@ -1,0 +1,296 @@
+"""Places decided from hitforge's verdicts and applied on Prolific exactly once; polling and webhooks."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import requests
+from sqlalchemy import select
+
+from hits.db import session_scope
+from hits.market.models import Assignment
+from hits.requester.campaigns.recruitment import launch_study, settle_places
+from hits.requester.recruit.outbox import apply_decisions, decide_places, queue_decision
+from hits.requester.recruit.places import open_place, record_assignment
+from hits.requester.recruit.prolific import wire
+from hits.requester.recruit.prolific.client import ProlificClient
+from hits.requester.recruit.prolific.standin import RunningStandin
+from hits.requester.recruit.sync import sync_places
+from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.tables.recruiting import Recruitment, RecruitOutboxEntry, RecruitPlace
+from server.requester.recruit_pages import HOOK_SECRET_EXTENSION, RECRUITER_EXTENSION
+from tests.recruit.test_entry import csrf, enter
+from tests.recruit.test_launch_study import recruiting_campaign
+from workers.recruit_tasks import settle_all
+
+FEEDBACK = "Too many of the check questions in this task were answered incorrectly."
+
+
+@pytest.fixture
+def recruiting(
+    tmp_path: Path,
+    market: Any,
+    requester_sessions: Any,
+    live_server: Any,
+    prolific: ProlificClient,
+    request: pytest.FixtureRequest,
+) -> tuple[int, Recruitment]:
+    name = "rc-dec-" + secrets.token_hex(4)
+    campaign_id = recruiting_campaign(tmp_path, name, market, requester_sessions, live_server.url)
+    launch_study(requester_sessions, prolific, campaign_id, live_server.url)
+    with session_scope(requester_sessions) as session:
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        assert row is not None
+        session.expunge(row)
+    return campaign_id, row
+
+
+def finished_place(
+    requester_sessions: Any,
+    standin: RunningStandin,
+    campaign_id: int,
+    row: Recruitment,
+    decisions: list[str | None],
+    *,
+    code: bool = True,
+) -> str:
+    """A place whose participant finished on Prolific, its assignments decided as given; its session id."""
+    assert row.study_id is not None
+    pid = secrets.token_hex(12)
+    session_id = standin.app.take_place(row.study_id, pid)
+    if code:
+        standin.app.finish(session_id, row.completion_code)
+    with session_scope(requester_sessions) as session:
+        hit_id = session.scalar(
+            select(PublishedHIT.id).where(PublishedHIT.campaign_id == campaign_id).limit(1)
+        )
+        assert hit_id is not None
+        place = open_place(session, session.get(Recruitment, row.id), pid, session_id, f"W{pid[:12]}")  # type: ignore[arg-type]
+        for n, decision in enumerate(decisions):
+            assignment_id = f"A{secrets.token_hex(10)}"
+            record_assignment(session, place, assignment_id, f"H{n}")
+            session.add(
+                Submission(
+                    assignment_id=assignment_id,
+                    published_hit_id=hit_id,
+                    worker_id=place.worker_id,
+                    answers={},
+                    decision=decision,
+                )
+            )
+        place.status = "finished"
+    return session_id
+
+
+def transitions(standin: RunningStandin, session_id: str) -> int:
+    return standin.app.state.calls.count(("POST", f"/submissions/{session_id}/transition/"))
+
+
+def test_places_are_decided_from_their_assignments(
+    requester_sessions: Any, standin: RunningStandin, recruiting: tuple[int, Recruitment]
+) -> None:
+    campaign_id, row = recruiting
+    good = finished_place(requester_sessions, standin, campaign_id, row, ["approve", "approve"])
+    bad = finished_place(requester_sessions, standin, campaign_id, row, ["approve", "reject"])
+    waiting = finished_place(requester_sessions, standin, campaign_id, row, ["approve", None])
+    held = finished_place(requester_sessions, standin, campaign_id, row, ["hold", "approve"])
+    with session_scope(requester_sessions) as session:
+        assert len(decide_places(session, row.id, FEEDBACK)) == 2
+        assert decide_places(session, row.id, FEEDBACK) == []  # decided once
+        entries = {e.submission_id: e for e in session.scalars(select(RecruitOutboxEntry))}
+        assert entries[good].action == "approve"
+        assert entries[bad].action == "reject"
+        assert entries[bad].payload["rejection_category"] == "FAILED_CHECK"
+        assert len(entries[bad].payload["message"]) >= 100 and FEEDBACK in entries[bad].payload["message"]
+        assert waiting not in entries and held not in entries
+    report = apply_decisions(requester_sessions, ProlificClient(standin.api_url, standin.app.token))
+    assert sorted(report.outcomes.values()) == ["approve", "reject"]
+    assert standin.app.state.submissions[good]["status"] == "APPROVED"
+    assert standin.app.state.submissions[bad]["status"] == "REJECTED"
+
+
+def test_an_approval_applied_twice_calls_prolific_once(
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    campaign_id, row = recruiting
+    session_id = finished_place(requester_sessions, standin, campaign_id, row, ["approve"])
+    with session_scope(requester_sessions) as session:
+        place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == session_id))
+        assert place is not None
+        entry_id = queue_decision(session, place, "approve").id
+        assert queue_decision(session, place, "approve").id == entry_id  # deciding again: the same entry
+        with pytest.raises(ValueError, match="decided already"):
+            queue_decision(session, place, "reject", category="LOW_EFFORT", message="x" * 120)
+    assert apply_decisions(requester_sessions, prolific, [entry_id]).outcomes == {entry_id: "approve"}
+    assert apply_decisions(requester_sessions, prolific, [entry_id]).outcomes == {}  # done: not claimed
+    assert transitions(standin, session_id) == 1
+    # A crash after Prolific approved but before the entry was marked done: recognised, not re-sent.
+    with session_scope(requester_sessions) as session:
+        entry = session.get(RecruitOutboxEntry, entry_id)
+        assert entry is not None
+        entry.status = "pending"
+    assert apply_decisions(requester_sessions, prolific, [entry_id]).outcomes == {
+        entry_id: "approve (already applied)"
+    }
+    assert transitions(standin, session_id) == 1
+    assert standin.app.state.submissions[session_id]["status"] == "APPROVED"
+
+
+def test_a_short_rejection_message_is_never_sent(
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    campaign_id, row = recruiting
+    session_id = finished_place(requester_sessions, standin, campaign_id, row, ["reject"])
+    with session_scope(requester_sessions) as session:
+        place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == session_id))
+        assert place is not None
+        with pytest.raises(ValueError, match="100 characters"):
+            queue_decision(session, place, "reject", category="LOW_EFFORT", message="Bad work.")
+        # Written by hand past the check: applying refuses it too, before any transition.
+        entry = RecruitOutboxEntry(
+            recruitment_id=row.id,
+            action="reject",
+            submission_id=session_id,
+            payload={"rejection_category": "LOW_EFFORT", "message": "Bad work."},
+        )
+        session.add(entry)
+        session.flush()
+        entry_id = entry.id
+    report = apply_decisions(requester_sessions, prolific, [entry_id])
+    assert entry_id in report.failures
+    assert transitions(standin, session_id) == 0
+    assert standin.app.state.submissions[session_id]["status"] == "AWAITING REVIEW"
+
+
+@pytest.mark.parametrize("gone", ["give_back", "time_out"])
+def test_a_returned_or_timed_out_place_is_recorded_not_transitioned(
+    gone: str,
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    campaign_id, row = recruiting
+    session_id = finished_place(requester_sessions, standin, campaign_id, row, ["approve"], code=False)
+    getattr(standin.app, gone)(session_id)
+    report = settle_places(requester_sessions, prolific, campaign_id)
+    assert report.freed == 1
+    status = "RETURNED" if gone == "give_back" else "TIMED-OUT"
+    with session_scope(requester_sessions) as session:
+        place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == session_id))
+        assert place is not None and place.status == "freed" and place.platform_status == status
+        place.status = "finished"  # even a place hitforge counted finished: Prolific's status is final
+    with session_scope(requester_sessions) as session:
+        queued = decide_places(session, row.id, FEEDBACK)
+    outcomes = apply_decisions(requester_sessions, prolific, queued).outcomes
+    assert list(outcomes.values()) == [f"approve (not applied: {status} on Prolific)"]
+    assert transitions(standin, session_id) == 0
+
+
+def test_polling_reads_all_45_places_in_3_pages(
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    campaign_id, row = recruiting
+    assert row.study_id is not None
+    sessions = [finished_place(requester_sessions, standin, campaign_id, row, ["approve"]) for _ in range(45)]
+    standin.app.give_back(sessions[-1])  # on the third page
+    standin.app.state.calls.clear()
+    report = sync_places(requester_sessions, prolific, campaign_id)
+    assert report.read == 45 and report.updated == 45 and len(report.freed) == 1
+    assert standin.app.state.calls.count(("GET", "/submissions/")) == 3
+
+
+def test_webhooks_are_verified_and_free_a_returned_place(
+    live_server: Any,
+    market_sessions: Any,
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    _, row = recruiting
+    assert row.study_id is not None
+    app = live_server.server.app
+    hook_url = f"{live_server.url}/recruit/prolific/hook"
+    secret = prolific.new_hook_secret()
+    prolific.subscribe("submission.status.change", hook_url)
+    app.extensions[RECRUITER_EXTENSION] = prolific
+    app.extensions[HOOK_SECRET_EXTENSION] = secret
+    try:
+        pid = secrets.token_hex(12)
+        session_id = standin.app.take_place(row.study_id, pid)
+        browser = requests.Session()
+        assert (
+            enter(
+                live_server.url, browser, PROLIFIC_PID=pid, STUDY_ID=row.study_id, SESSION_ID=session_id
+            ).status_code
+            == 302
+        )
+        page = browser.get(f"{live_server.url}/recruit/place/{session_id}", timeout=10)
+        taken = browser.post(
+            f"{live_server.url}/recruit/place/{session_id}/next",
+            data={"csrf_token": csrf(page.text)},
+            allow_redirects=False,
+            timeout=10,
+        )
+        assignment_id = taken.headers["Location"].rsplit("/", 1)[1]
+        body = json.dumps({"resource_id": session_id, "event_type": "submission.status.change"}).encode()
+        stamp = str(int(time.time()))
+        for signature in (
+            "",
+            wire.signature("not-the-secret", stamp, body),
+            wire.signature(secret, "1", body),
+        ):
+            refused = requests.post(
+                hook_url,
+                data=body,
+                headers={wire.TIMESTAMP_HEADER: stamp, wire.SIGNATURE_HEADER: signature},
+                timeout=10,
+            )
+            assert refused.status_code == 403
+        with session_scope(requester_sessions) as session:
+            place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == session_id))
+            assert place is not None and place.status == "working"
+        standin.app.give_back(session_id)  # Prolific calls the hook, signed
+        with session_scope(requester_sessions) as session:
+            place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == session_id))
+            assert place is not None and place.status == "freed" and place.platform_status == "RETURNED"
+        with session_scope(market_sessions) as session:
+            assignment = session.get(Assignment, assignment_id)
+            assert assignment is not None and assignment.status == "Returned"
+    finally:
+        app.extensions.pop(RECRUITER_EXTENSION, None)
+        app.extensions.pop(HOOK_SECRET_EXTENSION, None)
+
+
+def test_the_beat_task_settles_places_only_with_a_token(
+    settings: Any, requester_sessions: Any, standin: RunningStandin, recruiting: tuple[int, Recruitment]
+) -> None:
+    campaign_id, row = recruiting
+    session_id = finished_place(requester_sessions, standin, campaign_id, row, ["approve"])
+    no_token = SimpleNamespace(settings=settings, sessions=requester_sessions)
+    assert settle_all(no_token) == {"campaigns": 0, "applied": 0, "failed": 0}
+    assert standin.app.state.submissions[session_id]["status"] == "AWAITING REVIEW"
+    rt = SimpleNamespace(
+        settings=settings.with_overrides(prolific_token=standin.app.token, prolific_api_url=standin.api_url),
+        sessions=requester_sessions,
+    )
+    counts = settle_all(rt)
+    assert counts["campaigns"] >= 1 and counts["applied"] >= 1
+    assert standin.app.state.submissions[session_id]["status"] == "APPROVED"
+    assert transitions(standin, session_id) == 1
