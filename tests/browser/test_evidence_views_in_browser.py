@@ -130,6 +130,35 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], Any, list[Any]]] = {
         {},
         ["A cat sleeps.", "x"],
     ),
+    "rating": (
+        {"image": "scene.png", "sentence": "A cat sleeps on a sofa."},
+        {"image": "scene.png", "sentence": "Two green triangles."},
+        {"rating": 4},
+        ["3", "1"],
+    ),
+    "select": (
+        {"image": "scene.png", "sentences": ["A cat on a sofa.", "A dog in the snow."]},
+        {"image": "scene.png", "sentences": ["A grey cat.", "A red bus."]},
+        {"correct": [0]},
+        [[1], [1]],
+    ),
+    "spans": (
+        {"image": "scene.png", "correct": "A grey cat sleeps.", "generated": "A blue cat sleeps here."},
+        {"image": "scene.png", "correct": "A red bus.", "generated": "A green bus."},
+        {"mistakes": [[2, 7]], "missing": []},
+        [{"mistakes": [[2, 6]], "missing": []}, {"mistakes": [[8, 11]], "missing": []}],
+    ),
+}
+#: template -> texts the evidence page must show, as rendered (the item, the worker's answer, gold's).
+SHOWN: dict[str, list[str]] = {
+    "compare": ["captioner-B", "captioner-A"],
+    "rank": ["gen-1", "gen-2", "gen-3"],
+    "heatmap": ["A cat."],
+    "refine": ["A cat.", "grey", "sleeps"],
+    "write": ["A cat sleeps."],
+    "rating": ["A cat sleeps on a sofa.", "the worker's rating", "expected"],
+    "select": ["A dog in the snow.", "ticked", "describes it"],
+    "spans": ["A blue cat sleeps here."],
 }
 
 
@@ -214,6 +243,18 @@ def test_a_reviewer_sees_boxes_drawn_where_they_belong_and_the_pages_pass_axe(
         table = page.locator("section.slot").first.locator("table.preferences")
         assert "captioner-A (c1) marginally better" in table.inner_text()
         assert "captioner-B (c2) substantially better" in table.inner_text()
+        # Every other template: the item, the worker's answer and gold's, as text on the page.
+        for template, texts in SHOWN.items():
+            page.goto(f"{base}/dashboard/assignments/{held[template][1]}")
+            shown = page.locator("main").inner_text()
+            for text in texts:
+                assert text in shown, (template, text)
+            assert page.locator("section.slot").count() == 2, template  # the item and the gold item
+        # The spans page marks the worker's span and gold's in the text itself.
+        page.goto(f"{base}/dashboard/assignments/{held['spans'][1]}")
+        item, gold = page.locator("section.slot").nth(0), page.locator("section.slot").nth(1)
+        assert item.locator("mark.given").all_inner_texts() == ["blue"]
+        assert gold.locator("mark.wanted").all_inner_texts() == ["green"]
     finally:
         context.close()
     # Under axe (its script needs the CSP bypassed), every template's evidence page.

@@ -4,8 +4,10 @@ The reviewer signs in, opens the queue, opens a held assignment and finds the
 pictures, the sentences, the worker's ratings and the gold answers rendered;
 rejects it with a reason; the rejection reaches the marketplace through the
 outbox, the worker reads the reason on /me, and the audit log names the
-reviewer. Screenshots of the pages go to ``HITFORGE_SCREENSHOTS_DIR`` when it is
-set (``docs/screenshots`` holds the ones in the docs), else to a scratch folder.
+reviewer; a bulk approval of a selection states the money first, then decides
+each selected assignment once, on the marketplace too. Screenshots of the
+pages go to ``HITFORGE_SCREENSHOTS_DIR`` when it is set (``docs/screenshots``
+holds the ones in the docs), else to a scratch folder.
 """
 
 from __future__ import annotations
@@ -103,6 +105,33 @@ def test_a_reviewer_rejects_held_work_with_a_reason_the_worker_reads(
     with session_scope(requester_sessions) as session:
         decided = session.scalar(select(Submission.decision).where(Submission.assignment_id == assignment_id))
     assert decided == "reject"
+
+    # A bulk approval of the worker's two other held assignments: the money first, then each once.
+    page.goto(f"{live_server.url}/dashboard/workers/{campaign_id}/{worker_id}")
+    boxes = page.locator('input[name="submission"][form="bulk"]')
+    assert boxes.count() == 2
+    chosen = [boxes.nth(i).get_attribute("aria-label").split()[-1] for i in range(2)]  # type: ignore[union-attr]
+    for i in range(2):
+        boxes.nth(i).check()
+    page.get_by_role(
+        "button", name="Approve the selected held assignments (shows what it pays first)"
+    ).click()
+    money = page.locator("#money").inner_text()
+    assert "in rewards" in money and "in fees" in money
+    page.get_by_role("button", name="Approve these 2 assignments and pay").click()
+    assert "2 assignments approved" in page.content()
+    with session_scope(requester_sessions) as session:
+        bulk = session.scalars(
+            select(OutboxEntry.id).where(OutboxEntry.action == "approve", OutboxEntry.target.in_(chosen))
+        ).all()
+    assert len(bulk) == 2
+    for entry_id in bulk:
+        outbox.apply_entry(requester_sessions, market, entry_id)
+    for approved in chosen:
+        assert mturk.get_assignment(AssignmentId=approved)["Assignment"]["AssignmentStatus"] == "Approved"
+    page.goto(f"{live_server.url}/dashboard/audit?campaign={campaign_id}")
+    log = page.locator("#audit-log").inner_text()
+    assert all(approved in log for approved in chosen)
 
     # The worker's profile plots their gold accuracy over time against the threshold.
     page.goto(f"{live_server.url}/dashboard/workers/{worker_id}")

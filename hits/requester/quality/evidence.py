@@ -207,6 +207,10 @@ def signal_sentences(submission: Submission, stats: WorkerStats | None) -> list[
     return out
 
 
+#: The crowd's median time per assignment is taken over its latest this many assignments.
+MEDIAN_SAMPLE = 2000
+
+
 def decisions_of(session: Session, campaign_id: int, worker_id: str) -> list[Decision]:
     """The audit log of one worker in one campaign, oldest first, with reviewers by name."""
     rows = session.execute(
@@ -270,12 +274,16 @@ def assignment_evidence(session: Session, submission: Submission) -> AssignmentE
                     raw_answer=answer,
                 )
             )
+    # The crowd's pace from its latest assignments: a sample that large pins a median down, and the
+    # page's cost then stays the same however many assignments the campaign has had.
     seconds = [
         s
         for s in session.scalars(
             select(Submission.work_seconds)
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
             .where(PublishedHIT.campaign_id == campaign.id, Submission.work_seconds.is_not(None))
+            .order_by(Submission.id.desc())
+            .limit(MEDIAN_SAMPLE)
         )
         if s is not None
     ]
