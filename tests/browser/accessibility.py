@@ -39,3 +39,22 @@ def assert_accessible(target: Any, what: str) -> None:
     assert found == [], f"{what}: axe found\n" + "\n".join(
         f"  {v['id']} ({v['impact']}): {v['help']}\n    " + "\n    ".join(v["nodes"]) for v in found
     )
+
+
+def assert_accessible_copy(page: Any, what: str, url: str | None = None) -> None:
+    """Run axe on ``url`` (the page's own by default) in a CSP-bypassing copy of ``page``'s context.
+
+    For tests that click through pages as served (their CSP in force, which
+    refuses axe's injected script): the copy carries the same cookies, so the
+    same person sees the same page.
+    """
+    browser = page.context.browser
+    context = browser.new_context(bypass_csp=True)
+    try:
+        context.add_cookies(page.context.cookies())
+        copy = context.new_page()
+        copy.set_default_timeout(15_000)
+        copy.goto(url or page.url)
+        assert_accessible(copy, what)
+    finally:
+        context.close()

@@ -8,6 +8,7 @@ import pytest
 
 from hits.db import session_scope
 from hits.market import invitations
+from tests.browser.accessibility import assert_accessible_copy
 
 pytestmark = pytest.mark.browser
 
@@ -22,6 +23,7 @@ def test_an_invited_person_signs_up_and_sets_a_payout_address(
         token = invitations.create_invitations(session, requester.requester_id, qtype)[0].token
     page.goto(invitations.link(live_server.url, token))
     assert "This invitation grants the qualification" in page.inner_text("#invitation-grants")
+    assert_accessible_copy(page, "the invitation page")
     username = f"panelist-{uuid.uuid4().hex[:6]}"
     page.get_by_label("User name").fill(username)
     page.get_by_label("Password (at least 8 characters)").fill("a-long-password")
@@ -38,6 +40,7 @@ def test_an_invited_person_signs_up_and_sets_a_payout_address(
     page.get_by_role("button", name="Save").click()
     page.wait_for_url("**/me/earnings")
     assert "panel@example.org" in page.inner_text("#payout-address")
+    assert_accessible_copy(page, "the worker's statement and payout address")
     # The link is used now: opening it again, signed out, says so.
     fresh = page.context.browser.new_context().new_page()  # type: ignore[union-attr]
     fresh.goto(invitations.link(live_server.url, token))

@@ -17,6 +17,7 @@ from hits.requester.recruit.prolific.client import ProlificClient
 from hits.requester.recruit.prolific.standin import RunningStandin, serve_standin
 from hits.requester.tables.recruiting import Recruitment
 from server.requester.recruit_pages import RECRUITER_EXTENSION
+from tests.browser.accessibility import assert_accessible_copy
 from tests.recruit.test_launch_study import recruiting_campaign
 
 pytestmark = pytest.mark.browser
@@ -59,6 +60,7 @@ def test_a_participant_goes_from_the_study_url_to_the_completion_url(
         )
         page.goto(opened)
         assert "Rate how well sentences describe drawings." in page.inner_text("#instructions")
+        assert_accessible_copy(page, "a participant's place")
         for number in (1, 2):
             assert f"done {number - 1} of 2" in page.inner_text("#progress")
             page.get_by_role(
