@@ -168,3 +168,48 @@ def budget(name: str, amount: str, note: str) -> None:
     if not value.is_finite() or value != value.quantize(Decimal("0.01")) or value > 10**9:
         _fail(f"{amount!r} is not a sum in dollars and cents, such as 250.00")
     _change(name, "budget", note, budget=value)
+
+
+@click.command("add")
+@click.argument("name")
+@click.argument("items_file", type=click.Path(exists=True, dir_okay=False))
+@_NOTE
+def add(name: str, items_file: str, note: str) -> None:
+    """Add the items of ITEMS_FILE to a running campaign, in new HITs, and publish them (within budget)."""
+    from sqlalchemy import select
+
+    from hits.db import session_scope
+    from hits.requester.campaigns import control
+    from hits.requester.campaigns.add_work import add_work
+    from hits.requester.campaigns.service import PublishInterrupted, publish_campaign
+    from hits.requester.fileerrors import InputFileError, InputFileErrors
+    from hits.requester.mturk import Marketplace
+    from hits.requester.tables.campaigns import Campaign
+    from hits.settings import load_settings
+    from server.cli.sessions import open_sessions
+
+    settings = load_settings()
+    sessions = open_sessions("requester", settings)
+    with session_scope(sessions) as session:
+        campaign = session.scalar(select(Campaign).where(Campaign.name == name))
+        if campaign is None:
+            _fail(f"there is no campaign named {name!r}")
+        try:
+            added = add_work(session, campaign, items_file, control.command_line_user(session), note)
+        except (control.ControlRefused, InputFileError, InputFileErrors) as exc:
+            session.rollback()
+            _fail(str(exc))
+        campaign_id = campaign.id
+    console.print(added.said(name), highlight=False, soft_wrap=True)
+    try:
+        report = publish_campaign(
+            sessions, Marketplace.from_settings(settings), campaign_id, settings.public_url + "/tasks/hit"
+        )
+    except PublishInterrupted as exc:
+        console.print(
+            f"[red]error:[/red] {exc}\nFix the cause, then publish the rest with: "
+            f"hitforge launch --resume {name}",
+            highlight=False,
+        )
+        sys.exit(1)
+    console.print(f"published {report.published} HITs", highlight=False)

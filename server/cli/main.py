@@ -29,7 +29,7 @@ COMMANDS: dict[str, Lazy] = {
     "campaign": Lazy(
         "server.cli.campaign:campaign",
         "Campaigns: check a file before paying, its schema and reference; list, status, pause, resume, "
-        "cancel, extend and budget.",
+        "cancel, extend, budget and add work.",
     ),
     "campaign.list": Lazy(
         "server.cli.campaign_control:list_campaigns",
@@ -48,6 +48,10 @@ COMMANDS: dict[str, Lazy] = {
     ),
     "campaign.extend": Lazy(
         "server.cli.campaign_control:extend", "Let a running campaign's open HITs take work longer."
+    ),
+    "campaign.add": Lazy(
+        "server.cli.campaign_control:add",
+        "Add items to a running campaign in new HITs and publish them, within its budget.",
     ),
     "campaign.budget": Lazy(
         "server.cli.campaign_control:budget",

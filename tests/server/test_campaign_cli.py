@@ -69,3 +69,71 @@ def test_the_shell_lists_pauses_resumes_and_cancels_a_campaign(
         "campaign cancel",
     ]
     assert "on the command line; waiting for more pictures" in logged[0].note
+
+
+def test_work_is_added_to_a_running_campaign_within_its_budget_and_published(
+    tmp_path, settings, live_server, requester, market, mturk, requester_sessions
+) -> None:
+    import json
+
+    name = f"more-{uuid.uuid4().hex[:6]}"
+    campaign_id, _ = launch_demo_campaign(
+        tmp_path, market, requester_sessions, live_server.url, hits=2, name=name
+    )
+    env = worker_env(settings, requester)
+    run = CliRunner()
+    first = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(json.dumps({**row, "id": f"extra-{n}"}) + "\n" for n, row in enumerate(first)))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"id": "x1", "item": {"sentence": "no picture"}}) + "\n")
+
+    def hits() -> set[str]:
+        with session_scope(requester_sessions) as session:
+            return {
+                h
+                for h in session.scalars(
+                    select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id)
+                )
+                if h
+            }
+
+    before = hits()
+    again = run.invoke(main, ["campaign", "add", name, str(tmp_path / "items.jsonl")], env=env)
+    assert again.exit_code == 2 and "has items with these ids already: 'item-0000'" in again.output, (
+        again.output
+    )
+    broken = run.invoke(main, ["campaign", "add", name, str(bad)], env=env)
+    assert broken.exit_code == 2 and "bad.jsonl" in broken.output and "line 1" in broken.output, broken.output
+    with session_scope(requester_sessions) as session:
+        budget = str(session.get(Campaign, campaign_id).budget)  # type: ignore[union-attr]
+    # A budget with no room: refused, saying how to make room.
+    assert run.invoke(main, ["campaign", "budget", name, "0.00"], env=env).exit_code == 2
+    with session_scope(requester_sessions) as session:
+        from hits.requester.quality.followups import committed_cost
+
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.budget = committed_cost(session, campaign)
+    poor = run.invoke(main, ["campaign", "add", name, str(more)], env=env)
+    assert poor.exit_code == 2 and f"hitforge campaign budget {name}" in poor.output, poor.output
+    assert hits() == before
+    assert run.invoke(main, ["campaign", "budget", name, budget], env=env).exit_code == 0
+    added = run.invoke(main, ["campaign", "add", name, str(more), "--note", "second batch"], env=env)
+    assert added.exit_code == 0, added.output
+    assert f"{len(first)} items added in 2 new HITs" in added.output and "published 2 HITs" in added.output
+    now = hits()
+    assert len(now - before) == 2
+    states = {h["HITId"]: h["HITStatus"] for h in mturk.list_hits(MaxResults=100)["HITs"]}
+    assert all(states[h] == "Assignable" for h in now - before)
+    with session_scope(requester_sessions) as session:
+        logged = session.scalars(
+            select(ReviewAction.note).where(
+                ReviewAction.campaign_id == campaign_id, ReviewAction.action == "campaign add work"
+            )
+        ).all()
+    assert len(logged) == 1 and "items from more.jsonl; second batch" in logged[0]
+    paused = run.invoke(main, ["campaign", "pause", name], env=env)
+    assert paused.exit_code == 0
+    late = run.invoke(main, ["campaign", "add", name, str(more)], env=env)
+    assert late.exit_code == 2 and "resume it first" in late.output

@@ -140,7 +140,7 @@ def change_campaign(
             f"Campaign {locked.name} {'resumed' if change == 'resume' else 'extended'}: its {len(hits)} open "
         )
         said += f"HITs take work until {until.strftime('%Y-%m-%d %H:%M UTC')}"
-    _log(session, locked.id, staff_id, change, note)
+    log_change(session, locked.id, staff_id, change, note)
     session.flush()
     return ControlDone([entry] if entry is not None else [], said)
 
@@ -162,7 +162,7 @@ def raise_budget(session: Session, campaign: Campaign, budget: Decimal, staff_id
         )
     before = locked.budget
     locked.budget = budget
-    _log(
+    log_change(
         session,
         locked.id,
         staff_id,
@@ -173,7 +173,8 @@ def raise_budget(session: Session, campaign: Campaign, budget: Decimal, staff_id
     return f"Budget of {locked.name} set to {dollars(budget)} (was {dollars(before)})"
 
 
-def _log(session: Session, campaign_id: int, staff_id: int, action: str, note: str) -> None:
+def log_change(session: Session, campaign_id: int, staff_id: int, action: str, note: str) -> None:
+    """One line in the audit log for a campaign-wide change (no worker), naming the shell's user if any."""
     if staff_id == session.scalar(select(StaffUser.id).where(StaffUser.username == COMMAND_LINE_USER)):
         note = f"by {getpass.getuser()} on the command line" + (f"; {note}" if note else "")
     # A campaign-wide change has no worker: the log's worker column stays empty.

@@ -163,10 +163,18 @@ def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
 
 
 def plan_hits(
-    session: Session, campaign: Campaign, spec: CampaignSpec, items: list[Item], gold: list[GoldItem]
+    session: Session,
+    campaign: Campaign,
+    spec: CampaignSpec,
+    items: list[Item],
+    gold: list[GoldItem],
+    batch: int = 0,
 ) -> None:
     """Cut items into HITs and insert gold at random positions (seeded, reproducible)."""
-    rng = random.Random(spec.seed or campaign.id)
+    # A later batch of work (``add_work``) gets its own draw: the same seed again would lay the
+    # gold out as it did on the first HITs.
+    seed = spec.seed or campaign.id
+    rng = random.Random(seed if not batch else f"{seed}:{batch}")
     gold_cycle = list(gold)
     rng.shuffle(gold_cycle)
     cursor = 0

@@ -420,6 +420,11 @@ def _load_items(path: Path, template_name: str, *, gold: bool) -> list[LoadedIte
     return out
 
 
+def load_items(path: str | Path, template_name: str) -> list[LoadedItem]:
+    """The items of an items file (JSON Lines) for ``template_name``; errors name file, line and field."""
+    return _load_items(Path(path), template_name, gold=False)
+
+
 def hit_count_for(spec: CampaignSpec, item_count: int) -> int:
     """How many HITs ``item_count`` items make, ``spec.items_per_hit`` to a HIT."""
     return -(-item_count // spec.items_per_hit)
