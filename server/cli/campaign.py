@@ -25,7 +25,7 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.group()
 def campaign() -> None:
     """Campaigns: check a file before paying, its schema and reference; list, status, pause, resume,
-    cancel, extend and budget."""
+    cancel, extend, budget and add work."""
 
 
 def print_plan(lines: list[str]) -> None:

@@ -175,7 +175,7 @@ def budget(name: str, amount: str, note: str) -> None:
 @click.argument("items_file", type=click.Path(exists=True, dir_okay=False))
 @_NOTE
 def add(name: str, items_file: str, note: str) -> None:
-    """Add the items of ITEMS_FILE to a running campaign, in new HITs, and publish them (within budget)."""
+    """Add items to a running campaign in new HITs and publish them, within its budget."""
     from sqlalchemy import select
 
     from hits.db import session_scope
