@@ -259,7 +259,7 @@ def launch_campaign(upload_id: str) -> Any:
     """Store the campaign and publish its HITs, as ``hitforge launch`` does; land on its page.
 
     The upload's lock makes a double post one launch: the second waits for the
-    first, then finds the campaign and goes to its page.
+    first to store and publish, then finds the campaign and goes to its page.
     """
     upload = _upload(upload_id)
     staff = signed_in_staff()
@@ -285,6 +285,9 @@ def launch_campaign(upload_id: str) -> Any:
         try:
             with session_scope(runtime().requester_sessions) as session:
                 campaign = create_campaign(session, checked.loaded)
+                # Its requester's own from the start (publishing records the same key), so its page
+                # shows it to them even if publishing stops before the first HIT.
+                campaign.access_key_id = market.access_key_id
                 note = f"from {upload.filename}: {checked.plan.hits} HITs, {dollars(checked.plan.cost)}"
                 control.log_launch(session, campaign.id, staff.id, "launch", note)
                 campaign_id, name = campaign.id, campaign.name
@@ -296,7 +299,8 @@ def launch_campaign(upload_id: str) -> Any:
             return _refuse(upload, check, f"{exc}. Raise the budget in the campaign file", 400)
         upload.campaign_id = campaign_id
         uploads.save(upload)
-    return _publish(market, campaign_id, name)
+        # Still under the lock: a second post lands on the campaign's page once it is published.
+        return _publish(market, campaign_id, name)
 
 
 def _exists(exc: CampaignExists) -> str:
