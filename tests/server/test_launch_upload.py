@@ -16,6 +16,7 @@ to the live server's marketplace; its HIT pages are the live server's.
 from __future__ import annotations
 
 import io
+import json
 import stat
 import threading
 import time
@@ -442,3 +443,27 @@ def test_a_launch_stopped_half_way_is_finished_from_the_campaign_page(
 def live_server_hits(url: str, key: IssuedKey) -> list[dict[str, Any]]:
     client = boto3_client(url, key)
     return [hit for page in client.get_paginator("list_hits").paginate() for hit in page["HITs"]]
+
+
+def test_the_preview_shows_no_file_from_outside_the_media_folder(
+    tmp_path, launcher, requester_sessions
+) -> None:
+    """An item naming ``../campaign.yaml`` as its picture gets none: the preview copies nothing from there."""
+    name = f"peek-{uuid.uuid4().hex[:6]}"
+    write_campaign(tmp_path, name)
+    items = (tmp_path / "items.jsonl").read_text().splitlines()
+    first = json.loads(items[0])
+    first["item"]["image"] = "../campaign.yaml"
+    (tmp_path / "items.jsonl").write_text("\n".join([json.dumps(first), *items[1:]]) + "\n")
+    dash = sign_in(launcher.url, requester_sessions, "admin")
+    checked = upload(dash, zip_of(tmp_path))
+    assert checked.status_code == 200, text_of(checked)
+    assert "The items name the picture ../campaign.yaml, which the media folder does not hold" in text_of(
+        checked
+    )
+    preview = dash.get(checked.url.removeprefix(launcher.url) + "/preview")
+    assert preview.status_code == 200
+    for img in BeautifulSoup(preview.text, "html.parser").select("fieldset.target-item img"):
+        if img["src"]:
+            picture = dash.get(checked.url.removeprefix(launcher.url) + "/" + str(img["src"]))
+            assert name.encode() not in picture.content
