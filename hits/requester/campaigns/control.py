@@ -34,6 +34,8 @@ from hits.requester.tables.campaigns import (
 )
 
 Change = Literal["pause", "resume", "cancel", "extend"]
+#: What a launch from the dashboard logs: the campaign stored and published, or the rest of its HITs.
+Launch = Literal["launch", "publish the rest"]
 #: Which statuses each change applies to.
 ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     "pause": ("running",),
@@ -171,6 +173,11 @@ def raise_budget(session: Session, campaign: Campaign, budget: Decimal, staff_id
     )
     session.flush()
     return f"Budget of {locked.name} set to {dollars(budget)} (was {dollars(before)})"
+
+
+def log_launch(session: Session, campaign_id: int, staff_id: int, action: Launch, note: str = "") -> None:
+    """The audit line of a campaign launched from the dashboard, or the rest of its HITs published."""
+    log_change(session, campaign_id, staff_id, action, note)
 
 
 def log_change(session: Session, campaign_id: int, staff_id: int, action: str, note: str) -> None:

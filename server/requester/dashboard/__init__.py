@@ -4,8 +4,8 @@
 its routes to ``base.bp``: ``views`` (campaigns, results), ``campaign_pages`` (a
 campaign's progress, plots, items and controls), ``review_pages`` (the QA queue,
 evidence, decisions), ``action_pages`` (a reviewer's other actions on a worker),
-``spot_pages`` (spot checks of approved work), ``audit_pages`` and
-``workflow_pages``.
+``spot_pages`` (spot checks of approved work), ``audit_pages``,
+``workflow_pages`` and ``launch_pages`` (uploading a campaign's zip, its check and launch).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from server.requester.dashboard import (
     action_pages,
     audit_pages,
     campaign_pages,
+    launch_pages,
     review_pages,
     spot_pages,
     views,
@@ -28,6 +29,7 @@ __all__ = [
     "audit_pages",
     "campaign_pages",
     "init_app",
+    "launch_pages",
     "review_pages",
     "spot_pages",
     "views",

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from werkzeug.security import safe_join
+
 from hits.requester.files.campaign import CampaignFile, LoadedItem
 from hits.requester.templates import get_template
 from hits.settings import Settings
@@ -61,7 +63,9 @@ class _Pictures:
     def url(self, image: str, name: str) -> str:
         if not is_local(image):
             return image
-        source = (self.media / image) if self.media is not None else None
+        # Only a file inside the media folder: an item naming ../../etc/passwd gets no picture.
+        joined = safe_join(str(self.media), image) if self.media is not None else None
+        source = Path(joined) if joined is not None else None
         if source is None or not source.is_file():
             self.result.missing.append(image)
             return ""
@@ -110,19 +114,56 @@ def _copy_static(html: str, static: Path, folder: Path) -> str:
     return _STATIC.sub(relative, html)
 
 
+def render_page(loaded: CampaignFile, number: int, start: int, pictures: _Pictures) -> str:
+    """The page of HIT ``number`` (its items from ``start``), rendered in the current request context.
+
+    The same template, slot views and context the page server renders
+    (``_render`` in this package): workers' answers never reach it, nor do gold
+    keys, nor whether a slot is gold.
+    """
+    from flask import render_template
+
+    spec = loaded.spec
+    template = get_template(spec.template)
+    return render_template(
+        f"{spec.template}/page.html",
+        slots=_views(loaded, preview_slots(loaded, start), number, pictures),
+        values={},
+        errors={},
+        preview=False,  # the page a worker works on, with its Submit button
+        assignment_id="PREVIEW",
+        hit_id="PREVIEW",
+        worker_id="PREVIEW",
+        turk_submit_to="",
+        page_token="",
+        **template.page_context(),
+        **template.page_options(spec.template_options),
+        page_title=spec.title,
+    )
+
+
+def first_page(loaded: CampaignFile, folder: Path) -> tuple[str, PreviewPages]:
+    """The first HIT's page rendered in the current request, its pictures copied into ``folder/pictures``.
+
+    Picture URLs are relative (``pictures/1-0.png``): the page is served from
+    a URL next to where ``folder/pictures`` is served (the dashboard's launch
+    preview). Returns the HTML and what was copied or found missing.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    result = PreviewPages()
+    html = render_page(loaded, 1, 0, _Pictures(loaded.media_dir, folder, result))
+    return html, result
+
+
 def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> PreviewPages:
     """Write one HTML page of each kind of HIT of ``loaded`` into ``folder``; what was written.
 
     A page is the first HIT's; the last HIT's is written too when it holds
-    fewer items. Workers' answers never reach these pages, nor do gold keys:
-    the template's slot view is all a page gets, as on the server.
+    fewer items (``render_page`` renders each).
     """
-    from flask import render_template
-
     from server import create_app
 
     spec = loaded.spec
-    template = get_template(spec.template)
     folder.mkdir(parents=True, exist_ok=True)
     result = PreviewPages()
     pictures = _Pictures(loaded.media_dir, folder, result)
@@ -133,21 +174,7 @@ def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> Pr
     app = create_app(settings=settings)
     for number, start in kinds:
         with app.test_request_context():
-            html = render_template(
-                f"{spec.template}/page.html",
-                slots=_views(loaded, preview_slots(loaded, start), number, pictures),
-                values={},
-                errors={},
-                preview=False,  # the page a worker works on, with its Submit button
-                assignment_id="PREVIEW",
-                hit_id="PREVIEW",
-                worker_id="PREVIEW",
-                turk_submit_to="",
-                page_token="",
-                **template.page_context(),
-                **template.page_options(spec.template_options),
-                page_title=spec.title,
-            )
+            html = render_page(loaded, number, start, pictures)
         page = folder / f"hit-{number}.html"
         page.write_text(_copy_static(html, Path(app.static_folder or ""), folder), encoding="utf-8")
         result.pages.append(page)
