@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from hits.requester.files.campaign import CampaignFile, LoadedItem
+from hits.requester.files.guidance import guidance_pictures
 from hits.requester.templates import get_template
 from hits.settings import Settings
+from server.requester.hit_pages.guidance import guidance_context
 from server.requester.hit_pages.media import is_local
 
 #: ``/static/...`` references of a rendered page (stylesheets and scripts).
@@ -131,8 +133,17 @@ def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> Pr
     if len(loaded.items) - last_start != min(spec.items_per_hit, len(loaded.items)):
         kinds.append((last_start // spec.items_per_hit + 1, last_start))
     app = create_app(settings=settings)
+    shown = guidance_pictures(spec.guidance) if spec.guidance is not None else []
+    guidance = guidance_context(
+        spec.model_dump(mode="json"),
+        template,
+        # Copied once each, under names that say nothing, as the items' pictures are.
+        lambda picture: pictures.url(picture, f"guidance-{shown.index(picture) + 1}") if picture in shown else None,
+    )
     for number, start in kinds:
         with app.test_request_context():
+            # The guidance's values last: reworded scale labels replace the template's own.
+            context = {**template.page_context(), **template.page_options(spec.template_options), **guidance}
             html = render_template(
                 f"{spec.template}/page.html",
                 slots=_views(loaded, preview_slots(loaded, start), number, pictures),
@@ -144,8 +155,7 @@ def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> Pr
                 worker_id="PREVIEW",
                 turk_submit_to="",
                 page_token="",
-                **template.page_context(),
-                **template.page_options(spec.template_options),
+                **context,
                 page_title=spec.title,
             )
         page = folder / f"hit-{number}.html"
