@@ -67,10 +67,12 @@ def _campaign(folder: Path, template: str, guidance: dict[str, Any] | None) -> P
     """The template's reference example, with ``guidance`` (and its pictures) when given."""
     folder.mkdir(parents=True, exist_ok=True)
     path = example_files(template).write(folder)
+    spec = yaml.safe_load(path.read_text())
+    spec.pop("guidance", None)  # the rating example shows one
     if guidance is not None:
-        spec = yaml.safe_load(path.read_text())
         spec["guidance"] = guidance
-        path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    if guidance is not None:
         for name, colour in (("worked", "navy"), ("good", "green"), ("unused", "red")):
             _picture(folder / "media" / "guide" / f"{name}.png", colour)
     return path
