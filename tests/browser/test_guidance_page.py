@@ -59,10 +59,16 @@ def axe_page(browser) -> Iterator[Any]:  # type: ignore[no-untyped-def]
 
 
 def test_the_guidance_block_folds_by_keyboard_and_has_no_accessibility_violations(
-    axe_page, tmp_path: Path, live_server, market, requester_sessions  # type: ignore[no-untyped-def]
+    axe_page,
+    tmp_path: Path,
+    live_server,
+    market,
+    requester_sessions,  # type: ignore[no-untyped-def]
 ) -> None:
     # Written as the demo's files, then published again with the guidance section.
-    launch_template_campaign(tmp_path, market, requester_sessions, live_server.url, "rating", name="guide-base")
+    launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "rating", name="guide-base"
+    )
     picture = Image.new("RGB", (240, 160), "white")
     ImageDraw.Draw(picture).rectangle((70, 30, 170, 130), fill="#c0392b")
     (tmp_path / "media" / "guide").mkdir(parents=True)

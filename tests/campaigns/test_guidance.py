@@ -35,7 +35,9 @@ def test_an_unknown_key_is_refused_with_the_closest_one(tmp_path: Path) -> None:
     assert error.field == "guidance.instruction"
     assert "instructions" in error.message  # the closest valid key is suggested
     [error] = _errors(_write(tmp_path, "rating", {"examples": [{"kind": "fine", "text": "x"}]}))
-    assert error.field == "guidance.examples.0.kind" or error.field == "guidance.examples[0].kind", error.field
+    assert error.field == "guidance.examples.0.kind" or error.field == "guidance.examples[0].kind", (
+        error.field
+    )
 
 
 @pytest.mark.parametrize(
@@ -88,7 +90,9 @@ def test_pictures_from_outside_the_media_folder_are_refused(tmp_path: Path) -> N
 
 
 def test_javascript_and_data_links_are_refused_at_check(tmp_path: Path) -> None:
-    guidance = {"faq": [{"question": "Why?", "answer": "[see](javascript:alert(1)) or [this]( DATA:text/html,x)"}]}
+    guidance = {
+        "faq": [{"question": "Why?", "answer": "[see](javascript:alert(1)) or [this]( DATA:text/html,x)"}]
+    }
     errors = _errors(_write(tmp_path, "write", guidance))
     assert [e.field for e in errors] == ["guidance.faq.0.answer"] * 2
     assert all("links must be http, https or mailto" in e.message for e in errors)

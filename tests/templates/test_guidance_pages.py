@@ -1,4 +1,4 @@
-"""Every built-in template's HIT page shows a campaign's guidance, and is its own page without it (issue 25)."""
+"""Every built-in template's HIT page shows a campaign's guidance, and is its own page without it."""
 
 from __future__ import annotations
 
@@ -158,10 +158,16 @@ def test_examples_and_faq_alone_keep_the_templates_instructions(tmp_path: Path) 
     [
         ("rating", ["Spot on", "Nearly", "Hardly", "Not at all"], ["Spot on", "Not at all"]),
         ("sxs", ["L++", "L+", "Same", "R+", "R++"], ["> L++</label>", "> R++</label>"]),
-        ("heatmap", {"coverage": ["none", "little", "half", "most", "all"]}, ["none; little; half; most; all"]),
+        (
+            "heatmap",
+            {"coverage": ["none", "little", "half", "most", "all"]},
+            ["none; little; half; most; all"],
+        ),
     ],
 )
-def test_the_scales_words_are_the_campaigns(template: str, scale: Any, shown: list[str], tmp_path: Path) -> None:
+def test_the_scales_words_are_the_campaigns(
+    template: str, scale: Any, shown: list[str], tmp_path: Path
+) -> None:
     page = _preview(tmp_path, template, {"scale": scale})
     for words in shown:
         assert words in page, words
@@ -169,9 +175,14 @@ def test_the_scales_words_are_the_campaigns(template: str, scale: Any, shown: li
 
 
 def test_the_page_server_shows_guidance_and_serves_only_its_pictures(
-    tmp_path: Path, live_server, market, requester_sessions  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    live_server,
+    market,
+    requester_sessions,  # type: ignore[no-untyped-def]
 ) -> None:
-    launch_template_campaign(tmp_path, market, requester_sessions, live_server.url, "rating", name="guided-setup")
+    launch_template_campaign(
+        tmp_path, market, requester_sessions, live_server.url, "rating", name="guided-setup"
+    )
     spec = yaml.safe_load((tmp_path / "campaign.yaml").read_text())
     for name, colour in (("worked", "navy"), ("good", "green"), ("unused", "red")):
         _picture(tmp_path / "media" / "guide" / f"{name}.png", colour)
@@ -183,7 +194,9 @@ def test_the_page_server_shows_guidance_and_serves_only_its_pictures(
     from hits.requester.tables.campaigns import PublishedHIT
 
     with session_scope(requester_sessions) as session:
-        hit_id = session.scalars(select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id)).first()
+        hit_id = session.scalars(
+            select(PublishedHIT.mturk_hit_id).where(PublishedHIT.campaign_id == campaign_id)
+        ).first()
     _, params = accept_framed(live_server.url, hit_id, "guided-worker")
     page = requests.get(live_server.url + "/tasks/hit", params=params, timeout=30).text
     block = BeautifulSoup(page, "html.parser").find("details", class_="guidance")

@@ -84,15 +84,16 @@ EXAMPLES: dict[str, Example] = {
                     "examples": [
                         {
                             "kind": "good",
-                            "text": "The dog, the running and the lawn are all in the picture: nothing is wrong.",
+                            "text": "The dog, the running and the lawn are all in the picture: "
+                            "nothing is wrong.",
                             "image": "dog.jpg",
                             "image_alt": "A brown dog on a lawn",
                             "answer": "4",
                         },
                         {
                             "kind": "bad",
-                            "text": "A 1 for *A brown dog runs across a lawn* because it does not mention the "
-                            "sky: leaving things out is not an error.",
+                            "text": "A 1 for *A brown dog runs across a lawn* because it does not "
+                            "mention the sky: leaving things out is not an error.",
                         },
                     ],
                     "faq": [
@@ -101,7 +102,12 @@ EXAMPLES: dict[str, Example] = {
                             "answer": "Judge only what you can see; when unsure, choose the higher rating.",
                         }
                     ],
-                    "scale": ["Fully right", "One moderate slip", "A serious error", "Unrelated to the picture"],
+                    "scale": [
+                        "Fully right",
+                        "One moderate slip",
+                        "A serious error",
+                        "Unrelated to the picture",
+                    ],
                 }
             },
         ),

@@ -83,7 +83,9 @@ class Guidance(BaseModel):
         "Use ## headings or smaller: the page's title is the heading above them.",
     )
     examples: list[GuidanceExample] = Field(
-        default_factory=list, max_length=30, description="Good and bad examples, shown under the instructions."
+        default_factory=list,
+        max_length=30,
+        description="Good and bad examples, shown under the instructions.",
     )
     faq: list[GuidanceQuestion] = Field(
         default_factory=list, max_length=50, description="Questions workers ask, each with its answer."
@@ -102,7 +104,7 @@ def _parser() -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False})
     # Every address reaches the token stream, so this module decides about each one (and a check can
     # name it); markdown-it's own filter would leave a refused link as plain text nobody is told about.
-    parser.validateLink = lambda url: True
+    parser.validateLink = lambda url: True  # type: ignore[method-assign]
     return parser
 
 
@@ -132,7 +134,7 @@ def _inline_tokens(tokens: Sequence[Token]) -> Iterator[Token]:
 
 
 def markdown_problems(text: str) -> Iterator[str]:
-    """What in a Markdown text breaks the rules: links that are not http(s)/mailto, pictures from elsewhere."""
+    """What in a Markdown text breaks the rules: links not http(s)/mailto, pictures from elsewhere."""
     for token in _inline_tokens(_parser().parse(text)):
         if token.type == "link_open" and not link_allowed(str(token.attrGet("href") or "")):
             yield f"the link to {token.attrGet('href')!r} is not allowed: links must be http, https or mailto"
@@ -180,10 +182,7 @@ def _made_safe(tokens: list[Token], picture_url: Callable[[str], str | None]) ->
 def render_markdown(text: str, picture_url: Callable[[str], str | None], *, inline: bool = False) -> str:
     """``text`` as safe HTML; ``picture_url`` maps a media-folder file to its URL (None: leave it out)."""
     parser = _parser()
-    if inline:
-        tokens = parser.parseInline(text)
-    else:
-        tokens = parser.parse(text)
+    tokens = parser.parseInline(text) if inline else parser.parse(text)
     return parser.renderer.render(_made_safe(tokens, picture_url), parser.options, {})
 
 

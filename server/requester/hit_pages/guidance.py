@@ -78,7 +78,9 @@ def serve_guidance_picture(campaign_id: int, index: int, tag: str) -> Any:
     pictures = guidance_pictures(guidance)
     if index >= len(pictures):
         abort(404)
-    response = send_from_directory(Path(campaign.spec["media_path"]), pictures[index], max_age=3600, etag=False)
+    response = send_from_directory(
+        Path(campaign.spec["media_path"]), pictures[index], max_age=3600, etag=False
+    )
     # As for the items' pictures (media.py): no file name, path hash or date leaves with the picture.
     for header in ("Content-Disposition", "Last-Modified"):
         del response.headers[header]

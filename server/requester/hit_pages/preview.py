@@ -138,7 +138,9 @@ def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> Pr
         spec.model_dump(mode="json"),
         template,
         # Copied once each, under names that say nothing, as the items' pictures are.
-        lambda picture: pictures.url(picture, f"guidance-{shown.index(picture) + 1}") if picture in shown else None,
+        lambda picture: (
+            pictures.url(picture, f"guidance-{shown.index(picture) + 1}") if picture in shown else None
+        ),
     )
     for number, start in kinds:
         with app.test_request_context():
