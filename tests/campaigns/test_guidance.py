@@ -66,7 +66,9 @@ def test_a_scale_of_the_right_length_loads(tmp_path: Path) -> None:
 def test_a_missing_example_picture_names_file_line_and_field(tmp_path: Path) -> None:
     guidance = {
         "instructions": "See ![the layout](guide/layout.png) first.",
-        "examples": [{"kind": "good", "text": "Careful.", "image": "guide/absent.png"}],
+        "examples": [
+            {"kind": "good", "text": "Careful.", "image": "guide/absent.png", "image_alt": "A careful one"}
+        ],
     }
     errors = _errors(_write(tmp_path, "select", guidance))
     by_field = {e.field: e for e in errors}
@@ -81,7 +83,9 @@ def test_a_missing_example_picture_names_file_line_and_field(tmp_path: Path) -> 
 def test_pictures_from_outside_the_media_folder_are_refused(tmp_path: Path) -> None:
     guidance = {
         "instructions": "![tracker](https://example.org/pixel.png) ![up](../campaign.yaml)",
-        "examples": [{"kind": "bad", "text": "x", "image": "https://example.org/bad.png"}],
+        "examples": [
+            {"kind": "bad", "text": "x", "image": "https://example.org/bad.png", "image_alt": "Bad"}
+        ],
     }
     messages = [e.message for e in _errors(_write(tmp_path, "select", guidance))]
     assert any("must be a file of the campaign's media folder" in m for m in messages)
@@ -117,3 +121,35 @@ def test_links_and_scripts_render_inert() -> None:
 def test_media_pictures_render_at_their_served_url() -> None:
     html = render_markdown("![A good one](guide/good%20one.png)", {"guide/good one.png": "/served/1"}.get)
     assert '<img src="/served/1" alt="A good one"' in html
+
+
+def test_an_example_picture_needs_its_words_and_a_label_its_text(tmp_path: Path) -> None:
+    [error] = _errors(
+        _write(tmp_path, "select", {"examples": [{"kind": "good", "text": "x", "image": "a.png"}]})
+    )
+    assert "needs image_alt" in error.message and error.line is not None
+    errors = _errors(_write(tmp_path, "rating", {"scale": ["A", "", "C", "D"]}))
+    assert any(e.field is not None and e.field.startswith("guidance.scale") for e in errors)
+
+
+def test_headings_sit_under_the_pages_title() -> None:
+    html = render_markdown("# Steps\n\n## Detail\n\n###### Least", lambda picture: None)
+    assert "<h2>Steps</h2>" in html and "<h3>Detail</h3>" in html and "<h6>Least</h6>" in html
+    assert "<h1" not in html
+
+
+def test_campaign_check_names_file_line_and_field(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from server.cli.main import main
+
+    path = _write(
+        tmp_path, "write", {"examples": [{"kind": "bad", "text": "x", "image": "gone.png", "image_alt": "x"}]}
+    )
+    env = {"HITFORGE_VAR_DIR": str(tmp_path / "var"), "COLUMNS": "200"}
+    result = CliRunner().invoke(main, ["campaign", "check", str(path)], env=env, catch_exceptions=False)
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "campaign.yaml" in said and "guidance.examples.0.image" in said and "no file 'gone.png'" in said, (
+        said
+    )

@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from werkzeug.security import safe_join
 
 from hits.requester.fileerrors import InputFileError, InputFileErrors
@@ -58,6 +58,13 @@ class GuidanceExample(BaseModel):
         None, min_length=1, max_length=300, description="The answer given in this example, in a few words."
     )
 
+    @model_validator(mode="after")
+    def _picture_has_words(self) -> GuidanceExample:
+        # An example's picture carries its point: a screen reader's user needs it in words too.
+        if self.image is not None and not self.image_alt.strip():
+            raise ValueError("an example with an image needs image_alt, the picture in a few words")
+        return self
+
 
 class GuidanceQuestion(BaseModel):
     """One entry of the workers' FAQ."""
@@ -67,8 +74,10 @@ class GuidanceQuestion(BaseModel):
     answer: str = Field(min_length=1, max_length=MAX_MARKDOWN, description="Its answer (Markdown).")
 
 
+#: One point's words on a scale.
+ScaleLabel = Annotated[str, Field(min_length=1, max_length=300)]
 #: A template's scale wording: one list of labels, or a list per named part (heatmap: per question).
-ScaleWording = list[str] | dict[str, list[str]]
+ScaleWording = list[ScaleLabel] | dict[str, list[ScaleLabel]]
 
 
 class Guidance(BaseModel):
@@ -80,7 +89,7 @@ class Guidance(BaseModel):
         min_length=1,
         max_length=MAX_MARKDOWN,
         description="The task's instructions (Markdown); they replace the template's own text on the page. "
-        "Use ## headings or smaller: the page's title is the heading above them.",
+        "Their headings sit under the page's title: # shows as a second-level heading, ## as a third.",
     )
     examples: list[GuidanceExample] = Field(
         default_factory=list,
@@ -159,7 +168,10 @@ def markdown_pictures(text: str) -> list[str]:
 def _made_safe(tokens: list[Token], picture_url: Callable[[str], str | None]) -> list[Token]:
     """The tokens with refused links made inert and pictures pointed at their served URLs."""
     for token in _inline_tokens(tokens):
-        if token.type == "link_open":
+        if token.type in ("heading_open", "heading_close"):
+            # Under the page's own title (its one h1): a requester's "#" is a section of the page.
+            token.tag = f"h{min(6, int(token.tag[1:]) + 1)}"
+        elif token.type == "link_open":
             href = str(token.attrGet("href") or "")
             if link_allowed(href):
                 # A HIT page sits in the marketplace's frame: a link opens beside it, not over the work.
