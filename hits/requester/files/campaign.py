@@ -29,6 +29,7 @@ from hits.requester.fileerrors import (
     read_jsonl,
     validation_errors,
 )
+from hits.requester.files.guidance import Guidance, check_guidance_files, scale_problem
 from hits.requester.files.recruit import RecruitSpec
 from hits.requester.files.workflow import WorkflowOptions, check_first_stage
 from hits.requester.pages.gold import pool_shortfall
@@ -296,6 +297,11 @@ class CampaignSpec(BaseModel):
     template_options: dict[str, Any] = Field(
         default_factory=dict, description="Options of the template (each template's own, listed below)."
     )
+    guidance: Guidance | None = Field(
+        None,
+        description="What workers read on the HIT page: instructions, good and bad examples, a FAQ and "
+        "the scale's words, in Markdown (docs/templates.md, Guidance); none: the template's own text.",
+    )
     qualification_requirements: list[dict[str, Any]] = Field(
         default_factory=list,
         description="MTurk QualificationRequirements every HIT carries, as CreateHIT takes them.",
@@ -346,6 +352,11 @@ class CampaignSpec(BaseModel):
             raise ValueError("gold_per_hit is above 0, so a gold file is required")
         if self.workflow is not None:
             check_first_stage(self)
+        if self.guidance is not None and self.guidance.scale is not None:
+            template = get_template(self.template)
+            problem = scale_problem(self.template, template.scale_wording(), self.guidance.scale)
+            if problem:
+                raise ValueError(f"guidance.scale: {problem}")
         return self
 
 
@@ -469,6 +480,8 @@ def load_campaign_file(path: str | Path) -> CampaignFile:
     media = loaded.media_dir
     if media is not None and not media.is_dir():
         raise InputFileError(path, lines.get(("media_dir",)), "media_dir", f"{media} is not a folder")
+    if spec.guidance is not None:
+        check_guidance_files(path, spec.guidance, media, lines)
     try:
         get_template(spec.template).check_campaign(
             spec.template_options, [i.payload for i in loaded.items + loaded.gold], media

@@ -76,6 +76,40 @@ EXAMPLES: dict[str, Example] = {
             ],
             [({"image": "dog.jpg", "sentence": "A brown dog runs across a lawn."}, {"rating": 4})],
             {"gold_tolerance": 0},
+            # One example shows the guidance section (docs/templates.md, Guidance); any template takes it.
+            {
+                "guidance": {
+                    "instructions": "Rate each sentence by **what it says**, not by what it leaves out. "
+                    "A short sentence can still earn a 4.",
+                    "examples": [
+                        {
+                            "kind": "good",
+                            "text": "The dog, the running and the lawn are all in the picture: "
+                            "nothing is wrong.",
+                            "image": "dog.jpg",
+                            "image_alt": "A brown dog on a lawn",
+                            "answer": "4",
+                        },
+                        {
+                            "kind": "bad",
+                            "text": "A 1 for *A brown dog runs across a lawn* because it does not "
+                            "mention the sky: leaving things out is not an error.",
+                        },
+                    ],
+                    "faq": [
+                        {
+                            "question": "What if I cannot tell the animal's colour?",
+                            "answer": "Judge only what you can see; when unsure, choose the higher rating.",
+                        }
+                    ],
+                    "scale": [
+                        "Fully right",
+                        "One moderate slip",
+                        "A serious error",
+                        "Unrelated to the picture",
+                    ],
+                }
+            },
         ),
         Example(
             "select",

@@ -14,6 +14,8 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from hits.requester.files.guidance import ScaleWording
+
 
 class TemplateError(ValueError):
     """A template name or configuration that cannot be used."""
@@ -82,6 +84,19 @@ class TaskTemplate(ABC):
 
     def page_context(self) -> dict[str, Any]:
         """Extra, answer-free values the page needs (e.g. a rating scale)."""
+        return {}
+
+    def scale_wording(self) -> ScaleWording | None:
+        """The default words of the answer scale a campaign's ``guidance.scale`` may replace.
+
+        One label per scale point in the order the page lists them, or a list per named part
+        (``heatmap``: per question); None: no scale to reword (the default).
+        """
+        return None
+
+    def reworded_scale(self, wording: ScaleWording) -> dict[str, Any]:
+        """Page values (overriding :meth:`page_context`'s) that show ``wording``, already checked
+        against :meth:`scale_wording`. Default: none."""
         return {}
 
     def page_options(self, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -41,12 +41,13 @@ from server.requester.hit_pages.access import (
     hit_created_as,
     page_access,
 )
+from server.requester.hit_pages.guidance import guidance_context, serve_guidance_picture, served_picture_url
 from server.requester.hit_pages.media import is_local, media_url, serve_media
 
 bp = Blueprint("hit_pages", __name__, url_prefix="/tasks")
 
 #: The GETs that only read (a page's first opening writes apart, see ``_payloads``).
-READ_ONLY_PAGES = frozenset({"hit_pages.show", "hit_pages.media"})
+READ_ONLY_PAGES = frozenset({"hit_pages.show", "hit_pages.media", "hit_pages.guidance_picture"})
 
 
 @bp.before_request
@@ -160,6 +161,7 @@ def _render(
     status: int = 200,
 ) -> Any:
     assignment_id = access.assignment_id or NOT_AVAILABLE
+    template = get_template(campaign.template)
     context = {
         # One assignment sees one arrangement of each slot (also when shown again with errors).
         "slots": _slot_views(
@@ -173,8 +175,10 @@ def _render(
         "worker_id": access.worker_id,
         "turk_submit_to": access.turk_submit_to,
         "page_token": page_token,
-        **get_template(campaign.template).page_context(),
-        **get_template(campaign.template).page_options(campaign.spec.get("template_options", {})),
+        **template.page_context(),
+        **template.page_options(campaign.spec.get("template_options", {})),
+        # After the template's values: reworded scale labels replace its own.
+        **guidance_context(campaign.spec, template, served_picture_url(campaign)),
         "page_title": campaign.spec.get("title", "Task"),
     }
     return render_template(f"{campaign.template}/page.html", **context), status
@@ -264,6 +268,12 @@ def _typing_record(posted: str | None) -> list[tuple[str, str]]:
 def media(published_id: int, position: int, tag: str) -> Any:
     """A picture of a HIT page, by the opaque URL the page gave it (``media.py``)."""
     return serve_media(published_id, position, tag)
+
+
+@bp.get("/guidance/<int:campaign_id>/<int:index>/<tag>")
+def guidance_picture(campaign_id: int, index: int, tag: str) -> Any:
+    """A picture of the campaign's guidance, by the opaque URL the page gave it (``guidance.py``)."""
+    return serve_guidance_picture(campaign_id, index, tag)
 
 
 def init_app(app: Flask) -> None:

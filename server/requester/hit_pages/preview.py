@@ -20,8 +20,10 @@ from typing import Any
 from werkzeug.security import safe_join
 
 from hits.requester.files.campaign import CampaignFile, LoadedItem
+from hits.requester.files.guidance import guidance_pictures
 from hits.requester.templates import get_template
 from hits.settings import Settings
+from server.requester.hit_pages.guidance import guidance_context
 from server.requester.hit_pages.media import is_local
 
 #: ``/static/...`` references of a rendered page (stylesheets and scripts).
@@ -125,6 +127,17 @@ def render_page(loaded: CampaignFile, number: int, start: int, pictures: _Pictur
 
     spec = loaded.spec
     template = get_template(spec.template)
+    shown = guidance_pictures(spec.guidance) if spec.guidance is not None else []
+    guidance = guidance_context(
+        spec.model_dump(mode="json"),
+        template,
+        # Copied once each, under names that say nothing, as the items' pictures are.
+        lambda picture: (
+            pictures.url(picture, f"guidance-{shown.index(picture) + 1}") if picture in shown else None
+        ),
+    )
+    # The guidance's values last: reworded scale labels replace the template's own.
+    context = {**template.page_context(), **template.page_options(spec.template_options), **guidance}
     return render_template(
         f"{spec.template}/page.html",
         slots=_views(loaded, preview_slots(loaded, start), number, pictures),
@@ -136,8 +149,7 @@ def render_page(loaded: CampaignFile, number: int, start: int, pictures: _Pictur
         worker_id="PREVIEW",
         turk_submit_to="",
         page_token="",
-        **template.page_context(),
-        **template.page_options(spec.template_options),
+        **context,
         page_title=spec.title,
     )
 

@@ -44,6 +44,8 @@ from hits.requester.templates.heatmap.report import study_agreement
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
+    from hits.requester.files.guidance import ScaleWording
+
 #: Aliases the models appear under (one drawn per model, per assignment and slot).
 ALIAS_WORDS = (
     "Amber", "Birch", "Cobalt", "Dune", "Ember", "Fern", "Garnet", "Harbor", "Indigo", "Juniper",
@@ -178,6 +180,20 @@ class HeatmapTemplate(TaskTemplate):
 
     def page_context(self) -> dict[str, Any]:
         return {"questions": QUESTIONS}
+
+    def scale_wording(self) -> ScaleWording:
+        """Each question's five answers, from 1 to 5, by question id."""
+        return {q: list(answers) for q, (_, _, answers) in QUESTIONS.items()}
+
+    def reworded_scale(self, wording: ScaleWording) -> dict[str, Any]:
+        """The questions with the campaign's answers where it words them (a mapping, checked)."""
+        assert isinstance(wording, dict)  # noqa: S101 - checked against scale_wording when the file was read
+        return {
+            "questions": {
+                q: (label, question, tuple(wording.get(q, answers)))
+                for q, (label, question, answers) in QUESTIONS.items()
+            }
+        }
 
     def page_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The prompt box's length cap: the campaign's ``max_prompt``."""

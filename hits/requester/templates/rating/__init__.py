@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
 from hits.requester.templates.options import pass_score
+
+if TYPE_CHECKING:
+    from hits.requester.files.guidance import ScaleWording
 
 SCALE = {
     4: "Describes the image: no errors, everything it mentions is in the picture.",
@@ -57,6 +60,14 @@ class RatingTemplate(TaskTemplate):
 
     def page_context(self) -> dict[str, Any]:
         return {"scale": sorted(SCALE.items(), reverse=True)}
+
+    def scale_wording(self) -> ScaleWording:
+        """The four ratings' words, from 4 down to 1 as the page lists them."""
+        return [text for _, text in sorted(SCALE.items(), reverse=True)]
+
+    def reworded_scale(self, wording: ScaleWording) -> dict[str, Any]:
+        """The scale list with the campaign's words (the values stay 4 down to 1)."""
+        return {"scale": list(zip(sorted(SCALE, reverse=True), wording, strict=True))}
 
     def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:
         result = ParsedAnswers()

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hits.requester.templates.base import ParsedAnswers, TaskTemplate
 from hits.requester.templates.compare import Candidate
 from hits.requester.templates.options import pass_score
+
+if TYPE_CHECKING:
+    from hits.requester.files.guidance import ScaleWording
 
 #: Metric id -> (short name, what a worker weighs). Ids name form fields and result columns.
 METRICS: dict[str, tuple[str, str]] = {
@@ -130,6 +133,14 @@ class SxsTemplate(TaskTemplate):
 
     def page_context(self) -> dict[str, Any]:
         return {"metrics": METRICS, "scale": SCALE}
+
+    def scale_wording(self) -> ScaleWording:
+        """The five preferences' words, from the left text's strong win to the right text's."""
+        return [text for _, text in SCALE]
+
+    def reworded_scale(self, wording: ScaleWording) -> dict[str, Any]:
+        """The preferences with the campaign's words (the values, -2 to 2, stay)."""
+        return {"scale": tuple(zip((value for value, _ in SCALE), wording, strict=True))}
 
     def arrange(self, payload: Mapping[str, Any], rng: random.Random) -> dict[str, Any]:
         """Which candidate goes on the left: either, with equal chance."""
