@@ -84,8 +84,11 @@ def places_needed(recruit: RecruitSpec, hit_count: int, assignments_per_hit: int
     return max(1, -(-(hit_count * assignments_per_hit) // recruit.hits_per_participant))
 
 
-def study_filters(eligibility: Eligibility) -> list[dict[str, Any]]:
-    """The Prolific ``filters`` of a study from the eligibility the campaign file gives."""
+def study_filters(eligibility: Eligibility, block_group: str | None = None) -> list[dict[str, Any]]:
+    """The Prolific ``filters`` of a study from the eligibility the campaign file gives.
+
+    ``block_group``: the participant group of participants hitforge blocked (none may take a place).
+    """
     filters: list[dict[str, Any]] = []
     if eligibility.participant_groups:
         filters.append(
@@ -95,4 +98,6 @@ def study_filters(eligibility: Eligibility) -> list[dict[str, Any]]:
         filters.append(
             {"filter_id": "previous_studies_blocklist", "selected_values": eligibility.exclude_studies}
         )
+    if block_group:
+        filters.append({"filter_id": "participant_group_blocklist", "selected_values": [block_group]})
     return filters + [dict(f) for f in eligibility.filters]
