@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import requests
+from click.testing import CliRunner
 from sqlalchemy import select
 
 from hits.db import session_scope, utcnow
@@ -28,6 +29,8 @@ from hits.requester.recruit.prolific.standin import RunningStandin
 from hits.requester.recruit.relay import apply_relays, resolve_held
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, StaffUser, Submission
 from hits.requester.tables.recruiting import Recruitment, RecruitPlace, RecruitRelay
+from server.cli.main import main
+from tests.recruit.test_cli import cli_env
 from tests.recruit.test_entry import enter, study, work_one
 
 __all__ = ["study"]  # the fixture, shared with the entry tests
@@ -255,3 +258,36 @@ def test_a_message_is_sent_through_prolific_once(
     (sent,) = standin.app.state.messages
     assert sent["recipient_id"] == participant.pid and sent["study_id"] == study.study_id
     assert "About your work" in sent["body"] and "Thank you!" in sent["body"]
+
+
+def test_held_relays_are_listed_and_resolved_from_the_command_line(
+    settings: Any,
+    live_server: Any,
+    requester: Any,
+    requester_sessions: Any,
+    market: Marketplace,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    participant: Participant,
+    study: Recruitment,
+) -> None:
+    entry_id = queue(requester_sessions, participant, "bonus")
+    apply_entries(requester_sessions, market, [entry_id])
+    standin.app.state.fail_after["bonus_pay"] = [504]
+    env = cli_env(settings, live_server, requester, standin)
+    runner = CliRunner()
+    with session_scope(requester_sessions) as session:
+        name = session.get(Campaign, participant.campaign_id).name  # type: ignore[union-attr]
+    synced = runner.invoke(main, ["recruit", "sync", name], env=env)
+    assert synced.exit_code == 0 and "1 held" in synced.output, synced.output
+    relay = relay_of(requester_sessions, entry_id)
+    listed = runner.invoke(main, ["recruit", "held", name], env=env)
+    assert f"relay {relay.id}: bonus to participant {participant.pid}" in listed.output, listed.output
+    assert relay.setup_id is not None and relay.setup_id in listed.output
+    resolved = runner.invoke(main, ["recruit", "resolve", str(relay.id), "--done"], env=env)
+    assert resolved.exit_code == 0, resolved.output
+    assert runner.invoke(main, ["recruit", "held", name], env=env).output.strip() == "nothing held"
+    assert runner.invoke(main, ["recruit", "sync", name], env=env).exit_code == 0
+    assert len(standin.app.state.paid) == 1
+    again = runner.invoke(main, ["recruit", "resolve", str(relay.id), "--not-done"], env=env)
+    assert again.exit_code == 2 and "not held" in again.output

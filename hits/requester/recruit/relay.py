@@ -288,3 +288,14 @@ def resolve_held(session: Session, relay_id: int, *, paid: bool) -> RecruitRelay
         row.outcome = "not carried out, as a person checked: tried again"
     session.flush()
     return row
+
+
+def held_relays(session: Session, recruitment_id: int) -> list[RecruitRelay]:
+    """A study's relays held for a person, oldest first."""
+    return list(
+        session.scalars(
+            select(RecruitRelay)
+            .where(RecruitRelay.recruitment_id == recruitment_id, RecruitRelay.status == "held")
+            .order_by(RecruitRelay.id)
+        )
+    )
