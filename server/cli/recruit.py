@@ -64,8 +64,12 @@ def launch_recruiting(
 
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
-        if campaign is None or recruit_spec(campaign) is None:
+        spec = recruit_spec(campaign) if campaign is not None else None
+        if spec is None:
             return
+    if spec.platform == "panel":
+        _open_panel(sessions, settings, campaign_id)
+        return
     recruiter = recruiter_for(settings)
     try:
         report = launch_study(sessions, recruiter, campaign_id, settings.public_url)
@@ -75,6 +79,23 @@ def launch_recruiting(
     verb = "created and published" if report.created else "published"
     console.print(
         f"[green]Prolific study {report.study_id} {verb}[/green] ({report.places} places)", highlight=False
+    )
+
+
+def _open_panel(sessions: Callable[[], Session], settings: Settings, campaign_id: int) -> None:
+    """Open a panel campaign's entry link (no API call) and print it for the panel."""
+    from hits.requester.campaigns.recruitment import open_panel
+
+    opened = open_panel(sessions, campaign_id, settings.public_url)
+    assert opened is not None
+    link, places = opened
+    console.print(
+        f"[green]panel entry link open[/green] ({places} places): {link}", highlight=False, soft_wrap=True
+    )
+    console.print(
+        "Give the panel this link, with ID replaced by its placeholder for the participant's id.",
+        highlight=False,
+        soft_wrap=True,
     )
 
 

@@ -29,6 +29,8 @@ from hits.requester.tables.recruiting import Recruitment
 
 #: Where participants arrive on hitforge (the requester site's entry page).
 ENTRY_PATH = "/recruit/prolific/enter"
+#: Where a panel's participants arrive: this, then the recruitment's internal name.
+PANEL_PATH = "/recruit/panel/"
 #: Why a participant who found no task left is asked to return their place.
 NO_WORK_REASON = "No task was left for you in this study: every HIT was already taken."
 
@@ -80,7 +82,7 @@ def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None
         platform=spec.recruit.platform,
         internal_name=f"hitforge-c{campaign.id}-{secrets.token_hex(6)}",
         # Shown to the participant in the redirect; it proves nothing, hitforge decides each place itself.
-        completion_code=secrets.token_hex(4).upper(),
+        completion_code=spec.recruit.completion_code or secrets.token_hex(4).upper(),
         return_code=secrets.token_hex(4).upper(),
         places=places_needed(spec.recruit, int(hits or 0), spec.assignments_per_hit),
         status="planned",
@@ -93,7 +95,8 @@ def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None
 def study_draft(campaign: Campaign, row: Recruitment, entry_url: str) -> StudyDraft:
     """The study a campaign's recruitment asks for; ``entry_url`` carries the platform's placeholders."""
     recruit = recruit_spec(campaign)
-    assert recruit is not None  # a row exists only for campaigns with a recruit section
+    # A row exists only for campaigns with a recruit section; a Prolific one has both (validated).
+    assert recruit is not None and recruit.reward is not None and recruit.estimated_minutes is not None
     return StudyDraft(
         title=recruit.title,
         description=recruit.description,
@@ -132,6 +135,8 @@ def launch_study(
             return None
         recruitment_id, internal_name, group_id = row.id, row.internal_name, row.block_group_id
         study_id = row.study_id
+        if row.platform == "panel":
+            raise ValueError(f"campaign {name!r} recruits on a panel: it has no study (open_panel)")
     if study_id is None and group_id is None:
         # The study's filters block this group, and filters cannot change once it is published:
         # the group exists first, empty; blocked participants are added to it later (relay.py).
@@ -186,6 +191,29 @@ def _record(
         row.status = status
         if published:
             row.published_at = utcnow()
+
+
+def open_panel(sessions: Callable[[], Session], campaign_id: int, public_url: str) -> tuple[str, int] | None:
+    """Open a panel campaign's entry link (no API: the row says it is open); the link and its places.
+
+    None when the campaign recruits on no panel. Safe to run again.
+    """
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None:
+            raise ValueError(f"campaign {campaign_id} does not exist")
+        row = plan_recruitment(session, campaign)
+        recruit = recruit_spec(campaign)
+        if row is None or recruit is None or row.platform != "panel":
+            return None
+        if row.status == "planned":
+            row.status, row.published_at = "published", utcnow()
+        return panel_link(public_url, row, recruit.id_parameter or ""), row.places
+
+
+def panel_link(public_url: str, row: Recruitment, id_parameter: str) -> str:
+    """The entry link a panel sends its participants to; ``ID`` stands for the panel's own placeholder."""
+    return f"{public_url.rstrip('/')}{PANEL_PATH}{row.internal_name}?{id_parameter}=ID"
 
 
 def recruitment_of(session: Session, campaign_name: str) -> tuple[Campaign, Recruitment | None]:

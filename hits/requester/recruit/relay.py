@@ -104,7 +104,12 @@ def _place_of(
     query = (
         select(RecruitPlace)
         .join(Recruitment, Recruitment.id == RecruitPlace.recruitment_id)
-        .where(Recruitment.campaign_id == campaign_id, RecruitPlace.worker_id == worker_id)
+        .where(
+            # A panel has no API: its participants' bonuses and messages stay on the marketplace.
+            Recruitment.platform == "prolific",
+            Recruitment.campaign_id == campaign_id,
+            RecruitPlace.worker_id == worker_id,
+        )
     )
     if isinstance(assignment_id, str):
         took = session.scalar(
