@@ -72,6 +72,8 @@ class StandinState:
     hook_secret: str = ""
     #: (method, path) of every authorised call, in order.
     calls: list[tuple[str, str]] = field(default_factory=list)
+    #: (method, path, JSON body) of every call carried out, in order: what Prolific was asked to do.
+    carried_out: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     #: Statuses the next calls get instead of an answer (a fault or throttling to retry).
     faults: list[int] = field(default_factory=list)
     #: Endpoint name -> the status every call to it gets until removed (``study_transition``: 400).
@@ -149,6 +151,7 @@ class ProlificStandin:
                 raise _Refused(self.state.fail_before[endpoint].pop(0), f"Injected fault ({endpoint}).")
             body = request.get_json(silent=True) or {}
             reply = getattr(self, f"_{endpoint}")(request, body, **args)
+            self.state.carried_out.append((request.method, path[len(prefix) :], body))
             if self.state.fail_after.get(endpoint):
                 lost = self.state.fail_after[endpoint].pop(0)
                 raise _Refused(lost, f"Injected fault after acting ({endpoint}).")
