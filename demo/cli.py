@@ -23,7 +23,14 @@ console = Console()
 )
 @click.option("--port", default=0, type=int, help="Port for the server (default: a free one).")
 @click.option("--hits", "hit_count", default=24, show_default=True, type=int)
-def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
+@click.option(
+    "--recruit",
+    type=click.Choice(["prolific"]),
+    default=None,
+    help="Recruit the crowd on Prolific, played by a stand-in served in process: participants enter "
+    "by the study's link, and the demo prints what Prolific was asked to do.",
+)
+def demo(keep_serving: bool, template: str, port: int, hit_count: int, recruit: str | None) -> None:
     """Run a whole campaign on the embedded default with a simulated crowd.
 
     Its databases and files go to demo/ in the var folder (HITFORGE_VAR_DIR,
@@ -40,5 +47,10 @@ def demo(keep_serving: bool, template: str, port: int, hit_count: int) -> None:
         console.print(f"[red]error:[/red] {exc.args[0]}; or iiw, the ImageInWords workflow", highlight=False)
         sys.exit(2)
 
-    code = run_demo(console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count)
+    if recruit and template == "iiw":
+        console.print("[red]error:[/red] --recruit runs one campaign, not the iiw workflow", highlight=False)
+        sys.exit(2)
+    code = run_demo(
+        console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count, recruit=recruit
+    )
     sys.exit(code)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from hits.market.accounts import IssuedKey
 from hits.requester.mturk import Marketplace
+from hits.requester.recruit.prolific.standin import RunningStandin
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class DemoContext:
     staff_password: str
     #: ``time.monotonic()`` when the demo started, for the elapsed time in the summary.
     started: float
+    #: The Prolific stand-in the crowd is recruited through (``--recruit prolific``), if any.
+    standin: RunningStandin | None = None
 
     @property
     def folder(self) -> Path:

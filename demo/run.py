@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from werkzeug.security import generate_password_hash
 
 from demo import iiw
+from demo import recruit as recruit_demo
 from demo.context import DemoContext
 from demo.crowd import PROFILES, Bot, BotResult
 from demo.runner import (
@@ -59,8 +60,11 @@ STALL_SECONDS = 120.0
 MARKER = ".hitforge-demo"
 
 
-def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
-    """The demo's campaign file, items, gold and images; returns the truth for the crowd."""
+def write_campaign(folder: Path, task: DemoTask, hit_count: int, *, recruit: bool = False) -> Truth:
+    """The demo's campaign file, items, gold and images; returns the truth for the crowd.
+
+    ``recruit``: the crowd comes from Prolific (the stand-in), with a bonus Prolific pays.
+    """
     items = hit_count * task.items_per_hit
     # A gold item for every gold slot of every HIT: a worker taking several HITs never meets one twice.
     gold = max(10, hit_count * task.gold_per_hit) if task.gold_per_hit else 0
@@ -86,6 +90,9 @@ def write_campaign(folder: Path, task: DemoTask, hit_count: int) -> Truth:
     }
     if task.gold_per_hit:
         spec.update(gold_per_hit=task.gold_per_hit, gold="gold.jsonl")
+    if recruit:
+        spec["recruit"] = recruit_demo.recruit_section(task.title)
+        spec["quality"] = {**task.quality, "bonus": recruit_demo.bonus_rule()}
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return truth
 
@@ -106,7 +113,15 @@ def _replaceable(folder: Path) -> bool:
     return not names or MARKER in names or {"requester.sqlite", "market.sqlite"} <= names
 
 
-def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, hit_count: int) -> int:
+def run_demo(
+    console: Console,
+    *,
+    keep_serving: bool,
+    template: str,
+    port: int,
+    hit_count: int,
+    recruit: str | None = None,
+) -> int:
     """Run one demo in ``demo/`` of the var folder; the exit status.
 
     SIGTERM ends it as Ctrl-C does: the Celery worker and the server are
@@ -114,11 +129,18 @@ def run_demo(console: Console, *, keep_serving: bool, template: str, port: int, 
     """
     with sigterm_interrupts():
         return _run_demo(
-            console, keep_serving=keep_serving, template=template, port=port, hit_count=hit_count
+            console,
+            keep_serving=keep_serving,
+            template=template,
+            port=port,
+            hit_count=hit_count,
+            recruit=recruit,
         )
 
 
-def _run_demo(console: Console, *, keep_serving: bool, template: str, port: int, hit_count: int) -> int:
+def _run_demo(
+    console: Console, *, keep_serving: bool, template: str, port: int, hit_count: int, recruit: str | None
+) -> int:
     started = time.monotonic()
     var_dir = demo_folder()
     try:
@@ -141,6 +163,11 @@ def _run_demo(console: Console, *, keep_serving: bool, template: str, port: int,
     (var_dir / MARKER).write_text("hitforge demo's folder: the next `hitforge demo` replaces it\n")
     url = f"http://127.0.0.1:{listening.getsockname()[1]}"
     base_env = {"HITFORGE_VAR_DIR": str(var_dir), "HITFORGE_PUBLIC_URL": url}
+    # Prolific is played by a stand-in served in process; server, worker and beat all talk to it.
+    standin = recruit_demo.start_standin() if recruit else None
+    if standin is not None:
+        base_env.update(recruit_demo.settings_env(standin))
+        console.print(f"Prolific STAND-IN (not Prolific) at {standin.api_url}", highlight=False)
     settings = load_settings(base_env)
     console.print(
         f"[bold]hitforge demo[/bold]: embedded default under {var_dir}; to serve at {url}", highlight=False
@@ -200,6 +227,7 @@ def _run_demo(console: Console, *, keep_serving: bool, template: str, port: int,
             keep_serving=keep_serving,
             staff_password=staff_password,
             started=started,
+            standin=standin,
         )
         return body(demo)
     finally:
@@ -210,6 +238,8 @@ def _run_demo(console: Console, *, keep_serving: bool, template: str, port: int,
                 stop_process(worker)
             if server is not None:
                 server.stop()
+            if standin is not None:
+                standin.stop()
 
 
 def _run(demo: DemoContext) -> int:
@@ -218,7 +248,8 @@ def _run(demo: DemoContext) -> int:
     market = demo.connect()
     balance_before = market.balance()
     task = get_demo_task(demo.template)
-    truth = write_campaign(demo.folder, task, hit_count)
+    standin = demo.standin
+    truth = write_campaign(demo.folder, task, hit_count, recruit=standin is not None)
     loaded = load_campaign_file(demo.folder / "campaign.yaml")
     with session_scope(sessions) as session:
         campaign_id = create_campaign(session, loaded).id
@@ -243,11 +274,20 @@ def _run(demo: DemoContext) -> int:
                 progress.advance(submitted)
                 submissions[0] += 1
 
-        bots = [
-            Bot(url, f"{profile}-{i + 1}", PROFILES[profile], truth, seed=i, fill_form=task.fill_form)
-            for profile, count in CROWD
-            for i in range(count)
-        ]
+        settler = None
+        if standin is None:
+            bots = [
+                Bot(url, f"{profile}-{i + 1}", PROFILES[profile], truth, seed=i, fill_form=task.fill_form)
+                for profile, count in CROWD
+                for i in range(count)
+            ]
+        else:
+            # One participant a place, entering by the study's link instead of signing up.
+            study_id, places = recruit_demo.launch(sessions, standin, campaign_id, url)
+            console.print(f"Prolific study {study_id} created and published ({places} places)")
+            bots = recruit_demo.participants(url, standin, study_id, places, truth, task.fill_form)
+            settler = recruit_demo.Settler(sessions, standin, campaign_id)
+            settler.start()
         results: list[BotResult] = []
         threads = [
             threading.Thread(target=lambda b=bot: results.append(b.run(hit_count, on_submit)), daemon=True)
@@ -259,10 +299,16 @@ def _run(demo: DemoContext) -> int:
         while time.monotonic() - moved_at < STALL_SECONDS:
             done = _decided_count(sessions, campaign_id)
             progress.update(decided, completed=done)
+            # Recruited participants work one place each: the last of them may find only HITs they
+            # already did, so a recruiting campaign ends with its participants, not with its HITs.
+            over = _campaign_status(sessions, campaign_id) == "review" or (
+                standin is not None and done == submissions[0]
+            )
             if (
                 all(not t.is_alive() for t in threads)
-                and _campaign_status(sessions, campaign_id) == "review"
+                and over
                 and _pending_outbox(sessions) == 0
+                and (standin is None or recruit_demo.settled(sessions, campaign_id))
             ):
                 break
             if (submissions[0], done) != seen:
@@ -270,7 +316,11 @@ def _run(demo: DemoContext) -> int:
             time.sleep(0.5)
         progress.update(decided, completed=_decided_count(sessions, campaign_id))
     spent = balance_before - market.balance()
-    return demo.finish(_summary(console, sessions, campaign_id, results, spent, demo.elapsed()))
+    ok = _summary(console, sessions, campaign_id, results, spent, demo.elapsed())
+    if settler is not None and standin is not None:
+        settler.stop()
+        ok = recruit_demo.report(console, standin, settler) and ok
+    return demo.finish(ok)
 
 
 def _decided_count(sessions: Any, campaign_id: int) -> int:

@@ -119,6 +119,10 @@ class Bot:
         accept_form = row.find("form")
         assert isinstance(accept_form, Tag)
         response = self._post(str(accept_form["action"]), _form_fields(accept_form))
+        return self.do_work_page(response)
+
+    def do_work_page(self, response: requests.Response) -> bool:
+        """Do and submit the HIT of an accepted assignment's work page (``response``); True."""
         work = BeautifulSoup(response.text, "html.parser")
         frame = work.find("iframe", id="hit-frame")
         if not isinstance(frame, Tag):

@@ -20,8 +20,12 @@ from hits.market.models import Worker
 
 #: Stored in place of a password hash: no password matches it, so only the platform's entry signs in.
 NO_PASSWORD = "!recruited"  # noqa: S105 - a marker no hash can equal, not a password
-#: A platform's participant id as hitforge accepts it: letters and digits (Prolific's are 24 hex digits).
-PARTICIPANT_ID = re.compile(r"[A-Za-z0-9]{1,48}")
+#: A platform's participant id as hitforge accepts it: letters and digits (Prolific's are 24 hex digits),
+#: and inside, ``_ . -`` (a panel's ids: SONA's numbers, a lab's own codes). Never ``:`` (the name's
+#: separator), a space or anything a URL or a page would have to escape.
+PARTICIPANT_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,46}[A-Za-z0-9])?")
+#: A platform as accounts name it: ``prolific``, or ``panel:<panel name>`` (ids are a panel's own).
+PLATFORM = re.compile(r"[a-z]+(?::[A-Za-z0-9][A-Za-z0-9_.-]{0,63})?")
 
 
 class NotRecruitable(ValueError):
@@ -29,13 +33,13 @@ class NotRecruitable(ValueError):
 
 
 def recruited_username(platform: str, participant_id: str) -> str:
-    """The account name of a platform's participant: ``prolific:<id>``."""
+    """The account name of a platform's participant: ``prolific:<id>``, ``panel:<panel>:<id>``."""
     return f"{platform}:{participant_id}"
 
 
 def recruited_worker(session: Session, platform: str, participant_id: str) -> Worker:
     """The worker account bound to ``participant_id`` on ``platform``, made on first arrival."""
-    if not PARTICIPANT_ID.fullmatch(participant_id) or not platform.isalpha():
+    if not PARTICIPANT_ID.fullmatch(participant_id) or not PLATFORM.fullmatch(platform):
         raise NotRecruitable("not a participant id")
     name = recruited_username(platform, participant_id)
     worker = session.scalar(select(Worker).where(Worker.username == name))
@@ -59,7 +63,10 @@ def is_recruited(worker: Worker) -> bool:
 
 
 def recruiting_platform(worker: Worker) -> str | None:
-    """The name of the platform that recruited ``worker`` ("Prolific"), None for an ordinary account."""
+    """The name of the platform that recruited ``worker`` ("Prolific", a panel's name), None for others."""
     if not is_recruited(worker):
         return None
-    return worker.username.partition(":")[0].title()
+    platform, _, rest = worker.username.partition(":")
+    if platform == "panel":
+        return rest.rpartition(":")[0]
+    return platform.title()

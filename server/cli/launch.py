@@ -66,7 +66,8 @@ def launch(campaign_file: str, resume: bool) -> None:
         market = Marketplace.from_settings(settings)
     except RuntimeError as exc:
         fail(str(exc))
-    if checked is not None and checked.loaded.spec.recruit is not None:
+    recruiting = checked.loaded.spec.recruit if checked is not None else None
+    if recruiting is not None and recruiting.platform == "prolific":
         # A missing Prolific token, like missing keys, stops the launch before anything is stored.
         recruiter_for(settings)
     sessions = open_sessions("requester", settings)

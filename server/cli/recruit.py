@@ -64,8 +64,12 @@ def launch_recruiting(
 
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
-        if campaign is None or recruit_spec(campaign) is None:
+        spec = recruit_spec(campaign) if campaign is not None else None
+        if spec is None:
             return
+    if spec.platform == "panel":
+        _open_panel(sessions, settings, campaign_id)
+        return
     recruiter = recruiter_for(settings)
     try:
         report = launch_study(sessions, recruiter, campaign_id, settings.public_url)
@@ -75,6 +79,23 @@ def launch_recruiting(
     verb = "created and published" if report.created else "published"
     console.print(
         f"[green]Prolific study {report.study_id} {verb}[/green] ({report.places} places)", highlight=False
+    )
+
+
+def _open_panel(sessions: Callable[[], Session], settings: Settings, campaign_id: int) -> None:
+    """Open a panel campaign's entry link (no API call) and print it for the panel."""
+    from hits.requester.campaigns.recruitment import open_panel
+
+    opened = open_panel(sessions, campaign_id, settings.public_url)
+    assert opened is not None
+    link, places = opened
+    console.print(
+        f"[green]panel entry link open[/green] ({places} places): {link}", highlight=False, soft_wrap=True
+    )
+    console.print(
+        "Give the panel this link, with ID replaced by its placeholder for the participant's id.",
+        highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -179,3 +200,59 @@ def sync(campaign: str) -> None:
     )
     for entry_id, error in sorted(report.failed.items()):
         console.print(f"  [red]entry {entry_id}:[/red] {error}", highlight=False, soft_wrap=True)
+    console.print(
+        f"{len(report.relayed)} bonuses, blocks and messages relayed, {len(report.relay_failed)} failed "
+        f"(kept for the next sync), {len(report.relay_held)} held",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if report.relay_held:
+        console.print(f"  see: hitforge recruit held {campaign}", highlight=False)
+
+
+@recruit.command()
+@click.argument("campaign")
+def held(campaign: str) -> None:
+    """Bonuses and messages whose call to Prolific may or may not have been carried out: a person checks."""
+    from hits.db import session_scope
+    from hits.requester.recruit.relay import held_relays
+    from server.cli.sessions import open_sessions
+
+    settings, row = _campaign_study(campaign)
+    with session_scope(open_sessions("requester", settings)) as session:
+        rows = held_relays(session, row.id)
+        if not rows:
+            console.print("nothing held", highlight=False)
+        for relay in rows:
+            what = ", ".join(f"{k} {v}" for k, v in sorted(relay.payload.items()))
+            console.print(
+                f"relay {relay.id}: {relay.action} to participant {relay.participant_id} ({what}); "
+                f"Prolific set-up {relay.setup_id or '-'}; {relay.last_error or ''}",
+                highlight=False,
+                soft_wrap=True,
+            )
+    if rows:
+        console.print(
+            "Check each on Prolific (the study's bonus payments and messages), then: "
+            "hitforge recruit resolve RELAY --done, or --not-done to have it made again.",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+@recruit.command()
+@click.argument("relay_id", type=int)
+@click.option("--done/--not-done", required=True, help="Whether Prolific carried it out, as you checked.")
+def resolve(relay_id: int, done: bool) -> None:
+    """A person's answer about a held relay: carried out on Prolific, or to be made again."""
+    from hits.db import session_scope
+    from hits.requester.recruit.relay import resolve_held
+    from hits.settings import load_settings
+    from server.cli.sessions import open_sessions
+
+    with session_scope(open_sessions("requester", load_settings())) as session:
+        try:
+            relay = resolve_held(session, relay_id, paid=done)
+        except ValueError as exc:
+            _fail(str(exc))
+        console.print(f"relay {relay_id}: {relay.outcome}", highlight=False)

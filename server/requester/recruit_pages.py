@@ -22,14 +22,20 @@ from sqlalchemy import select
 from werkzeug.wrappers import Response
 
 from hits.requester.campaigns.recruitment import stored_spec
+from hits.requester.files.campaign import CampaignSpec
+from hits.requester.files.recruit import completion_target
 from hits.requester.recruit.base import Recruiter, RecruitError, RecruitRefused
 from hits.requester.recruit.places import (
     DONE,
+    ENTERABLE,
+    PANEL_ID,
     finish_place,
     leave_without_work,
     open_place,
+    panel_session_id,
     place_assignments,
     place_of_session,
+    places_taken,
     record_assignment,
     recruitment_for_study,
     working_place_of,
@@ -97,6 +103,49 @@ def enter() -> Any:
     return redirect(url_for("recruit.place", session_id=session_id))
 
 
+#: A recruitment's internal name: the key of a panel's entry link.
+_PANEL_KEY = re.compile(r"hitforge-c[0-9]{1,12}-[0-9a-f]{12}")
+
+
+@bp.get("/panel/<key>")
+def enter_panel(key: str) -> Any:
+    """A participant arriving from a panel (Connect, SONA, a mailing list) with their id in the URL.
+
+    No platform can be asked who they are: the link's key must be a panel
+    recruitment of ours that is open, the id well formed, and a place free
+    (a first visit takes one; a second visit with the same id finds it).
+    """
+    db = requester_session()
+    recruitment = (
+        db.scalar(select(Recruitment).where(Recruitment.internal_name == key))
+        if _PANEL_KEY.fullmatch(key)
+        else None
+    )
+    if recruitment is None or recruitment.platform != "panel" or recruitment.status not in ENTERABLE:
+        return _refused("This link is not for a study running here.", 404)
+    campaign = db.get(Campaign, recruitment.campaign_id)
+    assert campaign is not None
+    recruit = stored_spec(campaign).recruit
+    assert recruit is not None and recruit.id_parameter is not None
+    pid = request.args.get(recruit.id_parameter, "")
+    if not PANEL_ID.fullmatch(pid):
+        return _refused(
+            "This link lacks your participant id, or it is not one this study accepts. "
+            "Open the study from the panel that sent you, so the id comes with it.",
+            400,
+        )
+    session_id = panel_session_id(recruitment.id, pid)
+    place = place_of_session(db, session_id)
+    if place is None and places_taken(db, recruitment.id) >= recruitment.places:
+        return _refused("Every place of this study is taken.", 410)
+    worker_id = capabilities.sign_in_recruited(f"panel:{recruit.panel or campaign.name}", pid)
+    if worker_id is None:
+        return _refused("This participant id cannot be signed in here.")
+    if place is None:
+        place = open_place(db, recruitment, pid, session_id, worker_id)
+    return redirect(url_for("recruit.place", session_id=session_id))
+
+
 def _check_with_prolific(pid: str, study_id: str, session_id: str) -> tuple[str, int] | None:
     """None if Prolific reports this session as the participant's, in this study, still taken."""
     try:
@@ -136,9 +185,25 @@ def _progress(place: RecruitPlace) -> tuple[int, str | None]:
     return sum(1 for a in taken if states.get(a) in DONE), current
 
 
-def _finish(place: RecruitPlace, recruitment: Recruitment) -> Response:
+def _finish(place: RecruitPlace, recruitment: Recruitment, spec: CampaignSpec) -> Response | str:
     finish_place(requester_session(), place)
-    return redirect(recruiter().completion_url(recruitment.completion_code))
+    return _send_back(place, recruitment, spec, recruitment.completion_code)
+
+
+def _send_back(
+    place: RecruitPlace, recruitment: Recruitment, spec: CampaignSpec, code: str | None
+) -> Response | str:
+    """Back to the platform: Prolific's completion URL, a panel's (or its page with the code to enter).
+
+    ``code`` None: the participant found no task left (Prolific gets the code asking for a return).
+    """
+    if recruitment.platform != "panel":
+        return redirect(recruiter().completion_url(code or recruitment.return_code))
+    assert spec.recruit is not None
+    target = completion_target(spec.recruit, code, place.participant_id) if code else None
+    if target is not None:
+        return redirect(target)
+    return render_template("recruit/panel_end.html", code=code, back=spec.recruit.redirect_url)
 
 
 @bp.get("/place/<session_id>")
@@ -150,9 +215,9 @@ def place(session_id: str) -> Any:
     total = spec.recruit.hits_per_participant
     done, current = _progress(place)
     if place.status == "finished" or (done >= total and current is None):
-        return _finish(place, recruitment)
+        return _finish(place, recruitment, spec)
     if place.status == "no_work":
-        return redirect(recruiter().completion_url(recruitment.return_code))
+        return _send_back(place, recruitment, spec, None)
     page = render_template(
         "recruit/place.html",
         title=spec.recruit.title,
@@ -182,10 +247,10 @@ def next_hit(session_id: str) -> Any:
         assignment_id, hit_id = capabilities.accept_next(campaign.hit_type_id or "")
     except capabilities.NoHITToAccept:
         if done:  # the work ran out after some of theirs: what they did is their place's work
-            return _finish(place, recruitment)
+            return _finish(place, recruitment, spec)
         # Nothing to do at all: back to Prolific with the code that asks them to return the place.
         leave_without_work(requester_session(), place)
-        return redirect(recruiter().completion_url(recruitment.return_code))
+        return _send_back(place, recruitment, spec, None)
     record_assignment(requester_session(), place, assignment_id, hit_id)
     return redirect(url_for("worker_site.work", assignment_id=assignment_id))
 

@@ -230,6 +230,13 @@ REVIEWED: dict[str, Reviewed] = {
         "404 like a missing one",
         "tests/recruit/test_entry.py::test_another_participants_place_is_a_404_like_a_missing_one",
     ),
+    "recruit.enter_panel": Reviewed(
+        "panel link key (path), the participant's panel id (query)",
+        "the key must be an open panel recruitment's (else 404, like a missing one); the id well formed "
+        "(else 400); a place free; the account is bound to panel and id, never an ordinary one; nothing "
+        "made on a refusal",
+        "tests/recruit/test_panel.py::test_hostile_panel_entries_get_no_account_and_no_place",
+    ),
     "recruit.next_hit": Reviewed(
         "Prolific session id (path)",
         "as recruit.place: 404, nothing accepted nor recorded",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -22,12 +22,15 @@ from hits.requester.files.campaign import CampaignSpec
 from hits.requester.files.recruit import RecruitSpec, places_needed, study_filters
 from hits.requester.recruit.base import CompletionCode, Recruiter, RecruitError, Study, StudyDraft
 from hits.requester.recruit.outbox import apply_decisions, decide_places
+from hits.requester.recruit.relay import apply_relays, ensure_block_group, group_name
 from hits.requester.recruit.sync import sync_places
 from hits.requester.tables.campaigns import Campaign, PublishedHIT
 from hits.requester.tables.recruiting import Recruitment
 
 #: Where participants arrive on hitforge (the requester site's entry page).
 ENTRY_PATH = "/recruit/prolific/enter"
+#: Where a panel's participants arrive: this, then the recruitment's internal name.
+PANEL_PATH = "/recruit/panel/"
 #: Why a participant who found no task left is asked to return their place.
 NO_WORK_REASON = "No task was left for you in this study: every HIT was already taken."
 
@@ -79,7 +82,7 @@ def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None
         platform=spec.recruit.platform,
         internal_name=f"hitforge-c{campaign.id}-{secrets.token_hex(6)}",
         # Shown to the participant in the redirect; it proves nothing, hitforge decides each place itself.
-        completion_code=secrets.token_hex(4).upper(),
+        completion_code=spec.recruit.completion_code or secrets.token_hex(4).upper(),
         return_code=secrets.token_hex(4).upper(),
         places=places_needed(spec.recruit, int(hits or 0), spec.assignments_per_hit),
         status="planned",
@@ -92,7 +95,8 @@ def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None
 def study_draft(campaign: Campaign, row: Recruitment, entry_url: str) -> StudyDraft:
     """The study a campaign's recruitment asks for; ``entry_url`` carries the platform's placeholders."""
     recruit = recruit_spec(campaign)
-    assert recruit is not None  # a row exists only for campaigns with a recruit section
+    # A row exists only for campaigns with a recruit section; a Prolific one has both (validated).
+    assert recruit is not None and recruit.reward is not None and recruit.estimated_minutes is not None
     return StudyDraft(
         title=recruit.title,
         description=recruit.description,
@@ -105,7 +109,7 @@ def study_draft(campaign: Campaign, row: Recruitment, entry_url: str) -> StudyDr
             CompletionCode(row.completion_code, "COMPLETED"),
             CompletionCode(row.return_code, "OTHER", NO_WORK_REASON),
         ),
-        filters=tuple(study_filters(recruit.eligibility)),
+        filters=tuple(study_filters(recruit.eligibility, row.block_group_id)),
     )
 
 
@@ -114,7 +118,9 @@ def launch_study(
 ) -> StudyReport | None:
     """Create the campaign's study (once) and publish it; None when the campaign recruits nowhere.
 
-    Three steps, each recorded before the next: the row, the study's id (a
+    Four steps, each recorded before the next: the row, the study's
+    blocklist participant group (found by its name when its creation's
+    answer was lost), the study's id (a
     creation whose answer was lost is found by the internal name), the
     publication (a study the platform already shows published is only
     recorded). Raises ``StudyInterrupted`` on a platform error.
@@ -127,6 +133,21 @@ def launch_study(
         row = plan_recruitment(session, campaign)
         if row is None:
             return None
+        recruitment_id, internal_name, group_id = row.id, row.internal_name, row.block_group_id
+        study_id = row.study_id
+        if row.platform == "panel":
+            raise ValueError(f"campaign {name!r} recruits on a panel: it has no study (open_panel)")
+    if study_id is None and group_id is None:
+        # The study's filters block this group, and filters cannot change once it is published:
+        # the group exists first, empty; blocked participants are added to it later (relay.py).
+        try:
+            ensure_block_group(sessions, recruiter, recruitment_id, group_name(internal_name))
+        except RecruitError as exc:
+            raise StudyInterrupted(name, "created", exc) from exc
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        assert campaign is not None and row is not None
         draft = study_draft(campaign, row, recruiter.entry_url(public_url.rstrip("/") + ENTRY_PATH))
         study_id, status = row.study_id, row.status
         if study_id is None and status == "planned":
@@ -170,6 +191,29 @@ def _record(
         row.status = status
         if published:
             row.published_at = utcnow()
+
+
+def open_panel(sessions: Callable[[], Session], campaign_id: int, public_url: str) -> tuple[str, int] | None:
+    """Open a panel campaign's entry link (no API: the row says it is open); the link and its places.
+
+    None when the campaign recruits on no panel. Safe to run again.
+    """
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None:
+            raise ValueError(f"campaign {campaign_id} does not exist")
+        row = plan_recruitment(session, campaign)
+        recruit = recruit_spec(campaign)
+        if row is None or recruit is None or row.platform != "panel":
+            return None
+        if row.status == "planned":
+            row.status, row.published_at = "published", utcnow()
+        return panel_link(public_url, row, recruit.id_parameter or ""), row.places
+
+
+def panel_link(public_url: str, row: Recruitment, id_parameter: str) -> str:
+    """The entry link a panel sends its participants to; ``ID`` stands for the panel's own placeholder."""
+    return f"{public_url.rstrip('/')}{PANEL_PATH}{row.internal_name}?{id_parameter}=ID"
 
 
 def recruitment_of(session: Session, campaign_name: str) -> tuple[Campaign, Recruitment | None]:
@@ -219,6 +263,10 @@ class SettleReport:
     queued: int
     applied: dict[int, str]
     failed: dict[int, str]
+    #: Bonuses, blocks and messages relayed to the platform (relay id -> outcome), failed, held.
+    relayed: dict[int, str] = field(default_factory=dict)
+    relay_failed: dict[int, str] = field(default_factory=dict)
+    relay_held: list[int] = field(default_factory=list)
 
 
 def settle_places(sessions: Callable[[], Session], recruiter: Recruiter, campaign_id: int) -> SettleReport:
@@ -235,13 +283,18 @@ def settle_places(sessions: Callable[[], Session], recruiter: Recruiter, campaig
         if campaign is None or row is None:
             raise ValueError(f"campaign {campaign_id} recruits nowhere")
         queued = decide_places(session, row.id, stored_spec(campaign).quality.rejection_feedback)
+        recruitment_id = row.id
     applied = apply_decisions(sessions, recruiter)
+    relayed = apply_relays(sessions, recruiter, recruitment_id)
     return SettleReport(
         polled.read,
         len(polled.freed),
         len(queued),
         applied.outcomes,
         {k: str(v) for k, v in applied.failures.items()},
+        relayed.outcomes,
+        {k: str(v) for k, v in relayed.failures.items()},
+        relayed.held,
     )
 
 

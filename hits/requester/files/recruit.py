@@ -1,17 +1,21 @@
 """The campaign file's ``recruit:`` section: bringing a crowd from a recruiting platform.
 
 A campaign's HITs live on hitforge's marketplace either way; ``recruit`` says
-where its workers come from besides the worker site. Only Prolific is known
-today (``platform: prolific``): launching such a campaign creates a Prolific
-study whose participants are sent to hitforge's entry page
-(``docs/recruiting.md``).
+where its workers come from besides the worker site. ``platform: prolific``:
+launching the campaign creates a Prolific study whose participants are sent
+to hitforge's entry page. ``platform: panel`` (CloudResearch Connect, SONA,
+a lab's mailing list): no API at all; the panel sends participants to an
+entry link carrying their panel id, and hitforge sends them back to the
+panel's completion URL with the campaign's code (``docs/recruiting.md``).
 """
 
 from __future__ import annotations
 
+import re
+from string import Formatter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Eligibility(BaseModel):
@@ -45,7 +49,11 @@ class RecruitSpec(BaseModel):
     """Where a campaign recruits its workers, and what the study offers them."""
 
     model_config = ConfigDict(extra="forbid")
-    platform: Literal["prolific"] = Field(description="The recruiting platform: prolific.")
+    platform: Literal["prolific", "panel"] = Field(
+        description="The recruiting platform: prolific, or panel (any panel that sends participants to a "
+        "link with their id and takes them back at a completion URL: CloudResearch Connect, SONA, a "
+        "lab's mailing list)."
+    )
     title: str = Field(
         min_length=1, max_length=120, description="The study's title, as participants see it on Prolific."
     )
@@ -54,13 +62,50 @@ class RecruitSpec(BaseModel):
         max_length=5000,
         description="What participants read on Prolific before they start the study.",
     )
-    reward: int = Field(
+    reward: int | None = Field(
+        None,
         ge=1,
-        description="What one place pays, in the smallest unit of the study's currency (cents or pence), "
-        "as Prolific takes it.",
+        description="Prolific only, required there: what one place pays, in the smallest unit of the "
+        "study's currency (cents or pence), as Prolific takes it.",
     )
-    estimated_minutes: int = Field(
-        ge=1, le=1440, description="How long a place takes, in minutes (estimated_completion_time)."
+    estimated_minutes: int | None = Field(
+        None,
+        ge=1,
+        le=1440,
+        description="Prolific only, required there: how long a place takes, in minutes "
+        "(estimated_completion_time).",
+    )
+    panel: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$",
+        description="Panel only: the panel's name in hitforge. A participant's account is bound to it and "
+        "their panel id (panel:<name>:<id>), so the same person gets the same account in every campaign "
+        "naming this panel; by default the campaign's name (an account per campaign).",
+    )
+    id_parameter: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,31}$",
+        description="Panel only, required there: the entry link's URL parameter carrying the "
+        "participant's panel id (participantId, id, survey_code...).",
+    )
+    completion_url: str | None = Field(
+        None,
+        max_length=2000,
+        description="Panel only: where a participant who finished is sent, with {code} (the campaign's "
+        "completion code) and optionally {id} (their panel id) filled in, e.g. "
+        "https://connect.cloudresearch.com/participant/project/ABC/complete?code={code}.",
+    )
+    redirect_url: str | None = Field(
+        None,
+        max_length=2000,
+        description="Panel only, instead of completion_url: a fixed page of the panel to go back to; a "
+        "participant who finished is shown completion_code to enter there, and a link to it.",
+    )
+    completion_code: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_-]{1,32}$",
+        description="Panel only: the code participants who finished are given (the panel's, when it "
+        "issued one); by default one hitforge makes at launch. Required with redirect_url.",
     )
     hits_per_participant: int = Field(
         1, ge=1, le=100, description="HITs one participant works in one place, one after another."
@@ -73,8 +118,58 @@ class RecruitSpec(BaseModel):
         "/ hits_per_participant, rounded up.",
     )
     eligibility: Eligibility = Field(
-        default_factory=Eligibility, description="Who may take the study's places."
+        default_factory=Eligibility, description="Prolific only: who may take the study's places."
     )
+
+    @model_validator(mode="after")
+    def _fields_of_the_platform(self) -> RecruitSpec:
+        prolific_only = ("reward", "estimated_minutes")
+        panel_only = ("panel", "id_parameter", "completion_url", "redirect_url", "completion_code")
+        if self.platform == "prolific":
+            missing = [n for n in prolific_only if getattr(self, n) is None]
+            if missing:
+                raise ValueError(f"a Prolific study needs {' and '.join(missing)}")
+            stray = [n for n in panel_only if getattr(self, n) is not None]
+            if stray:
+                raise ValueError(f"{', '.join(stray)}: only for platform: panel")
+            return self
+        stray = [n for n in prolific_only if getattr(self, n) is not None]
+        if stray or self.eligibility != Eligibility():
+            raise ValueError(f"{', '.join(stray) or 'eligibility'}: only for platform: prolific")
+        if self.id_parameter is None:
+            raise ValueError("a panel needs id_parameter: the URL parameter carrying the participant's id")
+        if (self.completion_url is None) == (self.redirect_url is None):
+            raise ValueError(
+                "a panel needs completion_url (with {code}), or redirect_url and completion_code"
+            )
+        if self.completion_url is not None:
+            _check_url(self.completion_url, "completion_url")
+            names = {name for _, name, _, _ in Formatter().parse(self.completion_url) if name is not None}
+            if "code" not in names or names - {"code", "id"}:
+                raise ValueError("completion_url takes {code} (required) and {id}, and no other {...}")
+        else:
+            assert self.redirect_url is not None
+            _check_url(self.redirect_url, "redirect_url")
+            if self.completion_code is None:
+                raise ValueError("redirect_url needs completion_code: the code participants enter there")
+        return self
+
+
+_URL = re.compile(r"https://[^\s/?#]+(/[^\s]*)?")
+
+
+def _check_url(url: str, what: str) -> None:
+    # https only: a participant is sent there from hitforge's pages, never to a script or plain http.
+    if not _URL.fullmatch(url.replace("{code}", "x").replace("{id}", "x")):
+        raise ValueError(f"{what} must be an https:// URL")
+
+
+def completion_target(recruit: RecruitSpec, code: str, participant_id: str) -> str | None:
+    """A panel participant's completion URL with the code (and their id) filled in; None for redirect_url."""
+    if recruit.completion_url is None:
+        return None
+    quoted = re.sub(r"[^A-Za-z0-9_.-]", "", participant_id)  # ids are checked at entry; kept URL-safe anyway
+    return recruit.completion_url.format(code=code, id=quoted)
 
 
 def places_needed(recruit: RecruitSpec, hit_count: int, assignments_per_hit: int) -> int:
@@ -84,8 +179,11 @@ def places_needed(recruit: RecruitSpec, hit_count: int, assignments_per_hit: int
     return max(1, -(-(hit_count * assignments_per_hit) // recruit.hits_per_participant))
 
 
-def study_filters(eligibility: Eligibility) -> list[dict[str, Any]]:
-    """The Prolific ``filters`` of a study from the eligibility the campaign file gives."""
+def study_filters(eligibility: Eligibility, block_group: str | None = None) -> list[dict[str, Any]]:
+    """The Prolific ``filters`` of a study from the eligibility the campaign file gives.
+
+    ``block_group``: the participant group of participants hitforge blocked (none may take a place).
+    """
     filters: list[dict[str, Any]] = []
     if eligibility.participant_groups:
         filters.append(
@@ -95,4 +193,6 @@ def study_filters(eligibility: Eligibility) -> list[dict[str, Any]]:
         filters.append(
             {"filter_id": "previous_studies_blocklist", "selected_values": eligibility.exclude_studies}
         )
+    if block_group:
+        filters.append({"filter_id": "participant_group_blocklist", "selected_values": [block_group]})
     return filters + [dict(f) for f in eligibility.filters]

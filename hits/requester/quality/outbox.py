@@ -26,6 +26,7 @@ from hits.requester.mturk import (
     Marketplace,
     MarketplaceError,
 )
+from hits.requester.recruit.relay import hand_over
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.wire.limits import MAX_REQUIREMENTS
 
@@ -155,6 +156,10 @@ def _claim(
             elif keys.get(entry.campaign_id) != access_key_id:
                 # Another requester's decision: only its own credentials may apply it.
                 report.outcomes[entry_id] = "skipped (published with another access key)"
+            elif (relayed := hand_over(session, entry)) is not None and relayed.instead:
+                # A recruited participant's bonus or message: the platform does it (docs/recruiting.md).
+                entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
+                report.outcomes[entry_id] = relayed.outcome
             else:
                 entry.attempts += 1
                 claims.append(

@@ -35,6 +35,13 @@ class RecruitRefused(RecruitError):
     """The platform refused the request as made (a bad field, a transition its state does not allow)."""
 
 
+class RecruitOutcomeUnknown(RecruitError):
+    """A call that is not idempotent may or may not have been carried out (a fault, a lost answer).
+
+    Never retried: calling Prolific's bonus ``pay`` again would pay again.
+    """
+
+
 class RecruitAuthError(RecruitError):
     """The platform did not accept the token (the token itself is never part of the message)."""
 
@@ -126,6 +133,30 @@ class Recruiter(Protocol):
 
     def entry_url(self, base: str) -> str:
         """``base`` with the placeholders the platform fills with participant, study and session."""
+        ...
+
+    def set_up_bonuses(self, study_id: str, amounts: dict[str, str]) -> str:
+        """Set up bonuses (participant id -> amount in the study's currency); the id to pay them by."""
+        ...
+
+    def pay_bonuses(self, bonus_id: str) -> None:
+        """Pay bonuses set up before: NOT idempotent (``RecruitOutcomeUnknown`` when it may have paid)."""
+        ...
+
+    def find_group(self, name: str) -> str | None:
+        """The id of the participant group named ``name``, if one exists."""
+        ...
+
+    def create_participant_group(self, name: str, workspace_id: str | None = None) -> str:
+        """A new participant group; its id (not idempotent: find it first by name)."""
+        ...
+
+    def add_to_group(self, group_id: str, participant_ids: list[str]) -> None:
+        """Add participants to a group (adding a member again is harmless)."""
+        ...
+
+    def send_message(self, participant_id: str, study_id: str, body: str) -> None:
+        """A message to one participant about a study (not idempotent)."""
         ...
 
     def completion_url(self, code: str) -> str:

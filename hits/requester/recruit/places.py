@@ -6,7 +6,10 @@ page) or the command owns the transaction.
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import hashlib
+import re
+
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -15,6 +18,9 @@ from hits.requester.tables.recruiting import RecruitAssignment, Recruitment, Rec
 
 #: Studies whose places may be entered and worked (a paused study keeps its places working).
 ENTERABLE = ("published", "paused")
+#: A panel's participant id as the entry link accepts it: letters and digits, and ``_ . -`` inside;
+#: never ``:`` (the account name's separator), a space, or what a URL or a page would have to escape.
+PANEL_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,46}[A-Za-z0-9])?")
 #: Assignment statuses that count as a task done (submitted, whatever was decided since).
 DONE = frozenset({"Submitted", "Approved", "Rejected"})
 
@@ -23,6 +29,28 @@ def recruitment_for_study(session: Session, study_id: str) -> Recruitment | None
     """The recruitment whose platform study is ``study_id``, if it is open to its places."""
     row = session.scalar(select(Recruitment).where(Recruitment.study_id == study_id))
     return row if row is not None and row.status in ENTERABLE else None
+
+
+def panel_session_id(recruitment_id: int, participant_id: str) -> str:
+    """A panel place's key: panels have no sessions, so one place per participant id per campaign.
+
+    Derived, not random: a second visit with the same id finds the same place.
+    Only letters and digits, like a platform's session id in the place's URL.
+    """
+    digest = hashlib.sha256(f"{recruitment_id}:{participant_id}".encode()).hexdigest()
+    return f"pn{digest[:40]}"
+
+
+def places_taken(session: Session, recruitment_id: int) -> int:
+    """How many places of a recruitment participants have taken."""
+    return int(
+        session.scalar(
+            select(func.count())
+            .select_from(RecruitPlace)
+            .where(RecruitPlace.recruitment_id == recruitment_id)
+        )
+        or 0
+    )
 
 
 def place_of_session(session: Session, session_id: str) -> RecruitPlace | None:

@@ -37,6 +37,8 @@ class Recruitment(RequesterBase):
     places: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     published_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: The participant group the study's filters block: blocked participants are added to it.
+    block_group_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class RecruitPlace(RequesterBase):
@@ -93,4 +95,40 @@ class RecruitOutboxEntry(RequesterBase):
     outcome: Mapped[str | None] = mapped_column(String(200), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class RecruitRelay(RequesterBase):
+    """A bonus, block or message for a recruited participant, relayed to the platform exactly once.
+
+    Written when the requester's outbox (``rq_outbox``) hands over an entry
+    whose worker is a participant of the campaign's study: one row per
+    outbox entry. A bonus records the platform's set-up id here before the
+    pay call, which Prolific does not make idempotent: a row left ``sending``
+    or whose pay call ended unknown is *held* for a person, never paid again.
+    """
+
+    __tablename__ = "rq_recruit_relays"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    recruitment_id: Mapped[int] = mapped_column(ForeignKey("rq_recruitments.id"), index=True)
+    #: The requester's outbox entry this relays (unique: handing over twice relays once).
+    outbox_entry_id: Mapped[int] = mapped_column(ForeignKey("rq_outbox.id"), unique=True)
+    #: bonus, block or message.
+    action: Mapped[str] = mapped_column(String(16))
+    participant_id: Mapped[str] = mapped_column(String(64))
+    #: The place's session (Prolific's submission id) the relay is about.
+    session_id: Mapped[str] = mapped_column(String(64))
+    #: amount and reason (bonus), reason (block), subject and message (message).
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    #: pending -> (a bonus: set_up) -> sending -> done; held when the outcome is unknown.
+    status: Mapped[str] = mapped_column(String(16), default="pending", index=True)
+    #: The platform's id of the set-up bonus, recorded before it is paid.
+    setup_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    outcome: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: When the current call began (``sending``): a row sending for long is one whose attempt died.
+    sending_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -18,6 +18,7 @@ from hits.requester.recruit.base import (
     PlaceSubmission,
     RecruitAuthError,
     RecruitError,
+    RecruitOutcomeUnknown,
     RecruitRefused,
     RecruitUnavailable,
     Study,
@@ -27,6 +28,9 @@ from hits.requester.recruit.prolific import wire
 
 #: Statuses worth another try: throttling and the service's own faults.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: Statuses that say the request was not carried out (throttled; "unable to handle" it, RFC 9110):
+#: the only ones a call that is not idempotent is retried on, or reported as not done.
+NOT_CARRIED_OUT = frozenset({429, 503})
 
 
 class ProlificClient:
@@ -61,12 +65,23 @@ class ProlificClient:
 
     # -- the dispatcher ---------------------------------------------------------------------------
 
-    def call(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: dict[str, Any] | None = None,
+        idempotent: bool = True,
+    ) -> Any:
         """One API call (``path`` relative to the base URL, or a link the API gave); its JSON reply.
 
         Retries throttling (429), faults (5xx) and lost connections with
         exponential backoff, honouring ``Retry-After``; a refusal raises
-        ``RecruitRefused``, a bad token ``RecruitAuthError``.
+        ``RecruitRefused``, a bad token ``RecruitAuthError``. A call that is
+        not ``idempotent`` is retried only when it was certainly not carried
+        out (429, 503, a connection never made); any other fault or lost
+        answer raises ``RecruitOutcomeUnknown`` at once.
         """
         url = path if path.startswith(("http://", "https://")) else urljoin(self.base_url, path.lstrip("/"))
         if not _same_origin(url, self.base_url):
@@ -80,11 +95,17 @@ class ProlificClient:
                     method, url, json=json, params=params, headers=headers, timeout=self.timeout
                 )
             except requests.RequestException as exc:
+                if not idempotent and not isinstance(exc, requests.ConnectTimeout):
+                    # The request may have reached Prolific: carried out or not, nobody knows.
+                    raise RecruitOutcomeUnknown(0, f"{method} {_path(url)}: {type(exc).__name__}") from None
                 if last:
                     raise RecruitUnavailable(0, f"{method} {_path(url)}: {type(exc).__name__}") from None
                 self._sleep(self.backoff * 2**attempt)
                 continue
-            if reply.status_code in RETRY_STATUSES and not last:
+            if not idempotent and reply.status_code >= 500 and reply.status_code not in NOT_CARRIED_OUT:
+                raise RecruitOutcomeUnknown(reply.status_code, f"{method} {_path(url)}: {_detail(reply)}")
+            retry = RETRY_STATUSES if idempotent else NOT_CARRIED_OUT
+            if reply.status_code in retry and not last:
                 self._sleep(_retry_after(reply) or self.backoff * 2**attempt)
                 continue
             return _reply(method, url, reply)
@@ -176,8 +197,12 @@ class ProlificClient:
         return str(reply["id"])
 
     def pay_bonuses(self, bonus_id: str) -> None:
-        """Pay bonuses set up before. NOT idempotent: a second call pays again (callers record it once)."""
-        self.call("POST", f"bulk-bonus-payments/{bonus_id}/pay/")
+        """Pay bonuses set up before. NOT idempotent: a second call pays again (callers record it once).
+
+        Raises ``RecruitOutcomeUnknown`` when the call may have paid (a fault
+        other than 503, a lost answer): it must not be made again.
+        """
+        self.call("POST", f"bulk-bonus-payments/{bonus_id}/pay/", idempotent=False)
 
     def create_participant_group(self, name: str, workspace_id: str | None = None) -> str:
         """A new participant group; its id."""
@@ -191,10 +216,20 @@ class ProlificClient:
         )
 
     def send_message(self, participant_id: str, study_id: str, body: str) -> None:
-        """A message to one participant about a study."""
+        """A message to one participant about a study (not idempotent: a second call sends it again)."""
         self.call(
-            "POST", "messages/", json={"recipient_id": participant_id, "study_id": study_id, "body": body}
+            "POST",
+            "messages/",
+            json={"recipient_id": participant_id, "study_id": study_id, "body": body},
+            idempotent=False,
         )
+
+    def find_group(self, name: str) -> str | None:
+        """The id of the researcher's participant group named ``name``, if one exists."""
+        for group in self.pages("participant-groups/"):
+            if group.get("name") == name:
+                return str(group["id"])
+        return None
 
     def new_hook_secret(self, workspace_id: str | None = None) -> str:
         """A new webhook signing secret (replacing any earlier one)."""

@@ -72,10 +72,18 @@ class StandinState:
     hook_secret: str = ""
     #: (method, path) of every authorised call, in order.
     calls: list[tuple[str, str]] = field(default_factory=list)
+    #: (method, path, JSON body) of every call carried out, in order: what Prolific was asked to do.
+    carried_out: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     #: Statuses the next calls get instead of an answer (a fault or throttling to retry).
     faults: list[int] = field(default_factory=list)
     #: Endpoint name -> the status every call to it gets until removed (``study_transition``: 400).
     refusing: dict[str, int] = field(default_factory=dict)
+    #: TEST-ONLY fault injection, per endpoint name (``bonus_pay``, ``message``...): the statuses its
+    #: next calls get *instead of* acting (the call did nothing), one per call.
+    fail_before: dict[str, list[int]] = field(default_factory=dict)
+    #: TEST-ONLY fault injection: the statuses its next calls get *after* acting (the answer was lost:
+    #: a bonus is paid, yet the caller sees a fault), one per call.
+    fail_after: dict[str, list[int]] = field(default_factory=dict)
 
 
 class ProlificStandin:
@@ -98,7 +106,7 @@ class ProlificStandin:
                 Rule("/submissions/<sub>/transition/", endpoint="submission_transition", methods=["POST"]),
                 Rule("/submissions/bonus-payments/", endpoint="bonus_setup", methods=["POST"]),
                 Rule("/bulk-bonus-payments/<bid>/pay/", endpoint="bonus_pay", methods=["POST"]),
-                Rule("/participant-groups/", endpoint="groups", methods=["POST"]),
+                Rule("/participant-groups/", endpoint="groups", methods=["GET", "POST"]),
                 Rule("/participant-groups/<gid>/participants/", endpoint="members", methods=["GET", "POST"]),
                 Rule("/messages/", endpoint="message", methods=["POST"]),
                 Rule("/hooks/secrets/", endpoint="hook_secret", methods=["POST"]),
@@ -139,8 +147,14 @@ class ProlificStandin:
                 raise _Refused(status, "Service unavailable (stand-in fault).")
             if endpoint in self.state.refusing:
                 raise _Refused(self.state.refusing[endpoint], f"Refused by the stand-in ({endpoint}).")
+            if self.state.fail_before.get(endpoint):
+                raise _Refused(self.state.fail_before[endpoint].pop(0), f"Injected fault ({endpoint}).")
             body = request.get_json(silent=True) or {}
             reply = getattr(self, f"_{endpoint}")(request, body, **args)
+            self.state.carried_out.append((request.method, path[len(prefix) :], body))
+            if self.state.fail_after.get(endpoint):
+                lost = self.state.fail_after[endpoint].pop(0)
+                raise _Refused(lost, f"Injected fault after acting ({endpoint}).")
         self._flush()
         return Response(json.dumps(reply), status=200, mimetype="application/json")
 
@@ -260,6 +274,9 @@ class ProlificStandin:
         return {}
 
     def _groups(self, request: Request, body: dict[str, Any]) -> Any:
+        if request.method == "GET":
+            listed = [{k: v for k, v in g.items() if k != "members"} for g in self.state.groups.values()]
+            return self._page(request, listed, "participant-groups/")
         group = {"id": self._new_id(), "name": body.get("name", ""), "members": []}
         self.state.groups[group["id"]] = group
         return {k: v for k, v in group.items() if k != "members"}
