@@ -187,6 +187,13 @@ REVIEWED: dict[str, Reviewed] = {
         "HMAC tag over HIT row, position, assignment and picture: 404 for any other combination",
         f"{HERE}::test_campaign_pages_of_another_assignment",
     ),
+    "hit_pages.guidance_picture": Reviewed(
+        "campaign id, picture index, tag (path)",
+        "HMAC tag over campaign and index, and only the pictures the campaign's guidance shows "
+        "(the same for every worker of it): 404 for a forged tag, another index or campaign",
+        "tests/templates/test_guidance_pages.py::"
+        "test_the_page_server_shows_guidance_and_serves_only_its_pictures",
+    ),
     "heatmap_pages.make": Reviewed(
         "page parameters (form)",
         "page_access as show: 403 before any heatmap is made",

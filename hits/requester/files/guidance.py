@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from werkzeug.security import safe_join
 
 from hits.requester.fileerrors import InputFileError, InputFileErrors
+from hits.requester.templates.base import ScaleWording
 
 #: The longest Markdown text of one field: guidance is read on every page, not a manual.
 MAX_MARKDOWN = 20_000
@@ -72,12 +73,6 @@ class GuidanceQuestion(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(min_length=1, max_length=1000, description="The question (Markdown, one line).")
     answer: str = Field(min_length=1, max_length=MAX_MARKDOWN, description="Its answer (Markdown).")
-
-
-#: One point's words on a scale.
-ScaleLabel = Annotated[str, Field(min_length=1, max_length=300)]
-#: A template's scale wording: one list of labels, or a list per named part (heatmap: per question).
-ScaleWording = list[ScaleLabel] | dict[str, list[ScaleLabel]]
 
 
 class Guidance(BaseModel):

@@ -7,14 +7,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from hits.requester.files.guidance import ScaleWording
+#: One point's words on a scale.
+ScaleLabel = Annotated[str, Field(min_length=1, max_length=300)]
+#: A template's scale wording: one list of labels, or a list per named part (heatmap: per question).
+ScaleWording = list[ScaleLabel] | dict[str, list[ScaleLabel]]
 
 
 class TemplateError(ValueError):

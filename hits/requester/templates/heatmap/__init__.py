@@ -44,7 +44,7 @@ from hits.requester.templates.heatmap.report import study_agreement
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from hits.requester.files.guidance import ScaleWording
+    from hits.requester.templates.base import ScaleWording
 
 #: Aliases the models appear under (one drawn per model, per assignment and slot).
 ALIAS_WORDS = (

@@ -11,7 +11,7 @@ from hits.requester.templates.base import ParsedAnswers, TaskTemplate
 from hits.requester.templates.options import pass_score
 
 if TYPE_CHECKING:
-    from hits.requester.files.guidance import ScaleWording
+    from hits.requester.templates.base import ScaleWording
 
 SCALE = {
     4: "Describes the image: no errors, everything it mentions is in the picture.",

@@ -21,7 +21,7 @@ from hits.requester.templates.compare import Candidate
 from hits.requester.templates.options import pass_score
 
 if TYPE_CHECKING:
-    from hits.requester.files.guidance import ScaleWording
+    from hits.requester.templates.base import ScaleWording
 
 #: Metric id -> (short name, what a worker weighs). Ids name form fields and result columns.
 METRICS: dict[str, tuple[str, str]] = {
