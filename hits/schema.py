@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 
 from hits.db import make_engine
 from hits.settings import Settings
@@ -110,3 +111,17 @@ def upgrade(settings: Settings) -> list[SideUpgrade]:
         upgrade_side("market", settings.market_database_url),
         upgrade_side("requester", settings.database_url),
     ]
+
+
+@cache
+def head_revisions(side: str) -> frozenset[str]:
+    """The revisions ``side``'s database is at once every migration this code has is applied."""
+    script = ScriptDirectory.from_config(alembic_config(side, "sqlite://"))
+    return frozenset(revision.revision for revision in script.get_revisions(f"{side}@heads") if revision)
+
+
+def missing_migrations(connection: Connection, side: str) -> frozenset[str]:
+    """The heads of ``side`` the database on ``connection`` has not reached (empty: up to date)."""
+    context = MigrationContext.configure(connection, opts={"version_table": f"alembic_version_{side}"})
+    current = set(context.get_current_heads())
+    return frozenset(head for head in head_revisions(side) if head not in current)

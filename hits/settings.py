@@ -69,6 +69,11 @@ class Settings:
     prolific_api_url: str = "https://api.prolific.com/api/v1/"
     #: The secret Prolific signs webhook calls with (``POST /hooks/secrets/``); empty: webhooks refused.
     prolific_hook_secret: str = field(default="", repr=False)
+    #: How the server logs to stderr: "json" (one object a line, with the request id), "text", or ""
+    #: (leave logging as the host process set it up).
+    log_format: str = ""
+    #: The bearer token a remote Prometheus scrapes ``/metrics`` with (empty: loopback scrapes only).
+    metrics_token: str = field(default="", repr=False)
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -142,7 +147,17 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         prolific_token=env.get("HITFORGE_PROLIFIC_TOKEN", ""),
         prolific_api_url=env.get("HITFORGE_PROLIFIC_API_URL") or "https://api.prolific.com/api/v1/",
         prolific_hook_secret=env.get("HITFORGE_PROLIFIC_HOOK_SECRET", ""),
+        log_format=_log_format(env.get("HITFORGE_LOG_FORMAT", "")),
+        metrics_token=env.get("HITFORGE_METRICS_TOKEN", ""),
     )
+
+
+def _log_format(value: str) -> str:
+    """``HITFORGE_LOG_FORMAT``: json, text or empty; anything else is a mistake said at start-up."""
+    value = value.strip().lower()
+    if value not in ("", "json", "text"):
+        raise ValueError(f"HITFORGE_LOG_FORMAT must be json or text, not {value!r}")
+    return value
 
 
 def _session_limits(env: Mapping[str, str], who: str, default: SessionLimits) -> SessionLimits:

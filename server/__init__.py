@@ -50,12 +50,16 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         hops = settings.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)  # type: ignore[method-assign]
 
-    from server import cdn, db, errors, task_queue
+    from server import cdn, db, errors, health, metrics, request_log, task_queue
     from server.market import clock, mturk_api, worker_site
     from server.requester import api, dashboard, hit_pages, qualify, recruit_pages
+    from server.requester import metrics as requester_metrics
     from server.templating import init_app as init_templating
 
+    request_log.init_app(app, settings.log_format)
+    metrics.init_app(app, settings.metrics_token)
     db.init_app(app, settings)
+    health.init_app(app)
     errors.init_app(app)
     task_queue.init_app(app, settings)
     csrf = CSRFProtect(app)
@@ -69,6 +73,7 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     api.init_app(app, csrf)
     qualify.init_app(app)
     recruit_pages.init_app(app)
+    requester_metrics.init_app(app)
     clock.init_app(app, "mturk_api", "worker_site")
 
     @app.before_request

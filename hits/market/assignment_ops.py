@@ -336,12 +336,14 @@ def run_clocks(session: Session, now: datetime | None = None) -> dict[str, int]:
         .where(Assignment.status == SUBMITTED, Assignment.auto_approval_time <= now)
         .with_for_update(of=Assignment, skip_locked=True)
     ).all()
+    approved = 0
     for assignment in due:
         try:
             with session.begin_nested():
                 decisions.approve(session, None, assignment.id)
+            approved += 1
         except RequestError:
             continue  # e.g. insufficient funds: it stays Submitted until the requester pays in
     session.flush()
     events.retry_pending(session)
-    return {"abandoned": len(abandoned), "auto_approved": len(due), "hits_refreshed": len(touched)}
+    return {"abandoned": len(abandoned), "auto_approved": approved, "hits_refreshed": len(touched)}

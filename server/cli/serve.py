@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from pathlib import Path
 
 import click
 
@@ -40,6 +42,23 @@ def production_argv(
     ]  # fmt: skip
 
 
+def fresh_metrics_dir() -> Path:
+    """Where the server's processes keep their metrics (``PROMETHEUS_MULTIPROC_DIR``), emptied.
+
+    Emptied at each start: a previous run's files would be summed into this
+    run's counters. An operator's own directory (the variable already set) is
+    used as it is, for them to manage.
+    """
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        Path(given).mkdir(parents=True, exist_ok=True)
+        return Path(given)
+    folder = load_settings().var_dir / "metrics"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=5000, show_default=True, type=int)
@@ -57,6 +76,7 @@ def serve(host: str, port: int, production: bool, workers: int, threads: int) ->
     check_operator_map()  # an unusable HITFORGE_CDN_MAP is one line here, not a traceback in the app
     if production:
         argv = production_argv(host=host, port=port, workers=workers, threads=threads)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(fresh_metrics_dir())
         # Replace this process: signals (a supervisor's SIGTERM) go straight to granian.
         os.execv(argv[0], argv)  # noqa: S606 - our own interpreter
     from werkzeug.serving import run_simple

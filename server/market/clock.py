@@ -26,6 +26,7 @@ from flask import Flask, current_app, request
 from hits.db import session_scope
 from hits.market.assignment_ops import run_clocks
 from server.db import Runtime
+from server.metrics import DECISIONS
 
 SWEEP_EVERY_SECONDS = 5.0
 
@@ -36,7 +37,10 @@ def _sweep(app: Flask, state: dict[str, Any]) -> None:
         with app.app_context():
             rt: Runtime = app.extensions["hitforge"]
             with session_scope(rt.market_sessions) as session:
-                run_clocks(session)
+                done = run_clocks(session)
+            # Counted once committed: a sweep that fails approved nothing.
+            if done["auto_approved"]:
+                DECISIONS.labels("approved", "auto").inc(done["auto_approved"])
     except Exception:
         # Nothing is lost: whatever was due stays due, and the next sweep applies it.
         app.logger.exception("the marketplace clocks' sweep failed; the next one will retry")

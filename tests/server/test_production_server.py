@@ -111,6 +111,14 @@ def test_production_server_answers_boto3_and_the_worker_site(
         page = requests.get(url + "/", timeout=10)
         assert page.status_code == 200
         assert "text/html" in page.headers["Content-Type"]
+        assert requests.get(url + "/readyz", timeout=10).json()["status"] == "ready"
+        # Each worker process counts its own calls; a scrape of either one sums them all.
+        counted = Path(settings.var_dir) / "metrics"
+        assert len({f.name.rsplit("_", 1)[1] for f in counted.glob("counter_*.db")}) >= 1
+        for _ in range(3):
+            scrape = requests.get(url + "/metrics", timeout=10).text
+            assert 'hitforge_mturk_api_calls_total{operation="CreateHIT",outcome="ok"} 6.0' in scrape
+            assert 'operation="GetHIT",outcome="AWS.MechanicalTurk.HITDoesNotExist"} 1.0' in scrape
     finally:
         process.send_signal(signal.SIGTERM)  # exec'd: the signal reaches granian itself
         try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from typing import Any
 
 from flask import Blueprint, Flask, Response, g, request
@@ -32,6 +31,8 @@ from server.market.mturk_api import (  # noqa: F401
 from server.market.mturk_api.model_check import check_request
 from server.market.mturk_api.registry import OPERATIONS, READ_ONLY_OPERATIONS, CallContext
 from server.market.mturk_api.sigv4 import AuthFailure, SignedRequest, parse_authorization, verify
+from server.metrics import count_api_call
+from server.request_log import request_id
 
 TARGET_PREFIX = "MTurkRequesterServiceV20170117."
 CONTENT_TYPE = "application/x-amz-json-1.1"
@@ -51,6 +52,7 @@ def _error(
     if turk_code:
         body["TurkErrorCode"] = turk_code
     g.rollback_only = True
+    count_api_call(g.get("api_operation", "unknown"), turk_code or wire_type)
     return _reply(body, status)
 
 
@@ -73,15 +75,11 @@ def _authenticate() -> Caller:
     return caller
 
 
-@bp.before_request
-def _request_id() -> None:
-    g.aws_request_id = str(uuid.uuid4())
-
-
 @bp.after_request
 def _send_request_id(response: Response) -> Response:
-    # botocore reads ResponseMetadata["RequestId"] from this header, on errors too.
-    response.headers["x-amzn-RequestId"] = g.get("aws_request_id") or str(uuid.uuid4())
+    # botocore reads ResponseMetadata["RequestId"] from this header, on errors too; it is the
+    # request's id in the server's logs (server/request_log.py).
+    response.headers["x-amzn-RequestId"] = request_id()
     return response
 
 
@@ -95,7 +93,7 @@ def _http_error(exc: HTTPException) -> Response:
 @bp.errorhandler(Exception)
 def _unexpected(exc: Exception) -> Response:
     """A bug reaches the client as MTurk's retryable ServiceFault in JSON, never a traceback page."""
-    log.exception("MTurk API request %s failed", g.get("aws_request_id"))
+    log.exception("MTurk API request %s failed", request_id())
     return _error(
         "ServiceFault", "The service failed to process the request.", 500, "AWS.MechanicalTurk.ServiceFault"
     )
@@ -108,6 +106,8 @@ def dispatch() -> Response:
         return _error("UnknownOperationException", f"Unknown target {target!r}.", 400)
     name = target[len(TARGET_PREFIX) :]
     handler = OPERATIONS.get(name)
+    # A made-up operation name is counted as one label, never as itself (labels stay bounded).
+    g.api_operation = name if handler is not None else "unknown"
     if handler is None:
         return _error("UnknownOperationException", f"Operation {name} is not supported.", 400)
     if name in READ_ONLY_OPERATIONS:
@@ -136,6 +136,7 @@ def dispatch() -> Response:
         result = handler(ctx, params)
     except MarketError as exc:
         return _error(exc.wire_type, exc.message, exc.http_status, exc.turk_error_code)
+    count_api_call(name, "ok")
     return _reply(result)
 
 

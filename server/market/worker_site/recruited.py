@@ -21,6 +21,7 @@ from server.capabilities import NoHITToAccept
 from server.db import market_session
 from server.market.worker_site import signin_state
 from server.market.worker_site.base import current_worker, load_worker
+from server.metrics import ACCEPTS
 
 
 def sign_in_recruited(platform: str, participant_id: str) -> str | None:
@@ -44,7 +45,9 @@ def accept_next(hit_type_id: str) -> tuple[str, str]:
     try:
         assignment = assignment_ops.accept_from_group(market_session(), worker, hit_type_id)
     except RequestError as exc:
+        ACCEPTS.labels(exc.turk_error_code).inc()
         raise NoHITToAccept(exc.message) from exc
+    ACCEPTS.labels("accepted").inc()
     return assignment.id, assignment.hit_id
 
 

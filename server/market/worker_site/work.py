@@ -46,6 +46,7 @@ from server.market.worker_site.base import (
     worker_required,
 )
 from server.market.worker_site.html_question import html_frame_url, verify_submit_token
+from server.metrics import ACCEPTS, SUBMISSIONS
 
 # QuestionForm pages show requesters' images, which may live on any http(s) host.
 QUESTION_FORM_CSP = (
@@ -114,9 +115,11 @@ def accept(hit_id: str) -> Any:
     try:
         assignment = assignment_ops.accept(market_session(), signed_in_worker(), hit_id)
     except RequestError as exc:
+        ACCEPTS.labels(exc.turk_error_code).inc()
         flash(exc.message, "error")
         g.rollback_only = True
         return redirect(url_for("worker_site.index"))
+    ACCEPTS.labels("accepted").inc()
     return redirect(url_for("worker_site.work", assignment_id=assignment.id))
 
 
@@ -134,10 +137,12 @@ def accept_from_group(hit_type_id: str) -> Any:
     try:
         assignment = assignment_ops.accept_from_group(market_session(), signed_in_worker(), hit_type_id)
     except RequestError as exc:
+        ACCEPTS.labels(exc.turk_error_code).inc()
         flash(exc.message, "error")
         g.rollback_only = True
         return redirect(url_for("worker_site.index"))
     market_session().commit()  # before the response is built: the write lock is held no longer than needed
+    ACCEPTS.labels("accepted").inc()
     return redirect(url_for("worker_site.work", assignment_id=assignment.id))
 
 
@@ -244,6 +249,7 @@ def _submit(
     # Committed before the page is rendered: on SQLite the write lock is then held
     # for the submission's statements only (a commit that fails is still a 500).
     market_session().commit()
+    SUBMISSIONS.inc()
     hit_type_id = submitted.hit.hit_type_id
     # A recruited participant goes back to their place, not on to the group's next HIT (only they
     # are asked about: the requester side is not consulted on every ordinary worker's submission).
