@@ -72,6 +72,9 @@ class Settings:
     #: How the server logs to stderr: "json" (one object a line, with the request id), "text", or ""
     #: (leave logging as the host process set it up).
     log_format: str = ""
+    #: How long the beat lease lasts unless renewed (``workers/lease.py``): how soon another host's
+    #: beat takes over scheduling from one that died.
+    beat_lease_seconds: float = 30.0
     #: The bearer token a remote Prometheus scrapes ``/metrics`` with (empty: loopback scrapes only).
     metrics_token: str = field(default="", repr=False)
 
@@ -149,6 +152,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         prolific_hook_secret=env.get("HITFORGE_PROLIFIC_HOOK_SECRET", ""),
         log_format=_log_format(env.get("HITFORGE_LOG_FORMAT", "")),
         metrics_token=env.get("HITFORGE_METRICS_TOKEN", ""),
+        beat_lease_seconds=float(_positive(env, "HITFORGE_BEAT_LEASE_SECONDS", 30)),
     )
 
 

@@ -13,6 +13,11 @@ guards fix that:
 
 The lock is taken before the schedule file is opened, so two schedulers never
 write the same shelve file either.
+
+Across hosts a file lock is no help: each host's scheduler also schedules
+only while it holds the ``beat`` lease in the requester database
+(``workers/lease.py``), so however many hosts run a beat, one schedules, and
+another takes over within ``LEASE_SECONDS`` of its death.
 """
 
 from __future__ import annotations
@@ -31,7 +36,12 @@ from typing import IO, Any
 from billiard.process import current_process
 from celery.beat import PersistentScheduler
 
+from workers.lease import holder_name, release, renew_every, take_or_renew
+
 log = logging.getLogger(__name__)
+
+#: The lease whose holder is the one scheduler of the deployment.
+BEAT_LEASE = "beat"
 
 #: From <linux/prctl.h>: deliver a signal to this process when its parent thread dies.
 _PR_SET_PDEATHSIG = 1
@@ -110,4 +120,48 @@ class SingleScheduler(PersistentScheduler):
             app = kwargs.get("app") or args[0]
             filename = kwargs.get("schedule_filename") or app.conf.beat_schedule_filename
             self._lock = hold_lock(lock_path(filename))
+        self._holder = holder_name()
+        self._lease_checked_at: float | None = None
+        self._lease_held = False
         super().__init__(*args, **kwargs)
+
+    def _holds_lease(self) -> bool:
+        """Whether this scheduler holds the beat lease now (renewed every third of the lease)."""
+        now = time.monotonic()
+        if self._lease_checked_at is not None and now - self._lease_checked_at < self._renew_every:
+            return self._lease_held
+        was_held = self._lease_held
+        runtime = self.app.hitforge
+        try:
+            self._lease_held = take_or_renew(
+                runtime.sessions, BEAT_LEASE, self._holder, seconds=runtime.settings.beat_lease_seconds
+            )
+        except Exception:
+            log.exception("beat: the lease could not be taken or renewed; not scheduling until it is")
+            self._lease_held = False
+        self._lease_checked_at = now
+        if self._lease_held != was_held:
+            state = "running" if self._lease_held else "not running"
+            log.warning("beat: %s the schedule (%s)", state, self._holder)
+        return self._lease_held
+
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        """One round: run what is due if this scheduler holds the lease; the time until the next."""
+        if not self._holds_lease():
+            return self._renew_every  # another host schedules; ask again when its lease could lapse
+        # Never sleep past a renewal: a long sleep would let the lease lapse under a live holder.
+        return min(float(super().tick(*args, **kwargs)), self._renew_every)
+
+    @property
+    def _renew_every(self) -> float:
+        return renew_every(self.app.hitforge.settings.beat_lease_seconds)
+
+    def close(self) -> None:
+        """Stop: give the lease up at once, so another host's beat need not wait for it to expire."""
+        super().close()
+        if self._lease_held:
+            try:
+                release(self.app.hitforge.sessions, BEAT_LEASE, self._holder)
+            except Exception:
+                log.exception("beat: the lease could not be released; it expires on its own")
+            self._lease_held = False

@@ -21,6 +21,7 @@ else:
     import hits.requester.tables.api  # noqa: F401
     import hits.requester.tables.batches  # noqa: F401
     import hits.requester.tables.campaigns  # noqa: F401
+    import hits.requester.tables.coordination  # noqa: F401
 
     # The schema tool sees every requester-side table, including those that the
     # qualification package (which builds on hits) defines.

@@ -86,6 +86,10 @@ COMMANDS: dict[str, Lazy] = {
         "server.cli.workflow:rounds",
         "A workflow's per-round record: time, tokens, parts of speech, Jaccard and edit distance.",
     ),
+    "beat": Lazy(
+        "server.cli.serve:beat",
+        "Run the beat scheduler on its own: the one that holds the lease schedules, on any number of hosts.",
+    ),
     "serve": Lazy(
         "server.cli.serve:serve",
         "Run the server: the development server, or with --production as in production.",

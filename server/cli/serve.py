@@ -90,7 +90,13 @@ def serve(host: str, port: int, production: bool, workers: int, threads: int) ->
 @click.option("--concurrency", "-c", default=2, show_default=True, type=int)
 @click.option("--beat/--no-beat", default=True, show_default=True, help="Also run the periodic sync.")
 @click.option("--loglevel", default="INFO", show_default=True)
-def worker(concurrency: int, beat: bool, loglevel: str) -> None:
+@click.option(
+    "--hostname",
+    "-n",
+    default=None,
+    help="The worker's node name (Celery's -n, e.g. review1@%h): unique per worker of a deployment.",
+)
+def worker(concurrency: int, beat: bool, loglevel: str, hostname: str | None) -> None:
     """Run a Celery worker for the review pipeline."""
     from workers import create_celery_app
 
@@ -102,6 +108,18 @@ def worker(concurrency: int, beat: bool, loglevel: str) -> None:
         "--without-gossip",
         "--without-mingle",
     ]
+    if hostname:
+        argv.append(f"--hostname={hostname}")
     if beat:
         argv.append("--beat")
     app.worker_main(argv)
+
+
+@click.command()
+@click.option("--loglevel", default="INFO", show_default=True)
+def beat(loglevel: str) -> None:
+    """Run the beat scheduler on its own: the one that holds the lease schedules, on any number of hosts."""
+    from workers import create_celery_app
+
+    app = create_celery_app(load_settings())
+    app.Beat(loglevel=loglevel).run()
