@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import select
 
 from demo.data import write_rating_demo
@@ -28,8 +29,10 @@ from hits.requester.recruit.prolific.standin import RunningStandin
 from hits.requester.recruit.relay import apply_relays
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, Submission
 from hits.requester.tables.recruiting import RecruitGroup, Recruitment, RecruitRelay
+from server.cli.main import main
 from server.requester.recruit_pages import RECRUITER_EXTENSION
 from tests.helpers import publish_campaign_file, rating_campaign_spec
+from tests.recruit.test_cli import cli_env
 from tests.recruit.test_launch_study import RECRUIT
 from tests.recruit.test_relays import Participant, participant, relay_of, staff_id
 
@@ -227,3 +230,20 @@ def test_a_bonus_in_another_currency_is_converted_or_refused_when_queued(
     apply_entries(requester_sessions, market, [entry_id])
     apply_relays(requester_sessions, prolific)
     assert [p["amounts"] for p in standin.app.state.paid] == [{participant.pid: "0.40"}]
+
+
+def test_recruit_status_prints_the_mirror_group_s_id_for_a_later_study(
+    settings: Any,
+    live_server: Any,
+    requester: Any,
+    requester_sessions: Any,
+    standin: RunningStandin,
+    study: Recruitment,
+) -> None:
+    with session_scope(requester_sessions) as session:
+        (mirror,) = session.scalars(select(RecruitGroup).where(RecruitGroup.recruitment_id == study.id))
+        name = session.get(Campaign, study.campaign_id).name  # type: ignore[union-attr]
+        group_id, label = mirror.group_id, mirror.label
+    env = cli_env(settings, live_server, requester, standin)
+    shown = CliRunner().invoke(main, ["recruit", "status", name], env=env)
+    assert shown.exit_code == 0 and f"group mirroring {label}: {group_id}" in shown.output, shown.output

@@ -146,12 +146,13 @@ class RecruitSpec(BaseModel):
         "and the budget counts what they cost in dollars.",
     )
     bonus_fee_rate: Decimal = Field(
-        Decimal("0.3333"),
+        Decimal("0.3334"),
         ge=0,
         le=2,
         description="Prolific only: Prolific's fee on a bonus (with any VAT on it), as a fraction of the "
-        "bonus, counted in the budget (default 0.3333: Prolific's documented bonus set-up example charges "
-        "fees of 283.34 on 850). Before paying, hitforge reads the set-up's total_amount and does not pay "
+        "bonus, counted in the budget (default 0.3334, a third rounded up: Prolific's documented bonus "
+        "set-up example charges fees of 283.34 on 850). Before paying, hitforge reads the set-up's "
+        "total_amount and does not pay "
         "a bonus that would cost more than the budget counted.",
     )
 
