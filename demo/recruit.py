@@ -61,6 +61,8 @@ def recruit_section(title: str) -> dict[str, Any]:
         "reward": 75,
         "estimated_minutes": 5,
         "hits_per_participant": HITS_PER_PARTICIPANT,
+        # The stand-in's workspace pays in dollars, as hitforge's budget counts them.
+        "currency": "USD",
     }
 
 
@@ -240,7 +242,7 @@ def prolific_summary(console: Console, standin: RunningStandin) -> dict[str, int
         elif method == "GET" and path.startswith("/submissions/"):
             counts["submission reads"] += 1
     for bonus in standin.app.state.paid:
-        paid += sum(bonus["amounts"].values())
+        paid += sum(float(a) for a in bonus["amounts"].values())
     table = Table(title="What Prolific (the stand-in) was asked to do")
     table.add_column("request")
     table.add_column("count", justify="right")

@@ -1,7 +1,10 @@
-"""The recruiting task: settle every study's places (poll, decide, apply once), on the beat.
+"""The recruiting tasks: settle every study's places (poll, decide, apply once), on the beat; apply
+relays as soon as the outbox hands them over.
 
 Only when a Prolific token is set: without one nothing recruits, and the
-task does nothing at all.
+tasks do nothing at all. ``hitforge.apply_relays`` is sent by the outbox's
+tasks once the transaction that wrote the relays commits; the beat's
+``recruit_settle`` applies any it missed (a lost message, a worker down).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from hits.db import session_scope
 from hits.requester.campaigns.recruitment import recruiting_campaigns, settle_places
 from hits.requester.recruit.base import RecruitError
 from hits.requester.recruit.prolific.client import ProlificClient
+from hits.requester.recruit.relay import apply_relays
 
 log = logging.getLogger(__name__)
 #: Seconds between two settlings: Prolific is polled, every page of every study, this often.
@@ -43,6 +47,18 @@ def settle_all(rt: Any) -> dict[str, int]:
     return counts
 
 
+def apply_some(rt: Any, relay_ids: list[int]) -> dict[str, list[int]]:
+    """Apply the given relays now (those already applied or taken are skipped); ids by what happened."""
+    if not rt.settings.prolific_token:
+        return {"applied": [], "failed": [], "held": []}
+    report = apply_relays(rt.sessions, ProlificClient.from_settings(rt.settings), relay_ids=relay_ids)
+    return {
+        "applied": sorted(report.outcomes),
+        "failed": sorted(i for i, e in report.failures.items() if e.retryable),
+        "held": sorted(report.held),
+    }
+
+
 def register(app: Celery) -> None:
     """Define the recruiting task on ``app``."""
 
@@ -50,3 +66,11 @@ def register(app: Celery) -> None:
     def recruit_settle(self: Task) -> dict[str, int]:
         """Poll every study's places, decide the finished ones, apply each decision once."""
         return settle_all(self.app.hitforge)  # type: ignore[attr-defined]
+
+    @app.task(name="hitforge.apply_relays", bind=True, acks_late=True, max_retries=5)
+    def apply_relays_now(self: Task, relay_ids: list[int]) -> dict[str, list[int]]:
+        """Apply relays just handed over; those that failed on throttling or a fault are tried again soon."""
+        done = apply_some(self.app.hitforge, relay_ids)  # type: ignore[attr-defined]
+        if done["failed"]:
+            raise self.retry(args=[done["failed"]], countdown=int(min(60, 2 ** (self.request.retries + 1))))
+        return done

@@ -7,6 +7,7 @@ Tasks are sent only after the transaction that produced their ids commits
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -34,6 +35,11 @@ def _backoff(task: Task) -> int:
 
 def runtime(task: Task) -> Any:
     return task.app.hitforge  # type: ignore[attr-defined]
+
+
+def relays_sender(app: Celery) -> Callable[[list[int]], object]:
+    """Sends the task applying relays written for recruited participants (``recruit_tasks``)."""
+    return lambda relay_ids: app.send_task("hitforge.apply_relays", args=[relay_ids])
 
 
 def register(app: Celery) -> None:
@@ -146,7 +152,7 @@ def register(app: Celery) -> None:
         """Apply one outbox decision through the API; back off on throttling and faults."""
         rt = runtime(self)
         try:
-            return outbox.apply_entry(rt.sessions, rt.market, entry_id)
+            return outbox.apply_entry(rt.sessions, rt.market, entry_id, relays_sender(self.app))
         except MarketplaceError as exc:
             if exc.retryable:
                 raise self.retry(exc=exc, countdown=_backoff(self)) from exc
@@ -168,7 +174,7 @@ def register(app: Celery) -> None:
         resend sweep tries it again later).
         """
         rt = runtime(self)
-        report = outbox.apply_entries(rt.sessions, rt.market, entry_ids)
+        report = outbox.apply_entries(rt.sessions, rt.market, entry_ids, send_relays=relays_sender(self.app))
         again = report.retryable()
         if again:
             raise self.retry(args=[again], exc=report.failures[again[0]], countdown=_backoff(self))

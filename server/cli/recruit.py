@@ -140,6 +140,20 @@ def status(campaign: str) -> None:
     )
     for state, count in sorted(counts.items()):
         console.print(f"  {state}: {count}", highlight=False)
+    _print_groups(row.id)
+
+
+def _print_groups(recruitment_id: int) -> None:
+    """The participant groups mirroring the campaign's qualifications, with the ids a later study allows."""
+    from hits.db import session_scope
+    from hits.requester.recruit.groups import mirror_groups
+    from hits.settings import load_settings
+    from server.cli.sessions import open_sessions
+
+    with session_scope(open_sessions("requester", load_settings())) as session:
+        for group in mirror_groups(session, recruitment_id):
+            made = group.group_id or "not made yet: hitforge launch --resume makes it"
+            console.print(f"  group mirroring {group.label}: {made} ({group.name})", highlight=False)
 
 
 def _change(campaign: str, action: str, done: str) -> None:

@@ -28,6 +28,7 @@ RECRUIT = {
     "estimated_minutes": 8,
     "hits_per_participant": 2,
     "eligibility": {"participant_groups": ["g1"], "exclude_studies": ["s0"]},
+    "currency": "USD",
 }
 
 

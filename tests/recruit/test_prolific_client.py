@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
 import requests
@@ -142,10 +143,37 @@ def test_transitions_a_status_does_not_allow_are_refused(
 
 def test_bonus_pay_pays_again_when_called_again(prolific: ProlificClient, standin: RunningStandin) -> None:
     study_id = published(prolific)
-    bonus_id = prolific.set_up_bonuses(study_id, {"p1": "1.25"})
-    prolific.pay_bonuses(bonus_id)
-    prolific.pay_bonuses(bonus_id)
+    standin.app.take_place(study_id, "p1")  # bonuses go to the study's participants only
+    bonus = prolific.set_up_bonuses(study_id, {"p1": "1.25"})
+    prolific.pay_bonuses(bonus.id)
+    prolific.pay_bonuses(bonus.id)
     assert len(standin.app.state.paid) == 2  # as documented: the client must call it once
+
+
+def test_a_bonus_set_up_says_what_paying_takes_with_prolific_s_fees(
+    prolific: ProlificClient, standin: RunningStandin
+) -> None:
+    study_id = published(prolific)
+    with pytest.raises(RecruitRefused, match="not participants of this study: p9"):
+        prolific.set_up_bonuses(study_id, {"p9": "8.50"})
+    standin.app.take_place(study_id, "p1")
+    # The description's own example: 850 with fees of 283.34 and no VAT takes 1133.34.
+    assert prolific.set_up_bonuses(study_id, {"p1": "8.50"}).total == Decimal("11.3334")
+    standin.app.state.bonus_vat_rate = Decimal("0.2")
+    assert prolific.set_up_bonuses(study_id, {"p1": "8.50"}).total == Decimal("11.9001")
+
+
+def test_participants_leave_a_group_and_removing_a_stranger_is_harmless(
+    prolific: ProlificClient, standin: RunningStandin
+) -> None:
+    group = prolific.create_participant_group("passed the test")
+    prolific.add_to_group(group, ["p1", "p2"])
+    prolific.remove_from_group(group, ["p1", "p3"])
+    prolific.remove_from_group(group, ["p1"])
+    assert standin.app.state.groups[group]["members"] == ["p2"]
+    assert ("DELETE", f"/participant-groups/{group}/participants/", {"participant_ids": ["p1"]}) in (
+        standin.app.state.carried_out
+    )
 
 
 def test_groups_messages_and_signed_webhooks(prolific: ProlificClient, standin: RunningStandin) -> None:

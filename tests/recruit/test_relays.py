@@ -154,7 +154,7 @@ def test_a_bonus_whose_first_pay_call_fails_is_paid_once_on_prolific_not_on_the_
     for _ in range(2):
         apply_relays(requester_sessions, prolific)
         settle_places(requester_sessions, prolific, participant.campaign_id)
-    assert [p["amounts"] for p in standin.app.state.paid] == [{participant.pid: 0.5}]
+    assert [p["amounts"] for p in standin.app.state.paid] == [{participant.pid: "0.50"}]
     assert pay_calls(standin) == 6  # the failed calls and the one that paid
     assert relay_of(requester_sessions, entry_id).status == "done"
 
@@ -179,7 +179,7 @@ def test_a_bonus_whose_pay_outcome_is_unknown_is_held_never_paid_again(
     else:
         # An attempt set the bonus up, marked the row sending, called pay and died before recording.
         (study_id,) = standin.app.state.studies
-        setup_id = prolific.set_up_bonuses(study_id, {participant.pid: "0.50"})
+        setup_id = prolific.set_up_bonuses(study_id, {participant.pid: "0.50"}).id
         prolific.pay_bonuses(setup_id)
         with session_scope(requester_sessions) as session:
             row = session.get(RecruitRelay, relay.id)

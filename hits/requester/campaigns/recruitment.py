@@ -21,10 +21,17 @@ from hits.db import session_scope, utcnow
 from hits.requester.files.campaign import CampaignSpec
 from hits.requester.files.recruit import RecruitSpec, places_needed, study_filters
 from hits.requester.recruit.base import CompletionCode, Recruiter, RecruitError, Study, StudyDraft
+from hits.requester.recruit.groups import (
+    block_group_name,
+    ensure_block_group,
+    ensure_mirror_groups,
+    plan_mirror_groups,
+)
 from hits.requester.recruit.outbox import apply_decisions, decide_places
-from hits.requester.recruit.relay import apply_relays, ensure_block_group, group_name
+from hits.requester.recruit.relay import apply_relays
 from hits.requester.recruit.sync import sync_places
 from hits.requester.tables.campaigns import Campaign, PublishedHIT
+from hits.requester.tables.qualification import QualificationTest
 from hits.requester.tables.recruiting import Recruitment
 
 #: Where participants arrive on hitforge (the requester site's entry page).
@@ -92,6 +99,36 @@ def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None
     return row
 
 
+def mirrored_qualifications(session: Session, campaign: Campaign) -> dict[str, str]:
+    """The qualification type ids the campaign mirrors to participant groups, with their names in the file.
+
+    Each is a qualification test's name, or a qualification type id among the
+    campaign's ``qualification_requirements``; anything else is refused
+    (a typo would otherwise mirror nothing, silently).
+    """
+    recruit = recruit_spec(campaign)
+    if recruit is None:
+        return {}
+    tests = dict(
+        session.execute(select(QualificationTest.name, QualificationTest.qualification_type_id)).all()
+    )
+    required = {
+        r.get("QualificationTypeId")
+        for r in campaign.spec.get("qualification_requirements") or []
+        if isinstance(r, dict)
+    }
+    found: dict[str, str] = {}
+    for label in recruit.mirror_qualifications:
+        type_id = tests.get(label) or (label if label in required else None)
+        if type_id is None:
+            raise ValueError(
+                f"recruit.mirror_qualifications: {label!r} is neither a qualification test's name nor a "
+                f"qualification type id in campaign {campaign.name!r}'s qualification_requirements"
+            )
+        found[type_id] = label
+    return found
+
+
 def study_draft(campaign: Campaign, row: Recruitment, entry_url: str) -> StudyDraft:
     """The study a campaign's recruitment asks for; ``entry_url`` carries the platform's placeholders."""
     recruit = recruit_spec(campaign)
@@ -133,17 +170,22 @@ def launch_study(
         row = plan_recruitment(session, campaign)
         if row is None:
             return None
+        recruit = recruit_spec(campaign)
+        if recruit is not None and recruit.mirror_qualifications:
+            plan_mirror_groups(session, row, mirrored_qualifications(session, campaign))
         recruitment_id, internal_name, group_id = row.id, row.internal_name, row.block_group_id
         study_id = row.study_id
         if row.platform == "panel":
             raise ValueError(f"campaign {name!r} recruits on a panel: it has no study (open_panel)")
-    if study_id is None and group_id is None:
-        # The study's filters block this group, and filters cannot change once it is published:
-        # the group exists first, empty; blocked participants are added to it later (relay.py).
-        try:
-            ensure_block_group(sessions, recruiter, recruitment_id, group_name(internal_name))
-        except RecruitError as exc:
-            raise StudyInterrupted(name, "created", exc) from exc
+    try:
+        if study_id is None and group_id is None:
+            # The study's filters block this group, and filters cannot change once it is published:
+            # the group exists first, empty; blocked participants are added to it later (relay.py).
+            ensure_block_group(sessions, recruiter, recruitment_id, block_group_name(internal_name))
+        # The groups mirroring the campaign's qualifications, made once (planned with the row).
+        ensure_mirror_groups(sessions, recruiter, recruitment_id)
+    except RecruitError as exc:
+        raise StudyInterrupted(name, "created", exc) from exc
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))

@@ -12,6 +12,7 @@ panel's completion URL with the campaign's code (``docs/recruiting.md``).
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from string import Formatter
 from typing import Any, Literal
 
@@ -120,10 +121,45 @@ class RecruitSpec(BaseModel):
     eligibility: Eligibility = Field(
         default_factory=Eligibility, description="Prolific only: who may take the study's places."
     )
+    mirror_qualifications: list[str] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Prolific only: qualifications this campaign grants that are mirrored to Prolific "
+        "participant groups hitforge makes at launch (one each, named '<study's internal name> "
+        "<qualification>'): a participant granted one with a score of 1 or more joins its group; one it "
+        "is revoked from, or granted 0, leaves it. Each is a qualification test's name or a "
+        "qualification type id among the campaign's qualification_requirements. `hitforge recruit "
+        "status` prints each group's id, for a later study's eligibility.participant_groups.",
+    )
+    currency: Literal["GBP", "USD"] | None = Field(
+        None,
+        description="Prolific only: the currency of the Prolific workspace the study runs in (Prolific "
+        "pays rewards and bonuses in it). Required for bonuses to participants: hitforge's budget is in "
+        "US dollars, and a bonus is never paid as the same number in another currency.",
+    )
+    exchange_rate: Decimal | None = Field(
+        None,
+        gt=0,
+        le=1000,
+        description="Prolific only, required with currency GBP for bonuses: how many units of the study's "
+        "currency one US dollar is worth (0.79: $0.50 is paid as 0.40). Bonuses are converted with it, "
+        "and the budget counts what they cost in dollars.",
+    )
+    bonus_fee_rate: Decimal = Field(
+        Decimal("0.3334"),
+        ge=0,
+        le=2,
+        description="Prolific only: Prolific's fee on a bonus (with any VAT on it), as a fraction of the "
+        "bonus, counted in the budget (default 0.3334, a third rounded up: Prolific's documented bonus "
+        "set-up example charges fees of 283.34 on 850). Before paying, hitforge reads the set-up's "
+        "total_amount and does not pay "
+        "a bonus that would cost more than the budget counted.",
+    )
 
     @model_validator(mode="after")
     def _fields_of_the_platform(self) -> RecruitSpec:
         prolific_only = ("reward", "estimated_minutes")
+        prolific_optional = ("currency", "exchange_rate")
         panel_only = ("panel", "id_parameter", "completion_url", "redirect_url", "completion_code")
         if self.platform == "prolific":
             missing = [n for n in prolific_only if getattr(self, n) is None]
@@ -132,8 +168,14 @@ class RecruitSpec(BaseModel):
             stray = [n for n in panel_only if getattr(self, n) is not None]
             if stray:
                 raise ValueError(f"{', '.join(stray)}: only for platform: panel")
+            if self.currency == "USD" and self.exchange_rate not in (None, Decimal(1)):
+                raise ValueError("exchange_rate: a study in USD pays dollars as they are (leave it out)")
+            if len(set(self.mirror_qualifications)) != len(self.mirror_qualifications):
+                raise ValueError("mirror_qualifications: each qualification once")
             return self
-        stray = [n for n in prolific_only if getattr(self, n) is not None]
+        stray = [n for n in prolific_only + prolific_optional if getattr(self, n) is not None]
+        if self.mirror_qualifications:
+            stray.append("mirror_qualifications")
         if stray or self.eligibility != Eligibility():
             raise ValueError(f"{', '.join(stray) or 'eligibility'}: only for platform: prolific")
         if self.id_parameter is None:

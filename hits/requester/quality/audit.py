@@ -39,6 +39,8 @@ ACTION_WORDS = {
     "campaign cancel": "cancelled the campaign",
     "campaign extend": "extended the campaign's HITs",
     "campaign budget": "changed the campaign's budget",
+    "relay recorded as done": "recorded a held relay as carried out on Prolific",
+    "relay recorded as not done": "recorded a held relay as not carried out on Prolific (tried again)",
 }
 CSV_COLUMNS = ("when", "reviewer", "campaign", "worker", "action", "assignments", "why", "evidence_sha256")
 

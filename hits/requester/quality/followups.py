@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from hits.money import format_amount, mturk_fee
 from hits.requester.files.campaign import CampaignSpec, QualityPolicy, stored_reward
 from hits.requester.quality import spot_checks
+from hits.requester.quality.platform_bonus import BonusCurrencyError, platform_bonus
 from hits.requester.tables.batches import Batch
 from hits.requester.tables.campaigns import (
     CANCELLING,
@@ -231,7 +232,14 @@ def on_approved(
         return None
     if stats.gold_correct / stats.gold_total < rule.min_gold_accuracy:
         return None
-    cost = rule.amount + mturk_fee(rule.amount)
+    try:
+        # A participant recruited on Prolific is paid there, in the study's currency, with its fee.
+        on_platform = platform_bonus(
+            session, campaign, campaign_spec(campaign), stats.worker_id, assignment_id, rule.amount
+        )
+    except BonusCurrencyError:
+        return None  # the campaign file does not say how to pay it there: no bonus, never a wrong one
+    cost = on_platform.cost if on_platform is not None else rule.amount + mturk_fee(rule.amount)
     try:
         check_budget(session, campaign, cost, f"a bonus for worker {stats.worker_id}")
     except OverBudget:
@@ -243,6 +251,7 @@ def on_approved(
         "reason": rule.reason,
         "cost": format_amount(cost),
         "gold": f"{stats.gold_correct}/{stats.gold_total}",
+        **(on_platform.payload() if on_platform is not None else {}),
     }
     return enqueue_once(session, campaign.id, "bonus", f"c{campaign.id}:{stats.worker_id}", payload)
 

@@ -13,12 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from hits.db import session_scope, utcnow
+from hits.db import call_after_commit, session_scope, utcnow
 from hits.requester.mturk import (
     DuplicateRequest,
     InvalidAssignmentState,
@@ -26,9 +27,13 @@ from hits.requester.mturk import (
     Marketplace,
     MarketplaceError,
 )
-from hits.requester.recruit.relay import hand_over
+from hits.requester.quality.redo_exclusion import (  # noqa: F401 (re-exported)
+    TooManyRequirements,
+    exclude_from_hit,
+    redo_qualification_name,
+)
+from hits.requester.recruit.relay import HandedOver, hand_over
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
-from hits.wire.limits import MAX_REQUIREMENTS
 
 #: The payload key a done revocation records the worker's score under (a restore grants it again).
 PREVIOUS_SCORE = "previous_score"
@@ -87,7 +92,11 @@ _INDEPENDENT = ("approve", "reject", "reviewing")
 
 
 def apply_entries(
-    sessions: Callable[[], Session], market: Marketplace, entry_ids: list[int], threads: int = APPLY_THREADS
+    sessions: Callable[[], Session],
+    market: Marketplace,
+    entry_ids: list[int],
+    threads: int = APPLY_THREADS,
+    send_relays: Callable[[list[int]], object] | None = None,
 ) -> ApplyReport:
     """Apply outbox entries through the API, each exactly once; record outcomes and failures.
 
@@ -100,9 +109,12 @@ def apply_entries(
     assignment's actual state is then read back and recorded), or a bonus's or
     re-post's token already processed (recorded as applied; a re-posted HIT
     is re-opened all the same).
+
+    ``send_relays`` is given the ids of the relays the claim wrote for recruited participants
+    (``docs/recruiting.md``) once the claim commits: the task applying them is sent then.
     """
     report = ApplyReport()
-    claims = _claim(sessions, market.access_key_id, entry_ids, report)
+    claims = _claim(sessions, market.access_key_id, entry_ids, report, send_relays)
     decisions = [c for c in claims if c.action in _INDEPENDENT]
     others = [c for c in claims if c.action not in _INDEPENDENT]
     if len(decisions) > 1 and threads > 1:
@@ -127,18 +139,28 @@ def apply_entries(
     return report
 
 
-def apply_entry(sessions: Callable[[], Session], market: Marketplace, entry_id: int) -> str:
+def apply_entry(
+    sessions: Callable[[], Session],
+    market: Marketplace,
+    entry_id: int,
+    send_relays: Callable[[list[int]], object] | None = None,
+) -> str:
     """Apply one outbox entry (see :func:`apply_entries`); raise its error if it failed."""
-    report = apply_entries(sessions, market, [entry_id], threads=1)
+    report = apply_entries(sessions, market, [entry_id], threads=1, send_relays=send_relays)
     if entry_id in report.failures:
         raise report.failures[entry_id]
     return report.outcomes[entry_id]
 
 
 def _claim(
-    sessions: Callable[[], Session], access_key_id: str, entry_ids: list[int], report: ApplyReport
+    sessions: Callable[[], Session],
+    access_key_id: str,
+    entry_ids: list[int],
+    report: ApplyReport,
+    send_relays: Callable[[list[int]], object] | None,
 ) -> list[_Claim]:
     """Count an attempt on each pending entry this access key may apply; the rest are skipped."""
+    relays: list[int] = []
     with session_scope(sessions) as session:
         entries = {e.id: e for e in session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(entry_ids)))}
         keys = dict(
@@ -156,7 +178,7 @@ def _claim(
             elif keys.get(entry.campaign_id) != access_key_id:
                 # Another requester's decision: only its own credentials may apply it.
                 report.outcomes[entry_id] = "skipped (published with another access key)"
-            elif (relayed := hand_over(session, entry)) is not None and relayed.instead:
+            elif (relayed := _hand_over(session, entry, relays)) is not None and relayed.instead:
                 # A recruited participant's bonus or message: the platform does it (docs/recruiting.md).
                 entry.status, entry.applied_at, entry.last_error = "done", utcnow(), None
                 report.outcomes[entry_id] = relayed.outcome
@@ -172,7 +194,17 @@ def _claim(
                         entry.attempts,
                     )
                 )
+        if relays and send_relays is not None:
+            call_after_commit(session, partial(send_relays, relays))
     return claims
+
+
+def _hand_over(session: Session, entry: OutboxEntry, written: list[int]) -> HandedOver | None:
+    """``hand_over``, noting the relays written now (their task is sent after the commit)."""
+    relayed = hand_over(session, entry)
+    if relayed is not None and relayed.created:
+        written.append(relayed.relay_id)
+    return relayed
 
 
 def _call_safely(market: Marketplace, claim: _Claim) -> _Applied | MarketplaceError:
@@ -279,77 +311,6 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
         else:
             raise
     return _Applied(outcome, moved_to=moved_to)
-
-
-#: A HIT's properties a HIT type of the same look is made from (``exclude_from_hit``).
-_TYPE_FIELDS = (
-    "Title",
-    "Description",
-    "Keywords",
-    "AssignmentDurationInSeconds",
-    "AutoApprovalDelayInSeconds",
-)
-
-
-class TooManyRequirements(MarketplaceError):
-    """A redo cannot keep anyone out: the HIT already has as many requirements as a HIT type takes.
-
-    Not retryable: the same call would be refused again forever; the entry
-    keeps the message (shown with the campaign's outbox) for a person to act.
-    """
-
-    retryable = False
-
-
-def redo_qualification_name(hit_id: str) -> str:
-    """The name of the one qualification type a redo of ``hit_id`` requires absent (one per HIT)."""
-    return f"hitforge redo of HIT {hit_id}: kept out"
-
-
-def exclude_from_hit(market: Marketplace, hit_id: str, exclude: list[dict[str, Any]]) -> str:
-    """Keep workers out of a HIT's next assignments; return the HIT type the HIT now has.
-
-    An added assignment (CreateAdditionalAssignmentsForHIT) takes the HIT's
-    requirements, which cannot be edited; the HIT is moved to a HIT type like
-    its own plus one ``DoesNotExist`` requirement (guarding discovery, preview
-    and accept) on a qualification type of this HIT's own, which every worker
-    to keep out is given. One requirement however many pictures (and so
-    exclusion rules) the HIT shows: a HIT type takes at most
-    ``MAX_REQUIREMENTS``, and a HIT already at that limit is refused with a
-    clear error. Every call is idempotent: the type is found by its name,
-    associating again sets the same value, and the same properties give the
-    same HIT type.
-    """
-    hit = market.get_hit(hit_id)
-    requirements = list(hit.get("QualificationRequirements") or [])
-    qualification_id = market.ensure_qualification_type(
-        redo_qualification_name(hit_id),
-        "Workers who have already seen this HIT's pictures (a redo of its work).",
-    )
-    if not any(r.get("QualificationTypeId") == qualification_id for r in requirements):
-        if len(requirements) >= MAX_REQUIREMENTS:
-            raise TooManyRequirements(
-                "TooManyRequirements",
-                f"HIT {hit_id} already has {len(requirements)} qualification requirements, the most a "
-                f"HIT type takes ({MAX_REQUIREMENTS}): its redo cannot keep out the workers who saw "
-                "its pictures.",
-            )
-        requirements.append(
-            {
-                "QualificationTypeId": qualification_id,
-                "Comparator": "DoesNotExist",
-                "ActionsGuarded": "DiscoverPreviewAndAccept",
-            }
-        )
-    for worker_id in sorted({w for rule in exclude for w in rule["workers"]}):
-        market.associate_qualification(qualification_id, worker_id, 1)
-    params = {k: hit[k] for k in _TYPE_FIELDS if hit.get(k) not in (None, "")}
-    hit_type_id = market.create_hit_type(
-        reward=Decimal(str(hit["Reward"])), QualificationRequirements=requirements, **params
-    )
-    if hit_type_id != hit.get("HITTypeId"):
-        market.update_hit_type_of_hit(hit_id, hit_type_id)
-    return hit_type_id
 
 
 def _bonus_already_paid(market: Marketplace, payload: dict[str, Any]) -> bool:

@@ -23,6 +23,7 @@ from hits.money import dollars, format_amount, mturk_fee
 from hits.requester.files.campaign import stored_policy
 from hits.requester.quality import followups
 from hits.requester.quality.outbox import PREVIOUS_SCORE
+from hits.requester.quality.platform_bonus import BonusCurrencyError, platform_bonus
 from hits.requester.quality.review import lock_worker_stats
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -158,7 +159,19 @@ def send_bonus(
         raise ActionRefused(f"a bonus is between $0.01 and {dollars(MAX_BONUS)}; {dollars(amount)} is not")
     reason = _checked_text(reason, "The reason for the bonus", MAX_REASON)
     lock_worker_stats(session, campaign.id, [submission.worker_id])
-    cost = amount + mturk_fee(amount)
+    try:
+        # A participant recruited on Prolific is paid there, in the study's currency, with its fee.
+        on_platform = platform_bonus(
+            session,
+            campaign,
+            followups.campaign_spec(campaign),
+            submission.worker_id,
+            submission.assignment_id,
+            amount,
+        )
+    except BonusCurrencyError as exc:
+        raise ActionRefused(str(exc)) from exc
+    cost = on_platform.cost if on_platform is not None else amount + mturk_fee(amount)
     try:
         followups.check_budget(session, campaign, cost, f"a bonus of {dollars(amount)}")
     except followups.OverBudget as exc:
@@ -169,6 +182,7 @@ def send_bonus(
         "amount": format_amount(amount),
         "reason": reason,
         "cost": format_amount(cost),
+        **(on_platform.payload() if on_platform is not None else {}),
     }
     ids = _queue(session, campaign.id, "bonus", f"qa:{request_token}", payload)
     if ids:
@@ -182,9 +196,10 @@ def send_bonus(
             [submission.assignment_id],
         )
     session.flush()
+    paid_as = f", paid on Prolific as {on_platform.pay_amount} {on_platform.currency}" if on_platform else ""
     return ActionDone(
         ids,
-        f"Bonus of {dollars(amount)} (costing {dollars(cost)} with the fee) "
+        f"Bonus of {dollars(amount)} (costing {dollars(cost)} with the fee{paid_as}) "
         f"queued for {submission.worker_id}",
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Protocol
 
 
@@ -96,6 +97,16 @@ class PlaceSubmission:
     completion_code: str | None = None
 
 
+@dataclass(frozen=True)
+class BonusSetUp:
+    """Bonuses set up (not paid): the id to pay them by, and what paying will take from the balance."""
+
+    id: str
+    #: The total with the platform's fees and VAT, in the study's currency (pounds or dollars); None
+    #: when the platform did not say.
+    total: Decimal | None = None
+
+
 class Recruiter(Protocol):
     """The calls hitforge makes to a recruiting platform (``prolific.client.ProlificClient`` is one)."""
 
@@ -135,7 +146,7 @@ class Recruiter(Protocol):
         """``base`` with the placeholders the platform fills with participant, study and session."""
         ...
 
-    def set_up_bonuses(self, study_id: str, amounts: dict[str, str]) -> str:
+    def set_up_bonuses(self, study_id: str, amounts: dict[str, str]) -> BonusSetUp:
         """Set up bonuses (participant id -> amount in the study's currency); the id to pay them by."""
         ...
 
@@ -153,6 +164,10 @@ class Recruiter(Protocol):
 
     def add_to_group(self, group_id: str, participant_ids: list[str]) -> None:
         """Add participants to a group (adding a member again is harmless)."""
+        ...
+
+    def remove_from_group(self, group_id: str, participant_ids: list[str]) -> None:
+        """Remove participants from a group (removing a non-member is harmless)."""
         ...
 
     def send_message(self, participant_id: str, study_id: str, body: str) -> None:

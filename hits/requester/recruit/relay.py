@@ -26,7 +26,15 @@ a lost answer, an attempt that died while ``sending``) is *held* for a
 person: Prolific's API cannot be asked about one bonus payment, so nothing
 pays it again unless a person says it was not paid (:func:`resolve_held`).
 Messages follow the same rule; adding to a group is idempotent and simply
-retried.
+retried. A qualification the campaign grants or revokes is mirrored to its
+participant group (``groups.py``) *also*, as a block is.
+
+A bonus is paid in the study's currency (converted by the campaign's
+exchange rate when it is not dollars: ``quality/platform_bonus.py`` fixes
+the amount and what the budget counts when the bonus is queued). Prolific's
+set-up answer says what paying will take, fees and VAT included: it is
+recorded with the set-up id, and a bonus that would cost more than the
+budget counted is not paid (``refused``).
 """
 
 from __future__ import annotations
@@ -34,12 +42,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from decimal import Decimal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hits.db import session_scope, utcnow
 from hits.requester.recruit.base import Recruiter, RecruitError, RecruitOutcomeUnknown
+from hits.requester.recruit.groups import GROUP_ACTIONS, block_group_name, ensure_block_group, mirror_of
 from hits.requester.tables.campaigns import OutboxEntry
 from hits.requester.tables.recruiting import RecruitAssignment, Recruitment, RecruitPlace, RecruitRelay
 
@@ -47,6 +57,18 @@ from hits.requester.tables.recruiting import RecruitAssignment, Recruitment, Rec
 RELAYED = {"bonus": "bonus", "block": "block", "notify": "message"}
 #: Relayed actions the marketplace no longer does (the platform does them instead).
 INSTEAD = frozenset({"bonus", "notify"})
+#: Outbox actions mirrored to a participant group when the campaign mirrors the qualification.
+MIRRORED = frozenset({"qualify", "revoke"})
+#: Relay actions that may simply be made again (adding or removing a member twice is harmless).
+REPEATABLE = frozenset({"block", *GROUP_ACTIONS.values()})
+#: What each relay action is called on a page.
+ACTION_WORDS = {
+    "bonus": "bonus",
+    "block": "block",
+    "message": "message",
+    "group_add": "added to a group",
+    "group_remove": "removed from a group",
+}
 #: Rows a claim may take: not yet sent, or a bonus set up and not yet paid.
 CLAIMABLE = ("pending", "set_up")
 #: A row ``sending`` for longer than this belongs to an attempt that died (the client's calls time
@@ -62,6 +84,8 @@ class HandedOver:
     relay_id: int
     instead: bool
     outcome: str
+    #: The relay was written now (its task is sent once the claiming transaction commits).
+    created: bool = False
 
 
 def hand_over(session: Session, entry: OutboxEntry) -> HandedOver | None:
@@ -70,35 +94,54 @@ def hand_over(session: Session, entry: OutboxEntry) -> HandedOver | None:
     Called by the outbox while it claims ``entry`` (its transaction): a
     second claim finds the relay written by the first.
     """
-    if entry.action not in RELAYED:
+    if entry.action not in RELAYED and entry.action not in MIRRORED:
         return None
     payload = entry.payload or {}
     worker_id = str(payload.get("worker_id") or "")
     existing = session.scalar(select(RecruitRelay).where(RecruitRelay.outbox_entry_id == entry.id))
+    created = False
     if existing is None:
-        place = _place_of(session, entry.campaign_id, worker_id, payload.get("assignment_id"))
+        place = participant_place(session, entry.campaign_id, worker_id, payload.get("assignment_id"))
         if place is None:
             return None
+        if entry.action in MIRRORED:
+            group = mirror_of(session, place.recruitment_id, payload.get("qualification_type_id"))
+            if group is None:
+                return None  # a qualification the campaign does not mirror
+            joins = entry.action == "qualify" and _score(payload.get("value")) >= 1
+            action = GROUP_ACTIONS["add" if joins else "remove"]
+            relayed = {"group_id": str(group.group_id), "group": group.name, "qualification": group.label}
+        else:
+            action, relayed = RELAYED[entry.action], _relay_payload(entry.action, payload)
         existing = RecruitRelay(
             recruitment_id=place.recruitment_id,
             outbox_entry_id=entry.id,
-            action=RELAYED[entry.action],
+            action=action,
             participant_id=place.participant_id,
             session_id=place.session_id,
-            payload=_relay_payload(entry.action, payload),
+            payload=relayed,
             status="pending",
             attempts=0,
         )
         session.add(existing)
         session.flush()
+        created = True
     outcome = f"{entry.action} (relayed to Prolific: relay {existing.id})"
-    return HandedOver(existing.id, entry.action in INSTEAD, outcome)
+    return HandedOver(existing.id, entry.action in INSTEAD, outcome, created)
 
 
-def _place_of(
+def _score(value: object) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def participant_place(
     session: Session, campaign_id: int, worker_id: str, assignment_id: object
 ) -> RecruitPlace | None:
-    """The worker's place in the campaign's study: the one that took the assignment, else the latest."""
+    """The worker's place in the campaign's Prolific study: the one that took the assignment, else the
+    latest; None for a worker who holds none (their bonuses and messages stay on the marketplace)."""
     if not worker_id:
         return None
     query = (
@@ -124,8 +167,14 @@ def _place_of(
 
 def _relay_payload(action: str, payload: dict[str, object]) -> dict[str, str]:
     if action == "bonus":
-        # The amount as the outbox recorded it (a Decimal's text): Prolific takes it in the study's currency.
-        return {"amount": str(payload["amount"]), "reason": str(payload.get("reason") or "")}
+        # What the outbox fixed when it queued the bonus: the amount in the study's currency (converted
+        # from dollars, platform_bonus.py) and the most its payment may take with Prolific's fees.
+        # A bonus queued before these were recorded is paid as its number, as it was then.
+        relayed = {"amount": str(payload.get("pay_amount") or payload["amount"])}
+        for key in ("pay_currency", "pay_limit"):
+            if payload.get(key):
+                relayed[key] = str(payload[key])
+        return {**relayed, "reason": str(payload.get("reason") or "")}
     if action == "notify":
         return {"subject": str(payload.get("subject") or ""), "message": str(payload.get("message") or "")}
     return {"reason": str(payload.get("reason") or "")}
@@ -153,20 +202,29 @@ class _Claim:
     payload: dict[str, str]
 
 
-def group_name(internal_name: str) -> str:
-    """The name of a study's blocklist participant group (found by it when its creation's answer was lost)."""
-    return f"{internal_name} blocked"
+class CostsMore(RecruitError):
+    """Prolific's set-up would take more than the budget counted: the bonus is not paid."""
 
 
 def apply_relays(
-    sessions: Callable[[], Session], recruiter: Recruiter, recruitment_id: int | None = None
+    sessions: Callable[[], Session],
+    recruiter: Recruiter,
+    recruitment_id: int | None = None,
+    relay_ids: list[int] | None = None,
 ) -> RelayReport:
-    """Make each pending relay's calls once (no transaction open during a call); record what happened."""
+    """Make each pending relay's calls once (no transaction open during a call); record what happened.
+
+    Every pending relay, or a study's (``recruitment_id``), or the given ones (``relay_ids``: the
+    task sent when the outbox hands them over).
+    """
     report = RelayReport()
-    claims = _claim(sessions, recruitment_id, report)
+    claims = _claim(sessions, recruitment_id, relay_ids, report)
     for claim in claims:
         try:
             report.outcomes[claim.id] = _apply(sessions, recruiter, claim)
+        except CostsMore as exc:
+            _finish(sessions, claim.id, "refused", f"not paid: {exc.message}", str(exc))
+            report.failures[claim.id] = exc
         except RecruitOutcomeUnknown as exc:
             _finish(sessions, claim.id, "held", HELD_UNKNOWN, str(exc))
             report.held.append(claim.id)
@@ -183,7 +241,12 @@ def apply_relays(
     return report
 
 
-def _claim(sessions: Callable[[], Session], recruitment_id: int | None, report: RelayReport) -> list[_Claim]:
+def _claim(
+    sessions: Callable[[], Session],
+    recruitment_id: int | None,
+    relay_ids: list[int] | None,
+    report: RelayReport,
+) -> list[_Claim]:
     """Mark the pending relays ``sending`` (committed before any call); hold those whose attempt died."""
     now = utcnow()
     claims = []
@@ -193,6 +256,8 @@ def _claim(sessions: Callable[[], Session], recruitment_id: int | None, report: 
         )
         if recruitment_id is not None:
             query = query.where(RecruitRelay.recruitment_id == recruitment_id)
+        if relay_ids is not None:
+            query = query.where(RecruitRelay.id.in_(relay_ids))
         rows = session.execute(
             query.where(RecruitRelay.status.in_((*CLAIMABLE, "sending")))
             .order_by(RecruitRelay.id)
@@ -202,7 +267,7 @@ def _claim(sessions: Callable[[], Session], recruitment_id: int | None, report: 
             if row.status == "sending":
                 if row.sending_at is not None and now - row.sending_at < STALE_SENDING:
                     continue  # another attempt is making the call right now
-                if row.action == "block" or (row.action == "bonus" and row.setup_id is None):
+                if row.action in REPEATABLE or (row.action == "bonus" and row.setup_id is None):
                     row.status = "pending"  # nothing paid or sent twice by doing it again
                 else:
                     row.status, row.outcome = "held", HELD_UNKNOWN
@@ -220,7 +285,7 @@ def _claim(sessions: Callable[[], Session], recruitment_id: int | None, report: 
                     recruitment.study_id,
                     recruitment.id,
                     recruitment.block_group_id,
-                    group_name(recruitment.internal_name),
+                    block_group_name(recruitment.internal_name),
                     row.setup_id,
                     dict(row.payload),
                 )
@@ -231,22 +296,18 @@ def _claim(sessions: Callable[[], Session], recruitment_id: int | None, report: 
 def _apply(sessions: Callable[[], Session], recruiter: Recruiter, claim: _Claim) -> str:
     """One relay's calls; its outcome."""
     if claim.action == "bonus":
-        setup_id = claim.setup_id
-        if setup_id is None:
-            # Setting up pays nothing: a set-up whose answer was lost is an unpaid orphan, not a payment.
-            setup_id = recruiter.set_up_bonuses(
-                claim.study_id, {claim.participant_id: claim.payload["amount"]}
-            )
-            with session_scope(sessions) as session:
-                row = session.get(RecruitRelay, claim.id)
-                assert row is not None
-                row.setup_id, row.sending_at = setup_id, utcnow()  # committed before pay is called
-        recruiter.pay_bonuses(setup_id)
-        return f"bonus of {claim.payload['amount']} paid on Prolific ({setup_id})"
+        return _pay_bonus(sessions, recruiter, claim)
     if claim.action == "message":
         subject, message = claim.payload["subject"], claim.payload["message"]
         recruiter.send_message(claim.participant_id, claim.study_id, f"{subject}\n\n{message}".strip())
         return "message sent on Prolific"
+    if claim.action in GROUP_ACTIONS.values():
+        group_id, name = claim.payload["group_id"], claim.payload.get("group", "")
+        if claim.action == GROUP_ACTIONS["add"]:
+            recruiter.add_to_group(group_id, [claim.participant_id])
+            return f"added to the group {name} ({group_id})"
+        recruiter.remove_from_group(group_id, [claim.participant_id])
+        return f"removed from the group {name} ({group_id})"
     group_id = claim.group_id or ensure_block_group(
         sessions, recruiter, claim.recruitment_id, claim.group_name
     )
@@ -254,16 +315,31 @@ def _apply(sessions: Callable[[], Session], recruiter: Recruiter, claim: _Claim)
     return f"added to the study's blocklist group {group_id}"
 
 
-def ensure_block_group(
-    sessions: Callable[[], Session], recruiter: Recruiter, recruitment_id: int, name: str
-) -> str:
-    """The recruitment's blocklist participant group, made once (found by name if its answer was lost)."""
-    group_id = recruiter.find_group(name) or recruiter.create_participant_group(name)
-    with session_scope(sessions) as session:
-        row = session.get(Recruitment, recruitment_id)
-        assert row is not None
-        row.block_group_id = row.block_group_id or group_id
-        return row.block_group_id
+def _pay_bonus(sessions: Callable[[], Session], recruiter: Recruiter, claim: _Claim) -> str:
+    """Set the bonus up (once), check what paying takes against the budget, then pay it."""
+    setup_id, charged = claim.setup_id, claim.payload.get("charged")
+    if setup_id is None:
+        # Setting up pays nothing: a set-up whose answer was lost is an unpaid orphan, not a payment.
+        set_up = recruiter.set_up_bonuses(claim.study_id, {claim.participant_id: claim.payload["amount"]})
+        setup_id, charged = set_up.id, None if set_up.total is None else str(set_up.total)
+        with session_scope(sessions) as session:
+            row = session.get(RecruitRelay, claim.id)
+            assert row is not None
+            row.setup_id, row.sending_at = setup_id, utcnow()  # committed before pay is called
+            if charged is not None:
+                row.payload = {**row.payload, "charged": charged}
+    currency = claim.payload.get("pay_currency", "")
+    limit = claim.payload.get("pay_limit")
+    if limit is not None and charged is not None and Decimal(charged) > Decimal(limit):
+        raise CostsMore(
+            0,
+            f"Prolific would take {charged} {currency} with its fees, more than the {limit} {currency} "
+            "the budget counted (recruit.bonus_fee_rate)",
+        )
+    recruiter.pay_bonuses(setup_id)
+    amount = f"{claim.payload['amount']} {currency}".strip()
+    took = f"; {charged} {currency} with fees".rstrip() if charged is not None else ""
+    return f"bonus of {amount} paid on Prolific ({setup_id}{took})"
 
 
 def _finish(

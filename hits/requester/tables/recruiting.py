@@ -132,3 +132,27 @@ class RecruitRelay(RequesterBase):
     #: When the current call began (``sending``): a row sending for long is one whose attempt died.
     sending_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class RecruitGroup(RequesterBase):
+    """A participant group hitforge keeps on the platform mirroring one qualification of a campaign.
+
+    Made at launch, once, under its own name (found by it when the creation's
+    answer was lost); a participant the campaign grants the qualification
+    joins it, one it is revoked from (or granted a score of 0) leaves it. A
+    later study may take its ``group_id`` as an allowlist.
+    """
+
+    __tablename__ = "rq_recruit_groups"
+    __table_args__ = (UniqueConstraint("recruitment_id", "qualification_type_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    recruitment_id: Mapped[int] = mapped_column(ForeignKey("rq_recruitments.id"), index=True)
+    #: The marketplace's qualification type mirrored.
+    qualification_type_id: Mapped[str] = mapped_column(String(64))
+    #: The qualification as the campaign file names it (a qualification test's name, or the type id).
+    label: Mapped[str] = mapped_column(String(200))
+    #: The group's name on the platform: hitforge's key for it.
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    group_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

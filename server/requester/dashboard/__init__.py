@@ -5,7 +5,8 @@ its routes to ``base.bp``: ``views`` (campaigns, results), ``campaign_pages`` (a
 campaign's progress, plots, items and controls), ``review_pages`` (the QA queue,
 evidence, decisions), ``action_pages`` (a reviewer's other actions on a worker),
 ``spot_pages`` (spot checks of approved work), ``audit_pages``,
-``workflow_pages`` and ``launch_pages`` (uploading a campaign's zip, its check and launch).
+``workflow_pages``, ``launch_pages`` (uploading a campaign's zip, its check and launch) and
+``relay_pages`` (a recruiting campaign's relays to Prolific, and resolving the held ones).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from server.requester.dashboard import (
     audit_pages,
     campaign_pages,
     launch_pages,
+    relay_pages,
     review_pages,
     spot_pages,
     views,
@@ -30,6 +32,7 @@ __all__ = [
     "campaign_pages",
     "init_app",
     "launch_pages",
+    "relay_pages",
     "review_pages",
     "spot_pages",
     "views",

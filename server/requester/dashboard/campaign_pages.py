@@ -36,6 +36,7 @@ from server.requester.dashboard.base import (
     staff_required,
     svg_response,
 )
+from server.requester.dashboard.relay_pages import recruiting_context
 from server.task_queue import send_after_commit
 
 ITEMS_PER_PAGE = 50
@@ -76,6 +77,7 @@ def campaign_page(campaign_id: int) -> Any:
         result=result,
         change_words=CHANGE_WORDS,
         allowed={k for k, v in control.ALLOWED_FROM.items() if campaign.status in v},
+        **recruiting_context(campaign_id),
     )
 
 

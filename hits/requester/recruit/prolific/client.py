@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 
 from hits.requester.recruit.base import (
+    BonusSetUp,
     PlaceSubmission,
     RecruitAuthError,
     RecruitError,
@@ -188,13 +189,17 @@ class ProlificClient:
 
     # -- bonuses, groups, messages, webhooks ------------------------------------------------------
 
-    def set_up_bonuses(self, study_id: str, amounts: dict[str, str]) -> str:
-        """Set up bonuses (participant id -> amount in the study's currency); the id to pay them by."""
+    def set_up_bonuses(self, study_id: str, amounts: dict[str, str]) -> BonusSetUp:
+        """Set up bonuses (participant id -> amount in the study's currency); the id to pay them by.
+
+        Prolific's answer (``BulkBonus``) says what paying will take from the
+        balance, fees and VAT included (``total_amount``, in cents or pence).
+        """
         csv = "\n".join(f"{pid},{amount}" for pid, amount in amounts.items())
         reply = self.call(
             "POST", "submissions/bonus-payments/", json={"study_id": study_id, "csv_bonuses": csv}
         )
-        return str(reply["id"])
+        return BonusSetUp(str(reply["id"]), wire.major_units(reply.get("total_amount")))
 
     def pay_bonuses(self, bonus_id: str) -> None:
         """Pay bonuses set up before. NOT idempotent: a second call pays again (callers record it once).
@@ -213,6 +218,14 @@ class ProlificClient:
         """Add participants to a group (adding a member again is harmless)."""
         self.call(
             "POST", f"participant-groups/{group_id}/participants/", json={"participant_ids": participant_ids}
+        )
+
+    def remove_from_group(self, group_id: str, participant_ids: list[str]) -> None:
+        """Remove participants from a group (removing a non-member is harmless)."""
+        self.call(
+            "DELETE",
+            f"participant-groups/{group_id}/participants/",
+            json={"participant_ids": participant_ids},
         )
 
     def send_message(self, participant_id: str, study_id: str, body: str) -> None:

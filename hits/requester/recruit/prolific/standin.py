@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlencode
 
@@ -70,6 +71,10 @@ class StandinState:
     messages: list[dict[str, Any]] = field(default_factory=list)
     hooks: dict[str, dict[str, Any]] = field(default_factory=dict)
     hook_secret: str = ""
+    #: Prolific's fee on bonuses, as a fraction of the bonus (a third, as its documented example).
+    bonus_fee_rate: Decimal = wire.BONUS_FEE_RATE
+    #: VAT on the fee, as a fraction of it (none by default, as in the documented example).
+    bonus_vat_rate: Decimal = Decimal(0)
     #: (method, path) of every authorised call, in order.
     calls: list[tuple[str, str]] = field(default_factory=list)
     #: (method, path, JSON body) of every call carried out, in order: what Prolific was asked to do.
@@ -107,7 +112,12 @@ class ProlificStandin:
                 Rule("/submissions/bonus-payments/", endpoint="bonus_setup", methods=["POST"]),
                 Rule("/bulk-bonus-payments/<bid>/pay/", endpoint="bonus_pay", methods=["POST"]),
                 Rule("/participant-groups/", endpoint="groups", methods=["GET", "POST"]),
-                Rule("/participant-groups/<gid>/participants/", endpoint="members", methods=["GET", "POST"]),
+                Rule("/participant-groups/<gid>/", endpoint="group", methods=["GET"]),
+                Rule(
+                    "/participant-groups/<gid>/participants/",
+                    endpoint="members",
+                    methods=["GET", "POST", "DELETE"],
+                ),
                 Rule("/messages/", endpoint="message", methods=["POST"]),
                 Rule("/hooks/secrets/", endpoint="hook_secret", methods=["POST"]),
                 Rule("/hooks/subscriptions/", endpoint="hooks", methods=["POST"]),
@@ -251,17 +261,33 @@ class ProlificStandin:
     # -- bonuses, groups, messages, hooks -------------------------------------------------------------
 
     def _bonus_setup(self, request: Request, body: dict[str, Any]) -> Any:
-        self._study_row(str(body.get("study_id")))
+        study = self._study_row(str(body.get("study_id")))
         lines = [line.split(",") for line in str(body.get("csv_bonuses", "")).strip().splitlines()]
         if not lines or any(len(line) != 2 for line in lines):
             raise _Refused(400, "csv_bonuses: one 'participant id,amount' a line.")
-        amounts = {pid.strip(): float(amount) for pid, amount in lines}
+        try:
+            amounts = {pid.strip(): Decimal(amount.strip()) for pid, amount in lines}
+        except InvalidOperation:
+            raise _Refused(400, "csv_bonuses: each amount is a number such as 4.25.") from None
+        if any(not a.is_finite() or a <= 0 for a in amounts.values()):
+            raise _Refused(400, "csv_bonuses: each amount is more than 0.")
+        # The documented rule: the participants must have taken part in the study.
+        taking = {s["participant"] for s in self.state.submissions.values() if s["study_id"] == study["id"]}
+        strangers = sorted(set(amounts) - taking)
+        if strangers:
+            raise _Refused(400, f"csv_bonuses: not participants of this study: {', '.join(strangers)}.")
+        # BulkBonus: amount, fees, vat and total_amount in cents; total is what paying takes.
+        cents = sum(amounts.values(), Decimal(0)) * 100
+        fees = wire.bonus_fees(cents, self.state.bonus_fee_rate)
+        vat = (fees * self.state.bonus_vat_rate).quantize(Decimal("0.01"))
         bonus = {
             "id": self._new_id(),
             "study": body["study_id"],
-            "amounts": amounts,
-            "amount": round(sum(amounts.values()) * 100),
-            "total_amount": round(sum(amounts.values()) * 133.33, 2),
+            "amounts": {pid: str(a) for pid, a in amounts.items()},
+            "amount": float(cents),
+            "fees": float(fees),
+            "vat": float(vat),
+            "total_amount": float(cents + fees + vat),
         }
         self.state.bonuses[bonus["id"]] = bonus
         return bonus
@@ -281,12 +307,28 @@ class ProlificStandin:
         self.state.groups[group["id"]] = group
         return {k: v for k, v in group.items() if k != "members"}
 
+    def _group(self, request: Request, body: dict[str, Any], gid: str) -> Any:
+        if gid not in self.state.groups:
+            raise _Refused(404, "Not found.")
+        group = self.state.groups[gid]
+        return {
+            **{k: v for k, v in group.items() if k != "members"},
+            "participant_count": len(group["members"]),
+        }
+
     def _members(self, request: Request, body: dict[str, Any], gid: str) -> Any:
         if gid not in self.state.groups:
             raise _Refused(404, "Not found.")
         members = self.state.groups[gid]["members"]
+        wanted = body.get("participant_ids", [])
+        if request.method in ("POST", "DELETE") and (not isinstance(wanted, list) or not wanted):
+            raise _Refused(400, "participant_ids: This field is required.")
         if request.method == "POST":
-            members.extend(p for p in body.get("participant_ids", []) if p not in members)
+            # Documented: participants already in the group are ignored.
+            members.extend(p for p in wanted if p not in members)
+        elif request.method == "DELETE":
+            # Documented: participants not in the group are ignored.
+            members[:] = [p for p in members if p not in wanted]
         return {"results": [{"participant_id": p} for p in members]}
 
     def _message(self, request: Request, body: dict[str, Any]) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlencode
 
@@ -50,6 +51,27 @@ STUDY_ACTIONS = frozenset({"PUBLISH", "PAUSE", "START", "STOP"})
 #: The webhook headers: a base64 HMAC-SHA256 over timestamp + body, and the UNIX timestamp signed.
 SIGNATURE_HEADER = "X-Prolific-Request-Signature"
 TIMESTAMP_HEADER = "X-Prolific-Request-Timestamp"
+
+
+#: Prolific's fee on a bonus as its description's example charges it (fees of 283.34 on 850: a third,
+#: rounded up to a hundredth of a cent): what the stand-in charges unless a test says otherwise.
+BONUS_FEE_RATE = Decimal(1) / Decimal(3)
+
+
+def major_units(cents: object) -> Decimal | None:
+    """An amount Prolific gives in cents or pence (``total_amount``: 1133.34) in pounds or dollars."""
+    if cents is None or isinstance(cents, bool):
+        return None
+    try:
+        value = Decimal(str(cents))
+    except InvalidOperation:
+        return None
+    return value / 100 if value.is_finite() else None
+
+
+def bonus_fees(amount_cents: Decimal, rate: Decimal = BONUS_FEE_RATE) -> Decimal:
+    """Prolific's fee on a bonus of ``amount_cents``, in cents to two places, rounded up."""
+    return (amount_cents * rate).quantize(Decimal("0.01"), rounding=ROUND_CEILING)
 
 
 def study_body(draft: StudyDraft) -> dict[str, Any]:
