@@ -247,3 +247,30 @@ def test_recruit_status_prints_the_mirror_group_s_id_for_a_later_study(
     env = cli_env(settings, live_server, requester, standin)
     shown = CliRunner().invoke(main, ["recruit", "status", name], env=env)
     assert shown.exit_code == 0 and f"group mirroring {label}: {group_id}" in shown.output, shown.output
+
+
+def test_check_warns_before_launch_when_bonuses_could_not_be_paid(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A Prolific campaign without its study's currency launches; the check says bonuses would be refused."""
+    import yaml
+
+    from demo.data import write_rating_demo
+    from hits.requester.campaigns.service import campaign_warnings
+    from hits.requester.files.campaign import load_campaign_file
+
+    without = {k: v for k, v in RECRUIT.items() if k != "currency"}
+    for n, (extra, expected) in enumerate(
+        (
+            ({}, "recruit.currency is not set"),
+            ({"currency": "GBP"}, "recruit.currency is GBP without recruit.exchange_rate"),
+            ({"currency": "GBP", "exchange_rate": "0.79"}, None),
+            ({"currency": "USD"}, None),
+        )
+    ):
+        folder = tmp_path / f"c{n}"
+        folder.mkdir()
+        write_rating_demo(folder, items=6, gold=4, seed=1)
+        spec = rating_campaign_spec(f"warned-{n}", recruit={**without, **extra})
+        (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
+        warnings = campaign_warnings(load_campaign_file(folder / "campaign.yaml"))
+        found = [w for w in warnings if w.startswith("recruit.currency")]
+        assert (found[0].startswith(expected) if expected else not found), (extra, warnings)

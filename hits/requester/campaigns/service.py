@@ -116,7 +116,22 @@ def campaign_warnings(loaded: CampaignFile) -> list[str]:
     """
     spec = loaded.spec
     short = pool_shortfall(len(loaded.gold), spec.gold_per_hit, hit_count_for(spec, len(loaded.items)))
-    return [f"{short} (allowed by allow_gold_reuse)"] if short else []
+    warnings = [f"{short} (allowed by allow_gold_reuse)"] if short else []
+    recruit = spec.recruit
+    if recruit is not None and recruit.platform == "prolific":
+        # Bonuses are refused when queued, not at launch: a study may never pay one. Said here, before
+        # the launch, so a requester who will pay them adds the key now rather than finding out later.
+        if recruit.currency is None:
+            warnings.append(
+                "recruit.currency is not set: bonuses to this study's participants will be refused "
+                "(add USD, or GBP with recruit.exchange_rate, to pay them)"
+            )
+        elif recruit.currency != "USD" and recruit.exchange_rate is None:
+            warnings.append(
+                f"recruit.currency is {recruit.currency} without recruit.exchange_rate: bonuses to this "
+                "study's participants will be refused (a bonus in dollars is never paid as the same number)"
+            )
+    return warnings
 
 
 def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:

@@ -1,7 +1,7 @@
 """Leases: a duty one process holds at a time across hosts (the beat's scheduling)
 
-Revision ID: req0026
-Revises: req0022
+Revision ID: req0024
+Revises: req0023
 """
 
 import sqlalchemy as sa
@@ -9,8 +9,8 @@ from alembic import op
 
 import hits.db
 
-revision = "req0026"
-down_revision = "req0022"
+revision = "req0024"
+down_revision = "req0023"
 branch_labels = None
 depends_on = None
 

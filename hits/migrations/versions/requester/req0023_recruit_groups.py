@@ -1,6 +1,6 @@
 """Recruit groups: participant groups mirroring a campaign's qualifications on Prolific
 
-Revision ID: req0025_recruit_groups
+Revision ID: req0023
 Revises: req0022
 """
 
@@ -9,7 +9,7 @@ from alembic import op
 
 import hits.db
 
-revision = "req0025_recruit_groups"
+revision = "req0023"
 down_revision = "req0022"
 branch_labels = None
 depends_on = None
