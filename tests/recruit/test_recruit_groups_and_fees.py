@@ -273,4 +273,4 @@ def test_check_warns_before_launch_when_bonuses_could_not_be_paid(tmp_path) -> N
         (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
         warnings = campaign_warnings(load_campaign_file(folder / "campaign.yaml"))
         found = [w for w in warnings if w.startswith("recruit.currency")]
-        assert (found[0].startswith(expected) if expected else not found), (extra, warnings)
+        assert found[0].startswith(expected) if expected else not found, (extra, warnings)
