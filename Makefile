@@ -39,13 +39,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# The whole suite twice: on the embedded default (SQLite + kombu's SQLAlchemy
-# broker), then on PostgreSQL + Redis. scripts/test-services.sh installs them
-# and Chromium (apt) when missing and starts private instances on spare ports.
+# The whole suite twice, at once: on the embedded default (SQLite + kombu's
+# SQLAlchemy broker) and on PostgreSQL + Redis (scripts/test-both-backends.sh).
+# scripts/test-services.sh installs them and Chromium (apt) when missing and
+# starts private instances on spare ports.
 test: $(STAMP) cdn-libraries test-tools lint typecheck
 	scripts/test-services.sh start
 	set -a; eval "$$(scripts/test-services.sh env)"; set +a; \
-	  $(BIN)/pytest -q && HITFORGE_TEST_BACKEND=postgres $(BIN)/pytest -q; rc=$$?; \
+	  BIN=$(BIN) scripts/test-both-backends.sh; rc=$$?; \
 	  scripts/test-services.sh stop; exit $$rc
 
 bench: $(STAMP)
