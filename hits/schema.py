@@ -59,7 +59,7 @@ def _sqlite_file(url: str) -> Path | None:
     return Path(str(parsed.database))
 
 
-def _current_heads(side: str, url: str) -> tuple[str, ...]:
+def current_heads(side: str, url: str) -> tuple[str, ...]:
     """The revisions ``side``'s version table records (none for a new database)."""
     engine = make_engine(url)
     try:
@@ -91,9 +91,9 @@ def upgrade_side(side: str, url: str) -> SideUpgrade:
     created = file is not None and not file.exists()
     config = alembic_config(side, url)
     script = ScriptDirectory.from_config(config)
-    before = () if created else _current_heads(side, url)
+    before = () if created else current_heads(side, url)
     command.upgrade(config, f"{side}@heads")
-    after = _current_heads(side, url)
+    after = current_heads(side, url)
     done_before = _ancestry(script, before)
     applied = [r for r in _ancestry(script, after) if r not in done_before]
     return SideUpgrade(

@@ -11,6 +11,8 @@ come that way, so the product never imports the demo). A name
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import click
 
@@ -121,7 +123,7 @@ def main() -> None:
 
 @main.group()
 def db() -> None:
-    """Database schema."""
+    """Database schema, backups and restores."""
 
 
 @db.command("upgrade")
@@ -135,6 +137,47 @@ def db_upgrade() -> None:
     console = Console()
     for side in upgrade(load_settings()):
         console.print(side.describe(), highlight=False)
+
+
+@db.command("backup")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+def db_backup(folder: Path) -> None:
+    """Back up both halves' databases into FOLDER while hitforge runs (requester side first)."""
+    from rich.console import Console
+
+    from hits.backup import BackupError, back_up
+    from hits.settings import load_settings
+
+    console = Console()
+    try:
+        saved = back_up(load_settings(), folder)
+    except BackupError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(1)
+    for database in saved:
+        at = ", ".join(database.revisions) or "no revision"
+        console.print(f"{database.side} database ({database.kind}, at {at}) -> {folder / database.file}")
+    console.print(f"backup complete in {folder}; copy the media folders with it (docs/operations.md)")
+
+
+@db.command("restore")
+@click.argument("folder", type=click.Path(file_okay=False, exists=True, path_type=Path))
+def db_restore(folder: Path) -> None:
+    """Restore the backup in FOLDER into new, empty databases (the ones HITFORGE_* names)."""
+    from rich.console import Console
+
+    from hits.backup import BackupError, restore
+    from hits.settings import load_settings
+
+    console = Console()
+    try:
+        saved = restore(load_settings(), folder)
+    except BackupError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(1)
+    for database in saved:
+        console.print(f"{database.side} database restored from {folder / database.file}")
+    console.print("run hitforge db upgrade if this code has newer migrations, then start the services")
 
 
 if __name__ == "__main__":  # pragma: no cover
