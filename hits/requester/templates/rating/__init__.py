@@ -81,10 +81,6 @@ class RatingTemplate(TaskTemplate):
                 result.answers.append(int(raw))
         return result
 
-    def key_words(self, key: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
-        """The right rating with the scale's words for it."""
-        return f"{key['rating']}: {SCALE[int(key['rating'])]}"
-
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         tolerance = int(options.get("gold_tolerance", GOLD_TOLERANCE))
         return 1.0 if abs(int(answer) - int(key["rating"])) <= tolerance else 0.0
