@@ -229,9 +229,12 @@ def practice_item(spec: Mapping[str, Any], number: int) -> PracticeItem | None:
 
 @dataclass(frozen=True)
 class Feedback:
-    """What a worker is told once a practice answer is judged (HTML made safe)."""
+    """What a worker is told once a practice answer is judged (HTML made safe).
 
-    right: bool
+    ``right`` is None only where nobody answered: a preview of what every worker reads afterwards.
+    """
+
+    right: bool | None
     right_answer: str
     explanation: str
 

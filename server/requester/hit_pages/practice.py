@@ -70,7 +70,7 @@ def practice_url(campaign: Campaign, params: Mapping[str, str], number: int = 0)
     return url_for("hit_pages.practice", **values)
 
 
-def _view(
+def practice_view(
     template: TaskTemplate, practice: PracticeItem, seed: str, picture_url: Callable[[str], str | None]
 ) -> dict[str, Any]:
     """The training item as the page gets it: in the item's own order, pictures as served URLs."""
@@ -103,10 +103,8 @@ def render_practice(
     practice = practice_item(campaign.spec, number)
     if practice is None:
         abort(404)
-    template = get_template(campaign.template)
     picture_url = served_picture_url(campaign)
     judged = judge(campaign.spec, practice, form, picture_url) if form is not None else None
-    errors = judged.errors if judged is not None else {}
     page = PracticePage(
         number=number,
         count=practice.count,
@@ -114,24 +112,47 @@ def render_practice(
         next_url=practice_url(campaign, params, number + 1),
         task_url=url_for("hit_pages.show", **dict[str, Any](params)),
     )
-    context = {
-        "slots": [_view(template, practice, f"practice:{campaign.id}:{number}", picture_url)],
-        "values": dict(form) if form is not None else {},
-        "errors": errors,
-        "preview": False,  # answerable, even from a HIT's preview: nothing is stored
-        "assignment_id": access.assignment_id or NOT_AVAILABLE,
-        "hit_id": access.hit_id,
-        "worker_id": access.worker_id,
-        "turk_submit_to": access.turk_submit_to,
-        "page_token": params.get(PAGE_PARAM, ""),
-        **template.page_context(),
-        **template.page_options(campaign.spec.get("template_options", {})),
-        **guidance_context(campaign.spec, template, picture_url),
-        "page_title": f"Practice {number + 1} of {practice.count}: {campaign.spec.get('title', 'Task')}",
-        "practice": page,
+    context = practice_context(
+        campaign.spec, practice, page, picture_url, f"practice:{campaign.id}:{number}", form or {}
+    )
+    context.update(
+        errors=judged.errors if judged is not None else {},
+        assignment_id=access.assignment_id or NOT_AVAILABLE,
+        hit_id=access.hit_id,
+        worker_id=access.worker_id,
+        turk_submit_to=access.turk_submit_to,
+        page_token=params.get(PAGE_PARAM, ""),
         # The fragment takes the reply straight to the verdict (or to the problems to fix).
-        "form_action": url_for("hit_pages.practice", number=number) + "#practice-result",
-        "form_fields": [(PREVIEW_PARAM, params[PREVIEW_PARAM])] if PREVIEW_PARAM in params else [],
+        form_action=url_for("hit_pages.practice", number=number) + "#practice-result",
+        form_fields=[(PREVIEW_PARAM, params[PREVIEW_PARAM])] if PREVIEW_PARAM in params else [],
+    )
+    status = 400 if context["errors"] else 200
+    return render_template(f"{campaign.template}/page.html", **context), status
+
+
+def practice_context(
+    spec: Mapping[str, Any],
+    practice: PracticeItem,
+    page: PracticePage,
+    picture_url: Callable[[str], str | None],
+    seed: str,
+    values: Mapping[str, str],
+) -> dict[str, Any]:
+    """The template page's values for a practice page (the page server's and ``campaign check``'s).
+
+    The caller adds the page parameters (``assignment_id``, ``hit_id``, ...), ``errors`` and where the
+    form goes (``form_action``); the guidance block offers no practice on a practice page.
+    """
+    template = get_template(str(spec["template"]))
+    return {
+        "slots": [practice_view(template, practice, seed, picture_url)],
+        "values": dict(values),
+        "errors": {},
+        "preview": False,  # answerable, even from a HIT's preview: nothing is stored
+        **template.page_context(),
+        **template.page_options(spec.get("template_options", {})),
+        **guidance_context(spec, template, picture_url),
+        "page_title": f"Practice {practice.number + 1} of {practice.count}: {spec.get('title', 'Task')}",
+        "practice": page,
         "submit_label": "Check my answer",
     }
-    return render_template(f"{campaign.template}/page.html", **context), 400 if errors else 200
