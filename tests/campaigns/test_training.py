@@ -205,3 +205,36 @@ def test_a_blinded_templates_practice_answer_is_in_the_items_order(tmp_path: Pat
     if any(int(v) for v in key.values()):
         judged = judge(spec, practice, flipped, lambda picture: None)
         assert judged.feedback is not None and not judged.feedback.right
+
+
+@pytest.mark.parametrize(
+    "template",
+    sorted(
+        name
+        for name in EXAMPLES
+        if get_template(name).has_gold and get_template(name).no_training_reason is None
+    ),
+)
+def test_campaign_check_previews_every_templates_practice_pages(
+    template: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hits.requester.campaigns.check import check_campaign_file, plan_lines
+    from hits.settings import load_settings
+    from server.requester.hit_pages.preview import write_previews
+
+    monkeypatch.setenv("HITFORGE_VAR_DIR", str(tmp_path / "var"))
+    practice = {**_practice_of(template), "explanation": "Look *closely* at the picture first."}
+    (tmp_path / "files").mkdir()
+    checked = check_campaign_file(_write(tmp_path / "files", template, [practice]))
+    assert any(line.startswith("training:     1 practice item") for line in plan_lines(checked.plan))
+    result = write_previews(checked.loaded, tmp_path / "preview", load_settings())
+    names = [page.name for page in result.pages]
+    assert names[-2:] == ["practice-1.html", "practice-1-answered.html"], names
+    hit_page = (tmp_path / "preview" / "hit-1.html").read_text(encoding="utf-8")
+    assert 'href="practice-1.html"' in hit_page and "Practice first" in hit_page
+    before = (tmp_path / "preview" / "practice-1.html").read_text(encoding="utf-8")
+    after = (tmp_path / "preview" / "practice-1-answered.html").read_text(encoding="utf-8")
+    assert "Practice item 1 of 1" in before and "Check my answer" in before
+    assert "<em>closely</em>" not in before and "The right answer" not in before
+    assert "<em>closely</em>" in after and "The right answer" in after
+    assert "practice.jpg" in result.missing  # the practice item's picture is looked for like the items'
