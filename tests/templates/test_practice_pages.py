@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from hits.db import session_scope
 from hits.requester.tables.campaigns import GoldExposure, PublishedHIT, Submission
 from tests.helpers import launch_template_campaign, publish_campaign_file
-from tests.server.worker_helpers import accept_framed, csrf_of
+from tests.server.worker_helpers import WorkerClient, accept_framed, frame_src
 
 EXPLANATION = "The sentence names a *purple giraffe*; the picture shows neither colour nor animal."
 TRAINING: list[dict[str, Any]] = [
@@ -91,9 +91,33 @@ def practised(tmp_path: Path, live_server, market, requester_sessions) -> dict[s
     other_hit = _publish(
         tmp_path / "other", live_server, market, requester_sessions, f"other-{run}", [*TRAINING, third]
     )
+    _, preview = _previewed(live_server.url, hit, f"looking-{run}")
     _, params = accept_framed(live_server.url, hit, f"practising-{run}")
     _, other_params = accept_framed(live_server.url, other_hit, f"other-{run}")
-    return {"url": live_server.url, "params": params, "other": other_params}
+    return {"url": live_server.url, "params": params, "other": other_params, "preview": preview}
+
+
+def _previewed(base: str, hit_id: str, name: str) -> tuple[WorkerClient, str]:
+    """A new worker looks at ``hit_id`` without accepting it: the worker, and the preview frame's URL."""
+    worker = WorkerClient(base, name)
+    return worker, frame_src(worker.get(f"/hits/{hit_id}"))
+
+
+def test_a_worker_may_practise_from_a_preview_before_accepting(practised) -> None:  # type: ignore[no-untyped-def]
+    base = practised["url"]
+    http = requests.Session()
+    hit_page = http.get(practised["preview"])  # the frame's URL is absolute
+    assert hit_page.status_code == 200 and "This is a preview" in hit_page.text
+    link = _practice_link(hit_page.text)
+    assert "hitforgePreview=" in link and "ASSIGNMENT_ID_NOT_AVAILABLE" in link
+    first = http.get(base + link)
+    assert first.status_code == 200 and "Check my answer" in first.text  # answerable, unlike the preview
+    fields = _form(first.text)
+    assert fields["hitforgePreview"] and fields["assignmentId"] == "ASSIGNMENT_ID_NOT_AVAILABLE"
+    judged = http.post(base + "/tasks/practice/0", data={**fields, "rating-0": "1"})
+    assert judged.status_code == 200 and "Right: your answer counts as correct." in judged.text
+    without = {k: v for k, v in fields.items() if k != "hitforgePreview"}
+    assert http.post(base + "/tasks/practice/0", data={**without, "rating-0": "1"}).status_code == 403
 
 
 def test_the_right_answer_reaches_the_page_only_after_an_answer(practised, requester_sessions) -> None:  # type: ignore[no-untyped-def]

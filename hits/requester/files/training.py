@@ -90,7 +90,8 @@ def item_pictures(payload: Mapping[str, Any]) -> list[str]:
     for candidate in payload.get("candidates") or []:
         if isinstance(candidate, Mapping):
             found.append(str(candidate.get("image") or ""))
-    return [p for p in found if p and "://" not in p and not p.startswith(("/", "data:"))]
+    # As the page server tells a media-folder file from an address of its own (``hit_pages.media.is_local``).
+    return [p for p in found if p and not p.startswith(("http://", "https://", "/"))]
 
 
 def training_pictures(items: Sequence[TrainingItem]) -> list[str]:
