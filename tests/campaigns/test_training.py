@@ -1,4 +1,4 @@
-"""The campaign file's ``training:`` section: what is refused where, and practice answers judged (issue 25)."""
+"""The campaign file's ``training:`` section: what is refused where, practice answers judged (issue 25)."""
 
 from __future__ import annotations
 
