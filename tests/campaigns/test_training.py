@@ -238,3 +238,14 @@ def test_campaign_check_previews_every_templates_practice_pages(
     assert "<em>closely</em>" not in before and "The right answer" not in before
     assert "<em>closely</em>" in after and "The right answer" in after
     assert "practice.jpg" in result.missing  # the practice item's picture is looked for like the items'
+
+
+def test_a_workflows_later_stage_inherits_no_practice_items(tmp_path: Path) -> None:
+    from hits.requester.files.workflow import StageSpec
+    from hits.requester.workflows.setup import stage_spec
+
+    spec = load_campaign_file(_write(tmp_path, "rating", [PRACTICE])).spec
+    spec = spec.model_copy(update={"guidance": None})  # its scale words are the rating template's
+    stage = StageSpec.model_validate({"name": "again", "template": "refine", "from": "describe"})
+    # A rating item and answer could not be shown, nor judged, by a refine stage's pages.
+    assert stage_spec(spec, stage)["training"] == []
