@@ -467,3 +467,36 @@ def test_the_preview_shows_no_file_from_outside_the_media_folder(
         if img["src"]:
             picture = dash.get(checked.url.removeprefix(launcher.url) + "/" + str(img["src"]))
             assert name.encode() not in picture.content
+
+
+def test_the_preview_links_to_its_practice_pages_with_their_answers(
+    tmp_path, launcher, requester_sessions
+) -> None:  # type: ignore[no-untyped-def]
+    name = f"practice-{uuid.uuid4().hex[:6]}"
+    write_campaign(tmp_path, name)
+    gold = json.loads((tmp_path / "gold.jsonl").read_text().splitlines()[0])
+    practice = {
+        "id": "practice-1",
+        "item": {**gold["item"], "expression": "the thing nearest the left edge"},
+        "answer": gold["answer"],
+        "explanation": "Read the expression *before* looking at the box.",
+    }
+    spec = yaml.safe_load((tmp_path / "campaign.yaml").read_text())
+    spec["training"] = [practice]
+    (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(spec))
+    dash = sign_in(launcher.url, requester_sessions, "requester", launcher.key.access_key_id)
+    checked = upload(dash, zip_of(tmp_path, top=name))
+    assert checked.status_code == 200 and "1 practice item" in checked.text
+    frame = BeautifulSoup(checked.text, "html.parser").select_one("iframe#preview")
+    assert frame is not None
+    preview = BeautifulSoup(dash.get(str(frame["src"])).text, "html.parser")
+    link = preview.select_one(".guidance-practice a")
+    assert link is not None and link["href"] == "practice/0"
+    answered = dash.get(f"{str(frame['src']).rsplit('/', 1)[0]}/practice/0")
+    assert answered.status_code == 200
+    assert "<em>before</em>" in answered.text and "The right answer" in answered.text
+    for img in BeautifulSoup(answered.text, "html.parser").select("fieldset img"):
+        picture = dash.get(f"{str(frame['src']).rsplit('/', 1)[0]}/practice/{img['src']}")
+        assert picture.status_code == 200 and picture.headers["Content-Type"] == "image/png"
+    assert dash.get(f"{str(frame['src']).rsplit('/', 1)[0]}/practice/1").status_code == 404
+    assert campaigns_named(requester_sessions, name) == 0

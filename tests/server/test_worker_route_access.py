@@ -194,6 +194,14 @@ REVIEWED: dict[str, Reviewed] = {
         "tests/templates/test_guidance_pages.py::"
         "test_the_page_server_shows_guidance_and_serves_only_its_pictures",
     ),
+    "hit_pages.practice": Reviewed(
+        "training item index (path), the page parameters (query or form), an answer",
+        "page_access as show: 403 for another worker's or a made-up assignment; the campaign is the HIT's, "
+        "never named in the URL: an index past its training items (another campaign's) is a 404; the "
+        "right answer only in the reply to an answer; nothing stored",
+        "tests/templates/test_practice_pages.py::"
+        "test_another_campaigns_training_index_and_forged_parameters_are_refused",
+    ),
     "heatmap_pages.make": Reviewed(
         "page parameters (form)",
         "page_access as show: 403 before any heatmap is made",

@@ -36,6 +36,8 @@ class CampaignPlan:
     fee: Decimal
     cost: Decimal
     budget: Decimal
+    #: Practice items (``training:``): shown to workers, never HITs, paid or graded.
+    training_items: int = 0
 
     @property
     def assignments(self) -> int:
@@ -70,6 +72,7 @@ def plan_for(loaded: CampaignFile) -> CampaignPlan:
         fee=mturk_fee(spec.reward, max_assignments=spec.assignments_per_hit),
         cost=planned_cost(spec, hits),
         budget=spec.budget,
+        training_items=len(spec.training),
     )
 
 
@@ -106,6 +109,11 @@ def plan_lines(plan: CampaignPlan) -> list[str]:
     lines = [
         f"campaign:     {plan.name} (template {plan.template})",
         f"items:        {plan.items} in the items file, {plan.gold_items} in the gold file",
+        *(
+            [f"training:     {_plural(plan.training_items, 'practice item')} (never paid or graded)"]
+            if plan.training_items
+            else []
+        ),
         f"HITs:         {plan.hits}",
         f"per HIT:      {per_hit} + {plan.gold_per_hit} gold, "
         f"{_plural(plan.assignments_per_hit, 'assignment')}",

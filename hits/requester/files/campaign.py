@@ -31,6 +31,7 @@ from hits.requester.fileerrors import (
 )
 from hits.requester.files.guidance import Guidance, check_guidance_files, scale_problem
 from hits.requester.files.recruit import RecruitSpec
+from hits.requester.files.training import MAX_TRAINING, TrainingItem, check_training
 from hits.requester.files.workflow import WorkflowOptions, check_first_stage
 from hits.requester.pages.gold import pool_shortfall
 from hits.requester.templates import TemplateError, get_template
@@ -302,6 +303,12 @@ class CampaignSpec(BaseModel):
         description="What workers read on the HIT page: instructions, good and bad examples, a FAQ and "
         "the scale's words, in Markdown (docs/templates.md, Guidance); none: the template's own text.",
     )
+    training: list[TrainingItem] = Field(
+        default_factory=list,
+        max_length=MAX_TRAINING,
+        description="Practice items workers may answer before the work, each shown with its right answer "
+        "and why once answered; never stored, paid or graded (docs/templates.md, Training items).",
+    )
     qualification_requirements: list[dict[str, Any]] = Field(
         default_factory=list,
         description="MTurk QualificationRequirements every HIT carries, as CreateHIT takes them.",
@@ -482,6 +489,9 @@ def load_campaign_file(path: str | Path) -> CampaignFile:
         raise InputFileError(path, lines.get(("media_dir",)), "media_dir", f"{media} is not a folder")
     if spec.guidance is not None:
         check_guidance_files(path, spec.guidance, media, lines)
+    known = [(i.external_id, i.payload, spec.items) for i in loaded.items]
+    known += [(g.external_id, g.payload, spec.gold or "") for g in loaded.gold]
+    check_training(path, spec.template, spec.training, known, media, lines)
     try:
         get_template(spec.template).check_campaign(
             spec.template_options, [i.payload for i in loaded.items + loaded.gold], media

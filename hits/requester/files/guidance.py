@@ -267,11 +267,16 @@ class GuidanceView:
     instructions: str | None
     examples: list[ExampleView] = field(default_factory=list)
     faq: list[tuple[str, str]] = field(default_factory=list)
+    #: The first practice page's URL and how many practice items there are (``training:``); None: none.
+    practice_url: str | None = None
+    practice_count: int = 0
 
     @property
     def summary(self) -> str:
         """The words of the block's toggle: what it holds."""
         parts = ["Instructions"]
+        if self.practice_url:
+            parts.append("practice")
         if self.examples:
             parts.append("examples")
         if self.faq:

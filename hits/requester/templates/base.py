@@ -71,6 +71,9 @@ class TaskTemplate(ABC):
     #: knows (e.g. which description is on the left): ``arrange`` draws it, ``hits.requester.templates.
     #: arrangements`` keeps it, ``arranged_view`` shows it and ``unscramble`` maps answers back.
     arranged: ClassVar[bool] = False
+    #: Why a template with right answers still takes no training items (``training:`` in the campaign
+    #: file, judged on a practice page); None: it takes them whenever it ``has_gold``.
+    no_training_reason: ClassVar[str | None] = None
 
     def own_agreement(self, session: Session, campaign_id: int) -> TemplateAgreement | None:
         """The campaign's agreement as the template measures it; None: the generic one of ``agreement_level``.
@@ -146,6 +149,33 @@ class TaskTemplate(ABC):
     def arranged_view(self, payload: Mapping[str, Any], arrangement: Mapping[str, Any]) -> dict[str, Any]:
         """What the page gets of a slot in ``arrangement`` (arranged templates; default: ``slot_view``)."""
         return self.slot_view(payload, "")
+
+    def item_order(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The arrangement that shows a slot as the item lists it (arranged templates; default: none).
+
+        A practice page shows a training item so: its right answer and explanation speak of the item's
+        first and second candidate, which must then be the page's left and right, or first and second.
+        """
+        return {}
+
+    def key_words(self, key: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+        """A gold answer key in words, as a practice page tells a worker the right answer.
+
+        Default: each field's value (a list's values, a mapping's ``name: value`` pairs), fields named
+        when there are several. A campaign's training item may give its own words instead.
+        """
+
+        def said(value: Any) -> str:
+            if isinstance(value, Mapping):
+                return ", ".join(f"{k}: {said(v)}" for k, v in value.items())
+            if isinstance(value, list | tuple):
+                return ", ".join(said(v) for v in value) or "none"
+            return str(value)
+
+        parts = [(str(name).replace("_", " "), said(value)) for name, value in key.items()]
+        if len(parts) == 1:
+            return parts[0][1]
+        return "; ".join(f"{name}: {value}" for name, value in parts)
 
     def unscramble(self, answer: Any, arrangement: Mapping[str, Any], payload: Mapping[str, Any]) -> Any:
         """An answer given on a page in ``arrangement``, in the item's own terms (default: unchanged)."""

@@ -47,7 +47,7 @@ from server.requester.dashboard.base import (
     signed_in_staff,
     staff_required,
 )
-from server.requester.hit_pages.preview import first_page
+from server.requester.hit_pages.preview import first_page, practice_preview
 
 #: The roles that may launch: a QA reviewer reviews what others launched.
 LAUNCH_ROLES = ("admin", "requester")
@@ -225,6 +225,18 @@ def launch_preview(upload_id: str) -> Any:
     if checked is None:
         abort(404)
     html, _ = first_page(checked.loaded, upload.preview)
+    return html
+
+
+@bp.get("/launch/<upload_id>/practice/<int:number>")
+@staff_required
+def launch_practice(upload_id: str, number: int) -> Any:
+    """Practice page ``number`` of the upload, with the right answer and why a worker reads once answered."""
+    upload = _upload(upload_id)
+    checked = _check(upload).checked
+    html = practice_preview(checked.loaded, number, upload.preview) if checked is not None else None
+    if html is None:
+        abort(404)
     return html
 
 

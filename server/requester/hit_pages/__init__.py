@@ -43,16 +43,21 @@ from server.requester.hit_pages.access import (
 )
 from server.requester.hit_pages.guidance import guidance_context, serve_guidance_picture, served_picture_url
 from server.requester.hit_pages.media import is_local, media_url, serve_media
+from server.requester.hit_pages.practice import PREVIEW_PARAM, page_params, practice_url, render_practice
 
 bp = Blueprint("hit_pages", __name__, url_prefix="/tasks")
 
 #: The GETs that only read (a page's first opening writes apart, see ``_payloads``).
 READ_ONLY_PAGES = frozenset({"hit_pages.show", "hit_pages.media", "hit_pages.guidance_picture"})
+#: Pages that only read whatever their method: a practice answer is judged, never stored.
+READ_ONLY_ALWAYS = frozenset({"hit_pages.practice"})
 
 
 @bp.before_request
 def _reads_only() -> None:
-    if request.method in ("GET", "HEAD") and request.endpoint in READ_ONLY_PAGES:
+    if (request.method in ("GET", "HEAD") and request.endpoint in READ_ONLY_PAGES) or (
+        request.endpoint in READ_ONLY_ALWAYS
+    ):
         read_only_request()
 
 
@@ -178,7 +183,12 @@ def _render(
         **template.page_context(),
         **template.page_options(campaign.spec.get("template_options", {})),
         # After the template's values: reworded scale labels replace its own.
-        **guidance_context(campaign.spec, template, served_picture_url(campaign)),
+        **guidance_context(
+            campaign.spec,
+            template,
+            served_picture_url(campaign),
+            practice_url(campaign, page_params(access, page_token, request.args.get(PREVIEW_PARAM, ""))),
+        ),
         "page_title": campaign.spec.get("title", "Task"),
     }
     return render_template(f"{campaign.template}/page.html", **context), status
@@ -262,6 +272,23 @@ def submit() -> Any:
 def _typing_record(posted: str | None) -> list[tuple[str, str]]:
     """The page's typing record, relayed with the answers when readable (the sync reads it back)."""
     return [(FIELD, posted)] if posted is not None and parse_summary(posted) is not None else []
+
+
+@bp.route("/practice/<int:number>", methods=["GET", "POST"])
+def practice(number: int) -> Any:
+    """Practice item ``number`` of the HIT's campaign; posted, its answer judged and explained.
+
+    The page parameters are checked as the HIT page's are (403); the campaign is the HIT's (404 for
+    an index past its training items). Nothing is stored either way.
+    """
+    given = request.form if request.method == "POST" else request.args
+    keys = ("assignmentId", "hitId", "workerId", "turkSubmitTo", PREVIEW_PARAM)
+    access = _checked({k: given.get(k, "") for k in keys})
+    page_token = given.get(PAGE_PARAM, "")
+    _, campaign = _published(access.hit_id, page_token)
+    params = page_params(access, page_token, given.get(PREVIEW_PARAM, ""))
+    form = request.form.to_dict() if request.method == "POST" else None
+    return render_practice(campaign, access, params, number, form)
 
 
 @bp.get("/media/<int:published_id>/<int:position>/<tag>")

@@ -7,12 +7,16 @@ Every template's page includes ``guidance.html``'s block with the values
 with an HMAC tag the server made, so the URL names no file and only the
 pictures the guidance shows can be fetched, never the media folder's others.
 Guidance is the same for every worker and holds no answers, so no assignment
-is bound into the URL.
+is bound into the URL. The pictures of the campaign's practice pages (its
+training items' and their explanations', ``practice.py``) are served the same
+way, numbered after the guidance's: they too are the same for every worker,
+and a training item is never real work or gold.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 from collections.abc import Callable, Mapping
@@ -21,7 +25,8 @@ from typing import Any
 
 from flask import abort, current_app, send_from_directory, url_for
 
-from hits.requester.files.guidance import guidance_of, guidance_pictures, guidance_view
+from hits.requester.files.guidance import GuidanceView, guidance_of, guidance_pictures, guidance_view
+from hits.requester.files.training import training_of, training_pictures
 from hits.requester.tables.campaigns import Campaign
 from hits.requester.templates.base import TaskTemplate
 from server.db import requester_session
@@ -36,25 +41,42 @@ def _tag(campaign_id: int, index: int) -> str:
 
 
 def guidance_context(
-    spec: Mapping[str, Any], template: TaskTemplate, picture_url: Callable[[str], str | None]
+    spec: Mapping[str, Any],
+    template: TaskTemplate,
+    picture_url: Callable[[str], str | None],
+    practice_url: str | None = None,
 ) -> dict[str, Any]:
     """The page values of a campaign's guidance: ``guidance`` (None: the page is the template's own) and
-    the template's values for reworded scale labels; ``picture_url`` serves a media-folder picture."""
+    the template's values for reworded scale labels; ``picture_url`` serves a media-folder picture.
+
+    ``practice_url``: where the campaign's first practice page is, for a block that offers its training
+    items (None: offer none, as a practice page itself does).
+    """
     guidance = guidance_of(spec)
-    if guidance is None:
-        return {"guidance": None}
-    context: dict[str, Any] = {"guidance": None}
-    if guidance.instructions or guidance.examples or guidance.faq:
-        context["guidance"] = guidance_view(guidance, picture_url)
-    if guidance.scale is not None:
+    practice = len(spec.get("training") or []) if practice_url else 0
+    view: GuidanceView | None = None
+    if guidance is not None and (guidance.instructions or guidance.examples or guidance.faq):
+        view = guidance_view(guidance, picture_url)
+    if practice:
+        view = dataclasses.replace(
+            view or GuidanceView(instructions=None), practice_url=practice_url, practice_count=practice
+        )
+    context: dict[str, Any] = {"guidance": view}
+    if guidance is not None and guidance.scale is not None:
         context.update(template.reworded_scale(guidance.scale))
     return context
 
 
+def campaign_pictures(spec: Mapping[str, Any]) -> list[str]:
+    """The media-folder pictures a campaign's guidance and practice pages show, each once, by index."""
+    guidance = guidance_of(spec)
+    found = guidance_pictures(guidance) if guidance is not None else []
+    return list(dict.fromkeys([*found, *training_pictures(training_of(spec))]))
+
+
 def served_picture_url(campaign: Campaign) -> Callable[[str], str | None]:
-    """The URL of each picture of ``campaign``'s guidance on the page server (None: not one it shows)."""
-    guidance = guidance_of(campaign.spec)
-    pictures = guidance_pictures(guidance) if guidance is not None else []
+    """The URL of each picture of ``campaign``'s guidance and practice pages (None: not one they show)."""
+    pictures = campaign_pictures(campaign.spec)
 
     def url(picture: str) -> str | None:
         if picture not in pictures:
@@ -72,10 +94,9 @@ def serve_guidance_picture(campaign_id: int, index: int, tag: str) -> Any:
     if not hmac.compare_digest(tag.encode(), _tag(campaign_id, index).encode()):
         abort(404)
     campaign = requester_session().get(Campaign, campaign_id)
-    guidance = guidance_of(campaign.spec) if campaign is not None else None
-    if campaign is None or guidance is None or not campaign.spec.get("media_path"):
+    if campaign is None or not campaign.spec.get("media_path"):
         abort(404)
-    pictures = guidance_pictures(guidance)
+    pictures = campaign_pictures(campaign.spec)
     if index >= len(pictures):
         abort(404)
     response = send_from_directory(

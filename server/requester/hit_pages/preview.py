@@ -5,7 +5,10 @@ the last when it holds fewer items) with the same template, slot views and
 context the page server uses (``_render`` in this package), but from the
 files alone: no database, no marketplace. Pictures of the media folder and
 the site's stylesheets and scripts are copied next to the page under neutral
-names, so it opens from the disk as a worker would see it.
+names, so it opens from the disk as a worker would see it. A campaign with
+training items gets its practice pages too, each twice: as the worker first
+sees it (``practice-1.html``) and with what the worker reads once they have
+answered, the right answer and why (``practice-1-answered.html``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import random
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +24,13 @@ from typing import Any
 from werkzeug.security import safe_join
 
 from hits.requester.files.campaign import CampaignFile, LoadedItem
-from hits.requester.files.guidance import guidance_pictures
+from hits.requester.files.guidance import render_markdown
+from hits.requester.files.training import Feedback, practice_item
 from hits.requester.templates import get_template
 from hits.settings import Settings
-from server.requester.hit_pages.guidance import guidance_context
+from server.requester.hit_pages.guidance import campaign_pictures, guidance_context
 from server.requester.hit_pages.media import is_local
+from server.requester.hit_pages.practice import PracticePage, practice_context
 
 #: ``/static/...`` references of a rendered page (stylesheets and scripts).
 _STATIC = re.compile(r"""(?P<q>["'])/static/(?P<path>[^"'?#]+)(?P=q)""")
@@ -116,25 +122,37 @@ def _copy_static(html: str, static: Path, folder: Path) -> str:
     return _STATIC.sub(relative, html)
 
 
-def render_page(loaded: CampaignFile, number: int, start: int, pictures: _Pictures) -> str:
+def _shared_pictures(
+    loaded: CampaignFile, pictures: _Pictures, prefix: str = ""
+) -> Callable[[str], str | None]:
+    """The URL of each picture of the guidance and the practice pages: copied once each, under names that
+    say nothing, as the items' pictures are; ``prefix`` leads to them from a page in a sub-folder."""
+    shown = campaign_pictures(loaded.spec.model_dump(mode="json"))
+
+    def url(picture: str) -> str | None:
+        if picture not in shown:
+            return None
+        copied = pictures.url(picture, f"guidance-{shown.index(picture) + 1}")
+        return prefix + copied if copied else None
+
+    return url
+
+
+def render_page(
+    loaded: CampaignFile, number: int, start: int, pictures: _Pictures, practice_link: str | None = None
+) -> str:
     """The page of HIT ``number`` (its items from ``start``), rendered in the current request context.
 
     The same template, slot views and context the page server renders
     (``_render`` in this package): workers' answers never reach it, nor do gold
-    keys, nor whether a slot is gold.
+    keys, nor whether a slot is gold. ``practice_link``: where the guidance block's practice link goes.
     """
     from flask import render_template
 
     spec = loaded.spec
     template = get_template(spec.template)
-    shown = guidance_pictures(spec.guidance) if spec.guidance is not None else []
     guidance = guidance_context(
-        spec.model_dump(mode="json"),
-        template,
-        # Copied once each, under names that say nothing, as the items' pictures are.
-        lambda picture: (
-            pictures.url(picture, f"guidance-{shown.index(picture) + 1}") if picture in shown else None
-        ),
+        spec.model_dump(mode="json"), template, _shared_pictures(loaded, pictures), practice_link
     )
     # The guidance's values last: reworded scale labels replace the template's own.
     context = {**template.page_context(), **template.page_options(spec.template_options), **guidance}
@@ -154,6 +172,52 @@ def render_page(loaded: CampaignFile, number: int, start: int, pictures: _Pictur
     )
 
 
+def render_practice_page(
+    loaded: CampaignFile,
+    number: int,
+    pictures: _Pictures,
+    links: Callable[[int, bool], str],
+    task_link: str,
+    *,
+    answered: bool,
+    prefix: str = "",
+) -> str | None:
+    """Practice page ``number`` (from 0) as a worker first sees it, or once ``answered`` (None: no such
+    item). ``links(n, answered)`` is where practice page ``n`` is; ``task_link`` the HIT's page."""
+    from flask import render_template
+
+    stored = loaded.spec.model_dump(mode="json")
+    practice = practice_item(stored, number)
+    if practice is None:
+        return None
+    picture_url = _shared_pictures(loaded, pictures, prefix)
+    template = get_template(loaded.spec.template)
+    # Not judged (no one answered): the right answer and why, as every worker reads them afterwards.
+    feedback = Feedback(
+        right=None,
+        right_answer=practice.entry.right_answer or template.key_words(practice.key, practice.payload),
+        explanation=render_markdown(practice.entry.explanation, picture_url),
+    )
+    page = PracticePage(
+        number=number,
+        count=practice.count,
+        feedback=feedback if answered else None,
+        next_url=links(number + 1, False) if number + 1 < practice.count else None,
+        task_url=task_link,
+    )
+    context = practice_context(stored, practice, page, picture_url, f"preview:practice:{number}", {})
+    context.update(
+        assignment_id="PREVIEW",
+        hit_id="PREVIEW",
+        worker_id="PREVIEW",
+        turk_submit_to="",
+        page_token="",
+        form_action=links(number, True),
+        form_method="get",
+    )
+    return render_template(f"{loaded.spec.template}/page.html", **context)
+
+
 def first_page(loaded: CampaignFile, folder: Path) -> tuple[str, PreviewPages]:
     """The first HIT's page rendered in the current request, its pictures copied into ``folder/pictures``.
 
@@ -163,8 +227,19 @@ def first_page(loaded: CampaignFile, folder: Path) -> tuple[str, PreviewPages]:
     """
     folder.mkdir(parents=True, exist_ok=True)
     result = PreviewPages()
-    html = render_page(loaded, 1, 0, _Pictures(loaded.media_dir, folder, result))
+    practice = "practice/0" if loaded.spec.training else None
+    html = render_page(loaded, 1, 0, _Pictures(loaded.media_dir, folder, result), practice)
     return html, result
+
+
+def practice_preview(loaded: CampaignFile, number: int, folder: Path) -> str | None:
+    """Practice page ``number`` answered, for the launch preview (served beside ``first_page``'s page
+    at ``practice/<number>``); None: no such training item."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pictures = _Pictures(loaded.media_dir, folder, PreviewPages())
+    return render_practice_page(
+        loaded, number, pictures, lambda n, _: str(n), "../preview", answered=True, prefix="../"
+    )
 
 
 def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> PreviewPages:
@@ -184,10 +259,25 @@ def write_previews(loaded: CampaignFile, folder: Path, settings: Settings) -> Pr
     if len(loaded.items) - last_start != min(spec.items_per_hit, len(loaded.items)):
         kinds.append((last_start // spec.items_per_hit + 1, last_start))
     app = create_app(settings=settings)
+    practice = _practice_file(0, False) if spec.training else None
     for number, start in kinds:
         with app.test_request_context():
-            html = render_page(loaded, number, start, pictures)
+            html = render_page(loaded, number, start, pictures, practice)
         page = folder / f"hit-{number}.html"
         page.write_text(_copy_static(html, Path(app.static_folder or ""), folder), encoding="utf-8")
         result.pages.append(page)
+    for n in range(len(spec.training)):
+        for answered in (False, True):
+            with app.test_request_context():
+                html = (
+                    render_practice_page(loaded, n, pictures, _practice_file, "hit-1.html", answered=answered)
+                    or ""
+                )
+            page = folder / _practice_file(n, answered)
+            page.write_text(_copy_static(html, Path(app.static_folder or ""), folder), encoding="utf-8")
+            result.pages.append(page)
     return result
+
+
+def _practice_file(number: int, answered: bool) -> str:
+    return f"practice-{number + 1}{'-answered' if answered else ''}.html"

@@ -177,6 +177,10 @@ class HeatmapTemplate(TaskTemplate):
     agreement_level: ClassVar[str | None] = None
     arranged: ClassVar[bool] = True
     straightlining_suspicious: ClassVar[bool] = False
+    no_training_reason: ClassVar[str | None] = (
+        "its pages make heatmaps from the models while the worker works, and a practice page makes none; "
+        "show good and bad answers with guidance.examples instead"
+    )
 
     def page_context(self) -> dict[str, Any]:
         return {"questions": QUESTIONS}

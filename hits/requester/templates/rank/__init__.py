@@ -188,6 +188,16 @@ class RankTemplate(TaskTemplate):
         # Never used by the page (it calls ``arranged_view``); without an arrangement, item order.
         return self.arranged_view(payload, {})
 
+    def item_order(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The candidates in the item's own order."""
+        return {"order": [str(c["id"]) for c in payload.get("candidates", [])]}
+
+    def key_words(self, key: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+        """The key's ranks by the candidates' letters on a page in the item's order (A: rank 1, ...)."""
+        ranks = key.get("ranks", {})
+        ids = [str(c["id"]) for c in payload.get("candidates", [])]
+        return ", ".join(f"{LETTERS[k]}: rank {ranks[i]}" for k, i in enumerate(ids) if i in ranks)
+
     def unscramble(self, answer: Any, arrangement: Mapping[str, Any], payload: Mapping[str, Any]) -> Any:
         """Ranks by page place to ``{candidate id: rank}``."""
         shown = self._page_order(payload, arrangement)

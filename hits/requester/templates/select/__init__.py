@@ -132,6 +132,14 @@ class SelectTemplate(TaskTemplate):
                 f"index {beyond[0]} names no sentence: this item has {count}, numbered 0 to {count - 1}"
             )
 
+    def key_words(self, key: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+        """The right sentences as the page numbers them (from 1), or that none is right."""
+        sentences = payload.get("sentences", [])
+        right = [
+            f"{i + 1}. {sentences[i]}" if i < len(sentences) else str(i + 1) for i in key.get("correct", [])
+        ]
+        return "; ".join(right) if right else "No caption is correct"
+
     def score_gold(self, answer: Any, key: Mapping[str, Any], options: Mapping[str, Any]) -> float:
         return jaccard({int(j) for j in answer}, {int(j) for j in key.get("correct", [])})
 

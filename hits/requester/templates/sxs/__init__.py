@@ -160,6 +160,20 @@ class SxsTemplate(TaskTemplate):
         # Never used by the page (it calls ``arranged_view``); without an arrangement, item order, no ids.
         return self.arranged_view(payload, {})
 
+    def item_order(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """The item's first candidate on the left."""
+        candidates = payload.get("candidates") or []
+        return {"left": candidates[0]["id"]} if candidates else {}
+
+    def key_words(self, key: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+        """Each known metric's preference in the scale's words (the item's first text on the left)."""
+        words = dict(SCALE)
+        return "; ".join(
+            f"{METRICS[metric][0]}: {words.get(int(value), value)}"
+            for metric, value in key.get("preferences", {}).items()
+            if metric in METRICS
+        )
+
     def unscramble(self, answer: Any, arrangement: Mapping[str, Any], payload: Mapping[str, Any]) -> Any:
         """Page terms (negative: left better) to item terms (negative: first candidate better)."""
         first = payload["candidates"][0]["id"]
