@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -50,17 +50,21 @@ from hits.requester.quality.signals import (
     majority_agreement_signal,
     straightline_signal,
 )
-from hits.requester.quality.worker_model import Evidence, WorkerEvidence, judge_model, probability_right
+from hits.requester.quality.worker_model import (
+    PARTNER_MIN_SHARED,
+    PARTNER_P,
+    Evidence,
+    WorkerEvidence,
+    consensus_voters,
+    judge_model,
+    probability_right,
+)
 
 Rule = Literal["before", "after"]
 RATINGS = (1, 2, 3, 4)
 RATING_WEIGHTS = (0.10, 0.20, 0.35, 0.35)
 #: The profiles counted as bad (a turning worker: only after its turn).
 BAD = ("fixed", "random", "turning", "copy_a", "copy_b")
-#: A pair whose identical answers have a p-value at most this (copying test) is one voter to the model.
-PARTNER_P = 0.01
-#: Shared real items before a pair is looked at as one voter.
-PARTNER_MIN_SHARED = 8
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,7 @@ class Crowd:
 
 
 CROWDS = {
-    "issue": Crowd(
-        60, {"diligent": 10, "fixed": 2, "turning": 2, "copy_a": 1, "copy_b": 1, "random": 3}, 10
-    ),
+    "issue": Crowd(60, {"diligent": 10, "fixed": 2, "turning": 2, "copy_a": 1, "copy_b": 1, "random": 3}, 10),
     "mixture": Crowd(
         300, {"diligent": 40, "fixed": 1, "turning": 1, "copy_a": 1, "copy_b": 1, "random": 1}, 30
     ),
@@ -115,13 +117,21 @@ class Outcome:
 
 
 @dataclass
+class _Work:
+    hit: int
+    answers: list[int]
+    gold: tuple[int, int]
+    status: str = "pending"
+    after_turn: bool = False
+
+
+@dataclass
 class _Worker:
     outcome: Outcome
     fixed_label: int
     stopped: bool = False
     flagged: bool = False
-    #: Per assignment: (hit, answers, gold (correct, total), status, done after a turn).
-    work: list[list[object]] = field(default_factory=list)
+    work: list[_Work] = field(default_factory=list)
     answers: list[int] = field(default_factory=list)
 
 
@@ -173,7 +183,7 @@ class _Run:
         while active and any(self.open):
             name = self.rng.choice(active)
             worker = self.workers[name]
-            done = {w[0] for w in worker.work}
+            done = {w.hit for w in worker.work}
             hit = next((h for h in range(self.crowd.hits) if self.open[h] and h not in done), None)
             if hit is None or worker.stopped:
                 active.remove(name)
@@ -182,12 +192,17 @@ class _Run:
             # A copying pair: whichever of the two takes a HIT, the other takes it right after,
             # with the same answers (two accounts of one person; alone, it answers at random).
             partner = self.workers.get(self._partner_name(name) or "")
-            if partner and not partner.stopped and self.open[hit] and hit not in {w[0] for w in partner.work}:
+            if (
+                partner
+                and not partner.stopped
+                and self.open[hit]
+                and hit not in {w.hit for w in partner.work}
+            ):
                 self._work(partner, hit, copy_of=worker)
         for worker in self.workers.values():
             for w in worker.work:
-                if w[3] == "pending":
-                    w[3] = "held"
+                if w.status == "pending":
+                    w.status = "held"
                     worker.outcome.held += 1
         return [w.outcome for w in self.workers.values()]
 
@@ -201,12 +216,12 @@ class _Run:
 
     def _work(self, worker: _Worker, hit: int, copy_of: _Worker | None = None) -> None:
         out = worker.outcome
-        if out.profile == "turning" and out.turned_at_gold is None:
-            if out.answers_total >= self.crowd.turn_after_answers:
-                out.turned_at_gold = out.gold_total
+        turns = out.profile == "turning" and out.turned_at_gold is None
+        if turns and out.answers_total >= self.crowd.turn_after_answers:
+            out.turned_at_gold = out.gold_total
         slots = self.layout[hit]
         if copy_of is not None:
-            answers = list(copy_of.work[-1][1])  # type: ignore[arg-type]
+            answers = list(copy_of.work[-1].answers)
         else:
             answers = [self._answer(worker, s, hit) for s in slots]
         self.open[hit] -= 1
@@ -232,20 +247,21 @@ class _Run:
         if out.turned_at_gold is not None:
             out.after_turn += 1
         worker.answers.extend(answers)
-        worker.work.append([hit, answers, (right, total), "pending", out.turned_at_gold is not None])
+        worker.work.append(_Work(hit, answers, (right, total), "pending", out.turned_at_gold is not None))
         self._decide(worker)
 
     # -- deciding --------------------------------------------------------------------------
     def _gold_record(self, name: str) -> GoldRecord:
         work = self.workers[name].work
-        return GoldRecord(sum(w[2][0] for w in work), sum(w[2][1] for w in work))  # type: ignore[index]
+        return GoldRecord(sum(w.gold[0] for w in work), sum(w.gold[1] for w in work))
 
     def _copying(self, name: str, bound: float, min_shared: int) -> set[str]:
         found = set()
         for other in self.pairs.partners.get(name, ()):
             shared, identical = self.pairs.counts[(min(name, other), max(name, other))]
             if shared >= min_shared and (
-                agreement_p_value(identical, shared, self._gold_record(name), self._gold_record(other)) <= bound
+                agreement_p_value(identical, shared, self._gold_record(name), self._gold_record(other))
+                <= bound
             ):
                 found.add(other)
         return found
@@ -256,10 +272,10 @@ class _Run:
         gold = self._gold_record(name)
         suspicious = []
         if self.rule == "before":
-            history = [w[2] for w in worker.work]
-            undecided = [w[3] == "pending" for w in worker.work]
-            recent = recent_window(history, p.recent_gold)  # type: ignore[arg-type]
-            held = held_back(history, undecided, p.recent_gold, p.threshold) if recent else None  # type: ignore[arg-type]
+            history = [w.gold for w in worker.work]
+            undecided = [w.status == "pending" for w in worker.work]
+            recent = recent_window(history, p.recent_gold)
+            held = held_back(history, undecided, p.recent_gold, p.threshold) if recent else None
             verdict = judge_recent(
                 judge_worker(gold, threshold=p.threshold, confidence=p.confidence, min_gold=p.min_gold),
                 recent,
@@ -296,21 +312,21 @@ class _Run:
         if decision == "undecided":
             return
         for w in worker.work:
-            if w[3] != "pending":
+            if w.status != "pending":
                 continue
             if decision == "approve":
-                w[3] = "approved"
+                w.status = "approved"
                 out.approved += 1
-                out.approved_after_turn += bool(w[4])
+                out.approved_after_turn += bool(w.after_turn)
             elif by_model:
-                w[3] = "rejected"
+                w.status = "rejected"
                 out.rejected += 1
-                self.open[w[0]] += 1  # type: ignore[index]
-                self._drop_labels(name, w[0])  # type: ignore[arg-type]
+                self.open[w.hit] += 1
+                self._drop_labels(name, w.hit)
             else:
-                w[3] = "held"
+                w.status = "held"
                 out.held += 1
-                self._drop_labels(name, w[0])  # type: ignore[arg-type]
+                self._drop_labels(name, w.hit)
         worker.stopped = worker.stopped or by_model
 
     def _drop_labels(self, name: str, hit: int) -> None:
@@ -322,7 +338,7 @@ class _Run:
         agreed = compared = 0
         name = worker.outcome.worker
         for w in worker.work:
-            for (kind, index), a in zip(self.layout[w[0]], w[1], strict=True):  # type: ignore[call-overload, arg-type]
+            for (kind, index), a in zip(self.layout[w.hit], w.answers, strict=True):
                 if kind != "item":
                     continue
                 agrees = agrees_with_others(a, Counter(x for o, x in self.labels[index] if o != name))
@@ -332,18 +348,17 @@ class _Run:
 
     def _evidence(self, worker: _Worker) -> WorkerEvidence:
         name = worker.outcome.worker
-        partners = self._copying(name, PARTNER_P, PARTNER_MIN_SHARED)
         total = sum(self.label_counts.values()) + len(RATINGS)
-        priors = {r: (self.label_counts[r] + 1) / total for r in RATINGS}
+        priors: dict[Hashable, float] = {r: (self.label_counts[r] + 1) / total for r in RATINGS}
         accuracy: dict[str, float] = {}
         per_assignment = []
         for w in worker.work:
             evidence = []
-            for (kind, index), a in zip(self.layout[w[0]], w[1], strict=True):  # type: ignore[call-overload, arg-type]
+            for (kind, index), a in zip(self.layout[w.hit], w.answers, strict=True):
                 if kind == "gold":
                     evidence.append(Evidence(1.0 if a == self.gold[index] else 0.0, True))
                     continue
-                others = consensus_voters(self.labels[index], name, partners, self._partner_of)
+                others = consensus_voters(self.labels[index], name, self._partner_of)
                 for o, _ in others:
                     if o not in accuracy:
                         g = self._gold_record(o)
@@ -352,7 +367,7 @@ class _Run:
                 if p is not None:
                     evidence.append(Evidence(p, False))
             per_assignment.append(evidence)
-        return WorkerEvidence(per_assignment, [w[3] == "pending" for w in worker.work])
+        return WorkerEvidence(per_assignment, [w.status == "pending" for w in worker.work])
 
     def _partner_of(self, first: str, second: str) -> bool:
         key = (min(first, second), max(first, second))
@@ -360,23 +375,9 @@ class _Run:
             return False
         shared, identical = self.pairs.counts[key]
         return shared >= PARTNER_MIN_SHARED and (
-            agreement_p_value(identical, shared, self._gold_record(first), self._gold_record(second)) <= PARTNER_P
+            agreement_p_value(identical, shared, self._gold_record(first), self._gold_record(second))
+            <= PARTNER_P
         )
-
-
-def consensus_voters(
-    labels: Sequence[tuple[str, int]], worker: str, partners: set[str], partnered: object
-) -> list[tuple[str, int]]:
-    """The other workers whose labels make an item's consensus for ``worker``: not the worker, not
-    its copying partners, and of two partners of each other only the first."""
-    out: list[tuple[str, int]] = []
-    for other, label in labels:
-        if other == worker or other in partners:
-            continue
-        if any(partnered(other, kept) for kept, _ in out):  # type: ignore[operator]
-            continue
-        out.append((other, label))
-    return out
 
 
 # -- measuring ---------------------------------------------------------------------------------
@@ -408,21 +409,31 @@ class Figure:
 
 def _bad(o: Outcome) -> bool:
     if o.profile == "turning":
-        return o.flagged_at_gold is not None and o.turned_at_gold is not None and o.flagged_at_gold > o.turned_at_gold
+        return (
+            o.flagged_at_gold is not None
+            and o.turned_at_gold is not None
+            and o.flagged_at_gold > o.turned_at_gold
+        )
     return o.profile in BAD
 
 
-def figures(outcomes: Sequence[Outcome], policy: Policy, gold_per_assignment: float) -> dict[str, Figure | float]:
+def figures(
+    outcomes: Sequence[Outcome], policy: Policy, gold_per_assignment: float
+) -> dict[str, Figure | float]:
     """The issue's figures, pooled over every run's workers."""
     flagged = [o for o in outcomes if o.flagged_at_gold is not None]
-    bad = [o for o in outcomes if o.profile in BAD and (o.profile != "turning" or o.turned_at_gold is not None)]
+    bad = [
+        o for o in outcomes if o.profile in BAD and (o.profile != "turning" or o.turned_at_gold is not None)
+    ]
 
     def caught(o: Outcome) -> bool:
         if o.flagged_at_gold is None:
             return False
         start = o.turned_at_gold if o.profile == "turning" else 0
-        return start is not None and start < o.flagged_at_gold <= start + policy.max_gold or (
-            o.profile != "turning" and o.flagged_at_gold <= policy.max_gold
+        return (
+            start is not None
+            and start < o.flagged_at_gold <= start + policy.max_gold
+            or (o.profile != "turning" and o.flagged_at_gold <= policy.max_gold)
         )
 
     diligent = [o for o in outcomes if o.profile == "diligent"]
@@ -432,7 +443,9 @@ def figures(outcomes: Sequence[Outcome], policy: Policy, gold_per_assignment: fl
         "recall": Figure(sum(caught(o) for o in bad), len(bad)),
         "diligent_rejected": Figure(sum(o.rejected for o in diligent), sum(o.assignments for o in diligent)),
         "diligent_held": Figure(sum(o.held for o in diligent), sum(o.assignments for o in diligent)),
-        "late_spam_approved": Figure(sum(o.approved_after_turn for o in turning), sum(o.after_turn for o in turning)),
+        "late_spam_approved": Figure(
+            sum(o.approved_after_turn for o in turning), sum(o.after_turn for o in turning)
+        ),
         "gold_per_assignment": gold_per_assignment,
     }
 
@@ -459,7 +472,8 @@ def compare(crowd_name: str, seeds: int, policy: Policy | None = None) -> str:
     results = {rule: run(crowd, policy, rule, range(1, seeds + 1)) for rule in ("before", "after")}
     table = {rule: figures(out, policy, float(crowd.gold_per_hit)) for rule, out in results.items()}
     lines = [
-        f"crowd {crowd_name}: {crowd.hits} HITs x ({crowd.items_per_hit} items + {crowd.gold_per_hit} gold) x "
+        f"crowd {crowd_name}: {crowd.hits} HITs x ({crowd.items_per_hit} items + "
+        f"{crowd.gold_per_hit} gold) x "
         f"{crowd.assignments}; {dict(crowd.profiles)}; threshold {policy.threshold}, confidence "
         f"{policy.confidence}, min_gold {policy.min_gold}; seeds 1..{seeds}; pooled, 95% Wilson intervals",
         "",
@@ -467,30 +481,50 @@ def compare(crowd_name: str, seeds: int, policy: Policy | None = None) -> str:
         "|---|---|---|---|",
     ]
     for name, (label, target) in LABELS.items():
-        cells = [v.text() if isinstance(v, Figure) else f"{v:.2f}" for v in (table["before"][name], table["after"][name])]
+        cells = [
+            v.text() if isinstance(v, Figure) else f"{v:.2f}"
+            for v in (table["before"][name], table["after"][name])
+        ]
         lines.append(f"| {label} | {target} | {cells[0]} | {cells[1]} |")
     lines += [
         "",
-        "| profile | workers | flagged before / after | within 10 gold before / after | median gold at flag before / after |",
+        "| profile | workers | flagged before / after | within 10 gold before / after "
+        "| median gold at flag before / after |",
         "|---|---|---|---|---|",
     ]
     for profile in crowd.profiles:
-        row = []
+        row: list[tuple[int, int, int | str, int]] = []
         for rule in ("before", "after"):
             group = [o for o in results[rule] if o.profile == profile]
             at = sorted(
                 (o.flagged_at_gold - (o.turned_at_gold or 0)) for o in group if o.flagged_at_gold is not None
             )
-            row.append((len(group), len(at), at[len(at) // 2] if at else "-", sum(0 < n <= policy.max_gold for n in at)))
-        lines.append(
-            f"| {profile} | {row[0][0]} | {row[0][1]} / {row[1][1]} | {row[0][3]} / {row[1][3]} | {row[0][2]} / {row[1][2]} |"
-        )
-    lines += ["", "Reliability of the model (after): predicted mean accuracy at the last judgement against the",
-              "worker's true accuracy over all answers, by prediction", "",
-              "| predicted | workers | mean predicted | mean observed |", "|---|---|---|---|"]
+            row.append(
+                (
+                    len(group),
+                    len(at),
+                    at[len(at) // 2] if at else "-",
+                    sum(0 < n <= policy.max_gold for n in at),
+                )
+            )
+        b, a = row
+        lines.append(f"| {profile} | {b[0]} | {b[1]} / {a[1]} | {b[3]} / {a[3]} | {b[2]} / {a[2]} |")
+    lines += [
+        "",
+        "Reliability of the model (after): predicted mean accuracy at the last judgement against the",
+        "worker's true accuracy over all answers, by prediction",
+        "",
+        "| predicted | workers | mean predicted | mean observed |",
+        "|---|---|---|---|",
+    ]
     from hits.requester.quality.worker_model import reliability_table
 
     judged = [o for o in results["after"] if o.predicted is not None and o.answers_total]
-    for row in reliability_table([o.predicted or 0.0 for o in judged], [o.answers_right / o.answers_total for o in judged]):
-        lines.append(f"| {row.low:.1f}-{row.high:.1f} | {row.workers} | {row.predicted:.3f} | {row.observed:.3f} |")
+    for bin_ in reliability_table(
+        [o.predicted or 0.0 for o in judged], [o.answers_right / o.answers_total for o in judged]
+    ):
+        lines.append(
+            f"| {bin_.low:.1f}-{bin_.high:.1f} | {bin_.workers} "
+            f"| {bin_.predicted:.3f} | {bin_.observed:.3f} |"
+        )
     return "\n".join(lines)

@@ -40,7 +40,7 @@ work done since then is paid only on its own confident evidence.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,26 @@ HOLD_LEVEL = 3.0
 AGREEMENT_WEIGHT = 0.8
 #: Prior accuracy of another worker with no gold yet (the mean of Beta(1, 1)): counted, not trusted.
 UNKNOWN_ACCURACY = 0.5
+
+
+#: A pair of workers whose identical answers have a copying-test p-value at most this is one voter:
+#: far looser than the copying signal's bound (a pair wrongly merged only loses one vote).
+PARTNER_P = 0.01
+#: Real items a pair must share before it may be merged into one voter.
+PARTNER_MIN_SHARED = 8
+
+
+def consensus_voters(
+    labels: Sequence[tuple[str, Hashable]], worker: str, partners: Callable[[str, str], bool]
+) -> list[tuple[str, Hashable]]:
+    """The labels that make an item's consensus for ``worker``: not the worker's, not its copying
+    partners', and of two partners of each other only the first (one voter, not two)."""
+    out: list[tuple[str, Hashable]] = []
+    for other, label in labels:
+        if other == worker or partners(worker, other) or any(partners(other, kept) for kept, _ in out):
+            continue
+        out.append((other, label))
+    return out
 
 
 @dataclass(frozen=True)
@@ -124,7 +144,7 @@ class Posterior:
 
     def p_below(self, threshold: float) -> float:
         """P(accuracy < threshold)."""
-        return float(self.weights[GRID < threshold].sum())
+        return float(self.weights[threshold > GRID].sum())
 
     def mean(self) -> float:
         return float(self.weights @ GRID)
@@ -133,7 +153,9 @@ class Posterior:
         """The central credible interval holding ``mass``."""
         cdf = np.cumsum(self.weights)
         tail = (1 - mass) / 2
-        return float(GRID[np.searchsorted(cdf, tail)]), float(GRID[min(len(GRID) - 1, np.searchsorted(cdf, 1 - tail))])
+        return float(GRID[np.searchsorted(cdf, tail)]), float(
+            GRID[min(len(GRID) - 1, np.searchsorted(cdf, 1 - tail))]
+        )
 
 
 def turn_alternatives(threshold: float, classes: int) -> tuple[float, float]:
@@ -156,7 +178,9 @@ def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: i
     s = 0.0
     for e in evidence:
         p = e.p_right
-        s = max(0.0, s + math.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k)))
+        s = max(
+            0.0, s + math.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
+        )
         out.append(s)
     return out
 
@@ -287,7 +311,8 @@ def model_reason(verdict: WorkerVerdict) -> str:
     parts = []
     if e.get("model_items"):
         parts.append(
-            f"agreement with others on {e['model_items']} items implies {e['agreement_accuracy']:.0%} accuracy"
+            f"agreement with others on {e['model_items']} items implies "
+            f"{e['agreement_accuracy']:.0%} accuracy"
         )
     parts.append(gold)
     return f"{'; '.join(parts)}: together {e['model_accuracy']:.0%} accuracy, {sure}"
@@ -305,12 +330,19 @@ class ReliabilityRow:
 
 
 def reliability_table(
-    predicted: Sequence[float], observed: Sequence[float], *, bins: Sequence[float] = (0, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0)
+    predicted: Sequence[float],
+    observed: Sequence[float],
+    *,
+    bins: Sequence[float] = (0, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0),
 ) -> list[ReliabilityRow]:
     """Predicted (the model's mean accuracy) against observed (the true accuracy), binned by prediction."""
     rows = []
     for low, high in zip(bins[:-1], bins[1:], strict=True):
-        inside = [(p, o) for p, o in zip(predicted, observed, strict=True) if low <= p < high or (high == 1 and p == 1)]
+        inside = [
+            (p, o)
+            for p, o in zip(predicted, observed, strict=True)
+            if low <= p < high or (high == 1 and p == 1)
+        ]
         if inside:
             rows.append(
                 ReliabilityRow(
