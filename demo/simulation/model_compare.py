@@ -57,6 +57,7 @@ from hits.requester.quality.worker_model import (
     WorkerEvidence,
     consensus_voters,
     judge_model,
+    partner_record,
     probability_right,
 )
 
@@ -374,9 +375,9 @@ class _Run:
         if key not in self.pairs.counts:
             return False
         shared, identical = self.pairs.counts[key]
+        better = partner_record(self._gold_record(first), self._gold_record(second))
         return shared >= PARTNER_MIN_SHARED and (
-            agreement_p_value(identical, shared, self._gold_record(first), self._gold_record(second))
-            <= PARTNER_P
+            agreement_p_value(identical, shared, better, better) <= PARTNER_P
         )
 
 

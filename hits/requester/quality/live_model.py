@@ -27,6 +27,7 @@ from hits.requester.quality.worker_model import (
     Evidence,
     WorkerEvidence,
     consensus_voters,
+    partner_record,
     probability_right,
 )
 from hits.requester.tables.campaigns import HITSlot, PublishedHIT, Submission, WorkerStats
@@ -140,8 +141,8 @@ def _partners(session: Session, campaign_id: int, records: dict[str, GoldRecord]
             CopyingPair.second_worker.in_(sorted(records)),
         )
     ):
-        first, second = records[pair.first_worker], records[pair.second_worker]
-        if agreement_p_value(pair.identical_answers, pair.shared_items, first, second) <= PARTNER_P:
+        better = partner_record(records[pair.first_worker], records[pair.second_worker])
+        if agreement_p_value(pair.identical_answers, pair.shared_items, better, better) <= PARTNER_P:
             found.add(
                 (min(pair.first_worker, pair.second_worker), max(pair.first_worker, pair.second_worker))
             )

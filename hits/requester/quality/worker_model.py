@@ -31,8 +31,8 @@ voter, not two). Who is a partner is the caller's (the copying test's counts).
 **A turn for the worse** is found on the same evidence by a CUSUM test
 (:func:`turn_statistic`): each answer adds the log likelihood ratio of
 "answering at random" against "answering well"; the running sum, floored at
-0, crosses :data:`TURN_LEVEL` soon after a worker turns (about 8 gold
-answers' worth of evidence at random against 0.8), and an honest worker's
+0, crosses :data:`TURN_LEVEL` soon after a worker turns (about 7 gold
+answers' worth of evidence at random against 0.85), and an honest worker's
 sum drifts down. While the sum is above :data:`HOLD_LEVEL` approvals wait;
 work done since then is paid only on its own confident evidence.
 """
@@ -46,15 +46,15 @@ from typing import Any
 
 import numpy as np
 
-from hits.requester.quality.policy import WorkerVerdict
+from hits.requester.quality.policy import GoldRecord, WorkerVerdict
 
 #: The accuracies the posterior is computed at (midpoints of 400 equal cells of [0, 1]).
 GRID = (np.arange(400) + 0.5) / 400
 _LOG_GRID = np.log(GRID)
-#: The CUSUM level at which a turn is declared (log odds: about e^8 = 3,000 to 1 for the turn).
-TURN_LEVEL = 8.0
-#: The CUSUM level above which approvals wait (about two wrong answers in a row more than expected).
-HOLD_LEVEL = 3.0
+#: The CUSUM level at which a turn is declared (log odds: about e^6 = 400 to 1 for the turn).
+TURN_LEVEL = 6.0
+#: The CUSUM level above which approvals wait (more than one wrong gold answer of a good worker's).
+HOLD_LEVEL = 2.5
 #: How far an answer's agreement counts, from 0 (not at all) to 1 (as the one-coin model says): the
 #: model assumes every item equally hard and every error equally likely, which real items are not, so
 #: its probability that an answer is right is drawn a fifth of the way back to chance.
@@ -68,6 +68,13 @@ UNKNOWN_ACCURACY = 0.5
 PARTNER_P = 0.01
 #: Real items a pair must share before it may be merged into one voter.
 PARTNER_MIN_SHARED = 8
+
+
+def partner_record(first: GoldRecord, second: GoldRecord) -> GoldRecord:
+    """The gold record both workers of a pair are taken to have when testing them as partners: the
+    better one. Two good workers agree most, so an honest worker unlucky on gold who agrees with
+    good ones is not taken for their copy; two random workers copying each other still are."""
+    return max(first, second, key=lambda r: (r.correct + 1) / (r.total + 2))
 
 
 def consensus_voters(
@@ -153,26 +160,29 @@ class Posterior:
         """The central credible interval holding ``mass``."""
         cdf = np.cumsum(self.weights)
         tail = (1 - mass) / 2
-        return float(GRID[np.searchsorted(cdf, tail)]), float(
-            GRID[min(len(GRID) - 1, np.searchsorted(cdf, 1 - tail))]
-        )
+        last = len(GRID) - 1
+        low, high = int(np.searchsorted(cdf, tail)), int(np.searchsorted(cdf, 1 - tail))
+        return float(GRID[min(last, low)]), float(GRID[min(last, high)])
 
 
-def turn_alternatives(threshold: float, classes: int) -> tuple[float, float]:
-    """(q0, q1): the accuracies the CUSUM test tells apart, "answering well" and "at random".
+def turn_alternatives(threshold: float, classes: int, accuracy: float) -> tuple[float, float]:
+    """(q0, q1): the accuracies the CUSUM test tells apart, "as the worker answers" and "at random".
 
-    q0 is 0.1 above the threshold; q1 chance (1/K), or
-    for two classes, where chance is close to any threshold, 0.2 below the threshold.
+    q0 is the worker's estimated accuracy, kept between 0.1 above the threshold and 0.95 (a
+    worker near the threshold is tested less sharply); q1 chance (1/K), or for two classes,
+    where chance is close to any threshold, 0.2 below the threshold.
     """
-    good = min(0.95, threshold + 0.1)
+    good = min(0.95, max(threshold + 0.1, accuracy))
     chance = 1 / max(2, classes)
     bad = chance if chance <= threshold - 0.15 else max(0.05, threshold - 0.2)
     return good, bad
 
 
-def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: int) -> list[float]:
+def turn_statistic(
+    evidence: Sequence[Evidence], *, threshold: float, classes: int, accuracy: float
+) -> list[float]:
     """The CUSUM statistic after each answer: max(0, S + log L(q1) / L(q0)), oldest first."""
-    good, bad = turn_alternatives(threshold, classes)
+    good, bad = turn_alternatives(threshold, classes, accuracy)
     k = max(2, classes) - 1
     out: list[float] = []
     s = 0.0
@@ -207,8 +217,9 @@ def judge_model(
     """Approve, flag or wait, from the posterior over all the worker's evidence, watching for a turn.
 
     * **flag** when P(accuracy < threshold) >= confidence after ``min_gold`` gold answers;
-    * **flag** on a turn, when the CUSUM statistic reaches ``turn_level`` (the evidence says
-      ``"flagged_on": "turn"``); once reached, it stays found;
+    * **flag** on a turn, when the CUSUM statistic reaches ``turn_level`` after answers that
+      approved the worker on their own (the evidence says ``"flagged_on": "turn"``); once
+      reached, it stays found;
     * **approve** when P(accuracy >= threshold) >= confidence and the statistic is below
       :data:`HOLD_LEVEL`; work done since the statistic first rose above it (while
       undecided) is approved only when its own evidence approves the worker by the same
@@ -237,29 +248,14 @@ def judge_model(
     if agreement is not None:
         evidence["agreement_accuracy"] = round(agreement.mean(), 4)
         evidence["p_agreement_accuracy_below_threshold"] = round(agreement.p_below(threshold), 4)
-    stats = turn_statistic(flat, threshold=threshold, classes=classes)
-    peak = max(stats, default=0.0)
+    stats = turn_statistic(flat, threshold=threshold, classes=classes, accuracy=posterior.mean())
     evidence["turn_statistic"] = round(stats[-1] if stats else 0.0, 3)
-    if peak >= turn_level:
-        at = next(i for i, s in enumerate(stats) if s >= turn_level)
-        start = at
-        while start > 0 and stats[start - 1] > 0:
-            start -= 1
-        before = Posterior.of(flat[:start], classes) if start else None
-        after = Posterior.of(flat[start : at + 1], classes)
-        evidence.update(
-            {
-                "flagged_on": "turn",
-                "turn_answers": at + 1 - start,
-                "turn_after_answers": start,
-                "turn_accuracy_after": round(after.mean(), 4),
-                "turn_accuracy_before": round(before.mean(), 4) if before else None,
-                "p_turn_accuracy_below_threshold": round(after.p_below(threshold), 4),
-            }
-        )
-        if len(gold) >= min_gold and p_below >= confidence:
-            evidence["flagged_on"] = "model"
-        return WorkerVerdict("flag", max(p_below, after.p_below(threshold)), evidence)
+    turn = _turn(
+        flat, stats, turn_level=turn_level, threshold=threshold, confidence=confidence, classes=classes
+    )
+    if turn is not None:
+        evidence.update(turn)
+        return WorkerVerdict("flag", max(p_below, turn["p_turn_accuracy_below_threshold"]), evidence)
     if len(gold) >= min_gold and p_below >= confidence:
         evidence["flagged_on"] = "model"
         return WorkerVerdict("flag", p_below, evidence)
@@ -268,7 +264,7 @@ def judge_model(
     if stats and stats[-1] >= HOLD_LEVEL:
         evidence["held_back"] = "turn statistic"
         return WorkerVerdict("undecided", p_below, evidence)
-    held = held_since_doubt(worker, threshold=threshold, classes=classes)
+    held = held_since_doubt(worker, stats)
     if held:
         own = Posterior.of(held, classes)
         evidence["held_back_answers"] = len(held)
@@ -278,10 +274,43 @@ def judge_model(
     return WorkerVerdict("approve", p_below, evidence)
 
 
-def held_since_doubt(worker: WorkerEvidence, *, threshold: float, classes: int) -> list[Evidence]:
-    """The evidence of the undecided work done since the turn statistic first rose above
-    :data:`HOLD_LEVEL` while that work was undecided (empty: no such doubt)."""
-    stats = turn_statistic([e for a in worker.assignments for e in a], threshold=threshold, classes=classes)
+def _turn(
+    flat: Sequence[Evidence],
+    stats: Sequence[float],
+    *,
+    turn_level: float,
+    threshold: float,
+    confidence: float,
+    classes: int,
+) -> dict[str, Any] | None:
+    """The evidence of a turn: the statistic reached ``turn_level`` after answers that, on their own,
+    approve the worker by the confidence rule (a worker bad from the start is the whole record's to
+    judge). None when there is none."""
+    at = next((i for i, s in enumerate(stats) if s >= turn_level), None)
+    if at is None:
+        return None
+    start = at
+    while start > 0 and stats[start - 1] > 0:
+        start -= 1
+    if start == 0:
+        return None
+    before = Posterior.of(flat[:start], classes)
+    if before.p_below(threshold) > 1 - confidence:
+        return None
+    after = Posterior.of(flat[start : at + 1], classes)
+    return {
+        "flagged_on": "turn",
+        "turn_answers": at + 1 - start,
+        "turn_after_answers": start,
+        "turn_accuracy_after": round(after.mean(), 4),
+        "turn_accuracy_before": round(before.mean(), 4),
+        "p_turn_accuracy_below_threshold": round(after.p_below(threshold), 4),
+    }
+
+
+def held_since_doubt(worker: WorkerEvidence, stats: Sequence[float]) -> list[Evidence]:
+    """The evidence of the undecided work done since the turn statistic (``stats``, one per answer)
+    first rose above :data:`HOLD_LEVEL` while that work was undecided (empty: no such doubt)."""
     position = 0
     for index, (answers, waiting) in enumerate(zip(worker.assignments, worker.undecided, strict=True)):
         position += len(answers)
@@ -302,11 +331,10 @@ def model_reason(verdict: WorkerVerdict) -> str:
     sure = f"{verdict.p_below:.0%} sure below {threshold:.0%}"
     gold = f"gold {e['gold_correct']}/{e['gold_total']}"
     if e.get("flagged_on") == "turn":
-        before = e.get("turn_accuracy_before")
-        was = f" after {before:.0%} on the {e['turn_after_answers']} before" if before is not None else ""
         return (
             f"turned for the worse: the latest {e['turn_answers']} answers (gold and agreement) imply "
-            f"{e['turn_accuracy_after']:.0%} accuracy{was}, {sure}; {gold}"
+            f"{e['turn_accuracy_after']:.0%} accuracy after {e['turn_accuracy_before']:.0%} on the "
+            f"{e['turn_after_answers']} before, {sure}; {gold}"
         )
     parts = []
     if e.get("model_items"):
