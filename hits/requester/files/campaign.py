@@ -126,6 +126,12 @@ class QualityPolicy(BaseModel):
         description="The recent-work test: gold answers per block; a worker approved before whose latest "
         "block flags is flagged (a turn for the worse). 0 turns it off.",
     )
+    worker_model: bool = Field(
+        False,
+        description="Judge workers on one posterior from gold and their agreement with the others on "
+        "every other item, with a CUSUM test for a turn for the worse (docs/quality.md); false (for now "
+        "the default): gold alone, the recent-work blocks and the agreement signal.",
+    )
     flagged_action: Literal["reject", "hold"] = Field(
         "reject",
         description="What happens to a flagged worker's undecided work: rejected, or held for a person "

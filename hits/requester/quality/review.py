@@ -27,6 +27,7 @@ from hits.requester.files.campaign import QualityPolicy, stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
 from hits.requester.quality import followups, spot_checks
 from hits.requester.quality.authenticity import suspect_work
+from hits.requester.quality.gold_verdicts import judge_gold
 from hits.requester.quality.live_copying import (
     count_pairs,
     judge_copying,
@@ -34,17 +35,8 @@ from hits.requester.quality.live_copying import (
     store_verdicts,
     with_copying,
 )
-from hits.requester.quality.live_signals import collect_signals_many
-from hits.requester.quality.policy import (
-    GoldRecord,
-    WorkerVerdict,
-    held_back,
-    judge_error_rate,
-    judge_recent,
-    judge_worker,
-    recent_window,
-)
-from hits.requester.quality.signals import combined_verdict
+from hits.requester.quality.policy import WorkerVerdict, judge_error_rate
+from hits.requester.quality.worker_model import model_reason
 from hits.requester.tables.campaigns import (
     Campaign,
     GoldItem,
@@ -208,7 +200,7 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
     )
     if has_gold:
         straightline = get_template(campaign.template).straightlining_suspicious
-        verdicts = _judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
+        verdicts = judge_gold(session, campaign_id, [stats[w] for w in sorted(stats)], policy, straightline)
     else:
         verdicts = {w: _judge_text(session, campaign_id, w, policy) for w in sorted(stats)}
     for worker_id, pairs in copying.by_worker.items():
@@ -253,87 +245,6 @@ def _drop_queued(session: Session, *waiting: dict[str, list[Submission]]) -> Non
                 if submission.assignment_id in queued:
                     submission.decision = queued[submission.assignment_id]
             lists[worker_id] = [s for s in work if s.assignment_id not in queued]
-
-
-def _judge_gold(
-    session: Session, campaign_id: int, records: list[WorkerStats], policy: QualityPolicy, straightline: bool
-) -> dict[str, WorkerVerdict]:
-    """Each worker's gold verdict, sharpened by the signals where gold cannot tell yet."""
-    histories = _gold_histories(
-        session, campaign_id, [r.worker_id for r in records if r.gold_total > policy.recent_gold // 2]
-    )
-    verdicts = {}
-    for r in records:
-        history = histories.get(r.worker_id, [])
-        gold = [g for g, _ in history]
-        recent = recent_window(gold, policy.recent_gold)
-        # Work done while the recent gold leaned bad is paid only on its own confident gold.
-        held = held_back(gold, [u for _, u in history], policy.recent_gold, policy.accuracy_threshold)
-        verdicts[r.worker_id] = judge_recent(
-            judge_worker(
-                GoldRecord(r.gold_correct, r.gold_total),
-                threshold=policy.accuracy_threshold,
-                confidence=policy.confidence,
-                min_gold=policy.min_gold,
-            ),
-            recent,
-            threshold=policy.accuracy_threshold,
-            confidence=policy.confidence,
-            held=held if recent is not None else None,
-        )
-    # Gold cannot tell yet: let the signals speak (a copycat passes some gold). Not for a
-    # worker QA staff have cleared: the signals that fired then would only fire again.
-    unsure = [
-        r
-        for r in records
-        if verdicts[r.worker_id].verdict == "undecided"
-        and r.gold_total >= policy.min_gold
-        and r.flag_review != "clear"
-    ]
-    if unsure:
-        evidence = collect_signals_many(
-            session,
-            campaign_id,
-            [r.worker_id for r in unsure],
-            straightline=straightline,
-            confidence=policy.confidence,
-        )
-        for record in unsure:
-            verdict, signals = verdicts[record.worker_id], evidence[record.worker_id]
-            counted = [name for name in signals["suspicious"] if name in policy.signals]
-            sharpened = combined_verdict(
-                verdict, counted, gold_total=record.gold_total, min_gold=policy.min_gold
-            )
-            judged = {**verdict.evidence, "signals": signals}
-            if sharpened == "flag":
-                # Gold alone was not confident: a person decides (see _enqueue_decisions).
-                judged["flagged_by"] = "signals"
-            verdicts[record.worker_id] = WorkerVerdict(sharpened, verdict.p_below, judged)
-    return verdicts
-
-
-def _gold_histories(
-    session: Session, campaign_id: int, worker_ids: list[str]
-) -> dict[str, list[tuple[tuple[int, int], bool]]]:
-    """Each worker's ((gold correct, gold total), undecided) per graded assignment, as submitted."""
-    if not worker_ids:
-        return {}
-    out: dict[str, list[tuple[tuple[int, int], bool]]] = defaultdict(list)
-    rows = session.execute(
-        select(Submission.worker_id, Submission.gold_correct, Submission.gold_total, Submission.decision)
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(
-            PublishedHIT.campaign_id == campaign_id,
-            Submission.worker_id.in_(worker_ids),
-            Submission.graded.is_(True),
-            Submission.gold_total > 0,
-        )
-        # Submission order: a sync may record a later assignment first.
-        .order_by(Submission.worker_id, Submission.submitted_at.nulls_last(), Submission.id)
-    )
-    for worker_id, correct, total, decision in rows:
-        out[worker_id].append(((int(correct or 0), int(total or 0)), decision is None))
-    return out
 
 
 def held_on_signals(submission: Submission) -> bool:
@@ -467,6 +378,9 @@ def _flag_reason(record: WorkerStats, policy: QualityPolicy, verdict: WorkerVerd
         name for name in verdict.evidence.get("signals", {}).get("suspicious", []) if name in policy.signals
     ]
     evidence = verdict.evidence
+    if evidence.get("model") == "one-coin":
+        # The worker model's own words: what the evidence implies, and how sure it is.
+        return model_reason(verdict) + (f"; {SIGNALS_REASON}: {', '.join(suspicious)}" if suspicious else "")
     if evidence.get("flagged_on") == "recent gold":
         return (
             f"gold accuracy turned: {evidence['recent_gold_correct']}/{evidence['recent_gold_total']} "

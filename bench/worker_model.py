@@ -1,0 +1,24 @@
+"""Issue 28's benchmark: today's rule against the worker model, on the simulated crowds.
+
+``python -m bench.worker_model [issue|mixture] [seeds]`` prints the before/after table
+(Markdown), pooled over seeds 1..N with 95% Wilson intervals (demo/simulation/model_compare.py).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from demo.simulation.model_compare import compare
+
+
+def main() -> None:
+    crowd = sys.argv[1] if len(sys.argv) > 1 else "issue"
+    seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    started = time.perf_counter()
+    print(compare(crowd, seeds))
+    print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

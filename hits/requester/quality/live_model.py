@@ -1,0 +1,149 @@
+"""The worker model of :mod:`hits.requester.quality.worker_model`, read from a running campaign's records.
+
+For the workers of a review batch: their graded assignments in the order
+submitted (each one's gold counts, and their answers to the HIT's ordinary
+items), everyone else's answers to those items (rejected and void work left
+out), the others' gold records (their accuracy, as the consensus weighs
+them) and the copying pairs' counts (a suspected pair is one voter). Five
+queries a batch, whatever its size; no state of its own: the same records
+give the same verdict whenever they are judged. Reads only, never writes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hits.requester.answers import LEFT_OUT
+from hits.requester.quality.copying import agreement_p_value
+from hits.requester.quality.policy import GoldRecord
+from hits.requester.quality.worker_model import (
+    PARTNER_MIN_SHARED,
+    PARTNER_P,
+    Evidence,
+    WorkerEvidence,
+    consensus_voters,
+    partner_record,
+    probability_right,
+)
+from hits.requester.tables.campaigns import HITSlot, PublishedHIT, Submission, WorkerStats
+from hits.requester.tables.quality import CopyingPair
+
+#: Agreement is counted only where answers are few distinct plain values (a rating, a category):
+#: exact agreement on a span, an ordering or a text says little about being right.
+MAX_CLASSES = 12
+
+
+def _label(answer: Any) -> Hashable | None:
+    return answer if isinstance(answer, int | str) and not isinstance(answer, bool) else None
+
+
+def campaign_evidence(
+    session: Session, campaign_id: int, worker_ids: Sequence[str]
+) -> tuple[dict[str, WorkerEvidence], int]:
+    """Each worker's evidence for :func:`~hits.requester.quality.worker_model.judge_model`, and the classes.
+
+    Gold only (no agreement) when the campaign's answers are not a few plain values.
+    """
+    wanted = sorted(set(worker_ids))
+    own = session.execute(
+        select(
+            Submission.worker_id,
+            Submission.published_hit_id,
+            Submission.answers,
+            Submission.gold_correct,
+            Submission.gold_total,
+            Submission.decision,
+        )
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(
+            PublishedHIT.campaign_id == campaign_id,
+            Submission.worker_id.in_(wanted),
+            Submission.graded.is_(True),
+        )
+        .order_by(Submission.worker_id, Submission.submitted_at.nulls_last(), Submission.id)
+    ).all()
+    hit_ids = sorted({row.published_hit_id for row in own})
+    items: dict[int, list[int]] = defaultdict(list)  # HIT -> positions of its ordinary items
+    for hit, position in session.execute(
+        select(HITSlot.published_hit_id, HITSlot.position).where(
+            HITSlot.published_hit_id.in_(hit_ids), HITSlot.item_id.is_not(None)
+        )
+    ):
+        items[hit].append(position)
+    labels: dict[tuple[int, int], list[tuple[str, Hashable]]] = defaultdict(list)
+    counts: Counter[Hashable] = Counter()
+    plain = True
+    for worker, hit, answers, decision in session.execute(
+        select(Submission.worker_id, Submission.published_hit_id, Submission.answers, Submission.decision)
+        .where(Submission.published_hit_id.in_(hit_ids))
+        .order_by(Submission.submitted_at.nulls_last(), Submission.id)
+    ):
+        if decision in LEFT_OUT:
+            continue
+        given = (answers or {}).get("answers", [])
+        for position in items[hit]:
+            if position < len(given):
+                label = _label(given[position])
+                plain = plain and label is not None
+                labels[(hit, position)].append((worker, label))
+                counts[label] += 1
+    agreement = plain and 2 <= len(counts) <= MAX_CLASSES
+    classes = max(2, len(counts)) if agreement else 2
+    voters = {w for votes in labels.values() for w, _ in votes} | set(wanted)
+    records = {
+        s.worker_id: GoldRecord(s.gold_correct, s.gold_total)
+        for s in session.scalars(
+            select(WorkerStats).where(
+                WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id.in_(sorted(voters))
+            )
+        )
+    }
+    partners = _partners(session, campaign_id, records) if agreement else set()
+    total = sum(counts.values()) + len(counts)
+    priors = {label: (n + 1) / total for label, n in counts.items()}
+    accuracy = {w: (r.correct + 1) / (r.total + 2) for w, r in records.items()}
+    out: dict[str, tuple[list[list[Evidence]], list[bool]]] = {w: ([], []) for w in wanted}
+    for row in own:
+        evidence = [Evidence(1.0, True)] * int(row.gold_correct or 0)
+        evidence += [Evidence(0.0, True)] * int((row.gold_total or 0) - (row.gold_correct or 0))
+        given = (row.answers or {}).get("answers", [])
+        for position in items[row.published_hit_id] if agreement else ():
+            if position >= len(given):
+                continue
+            others = consensus_voters(
+                labels[(row.published_hit_id, position)],
+                row.worker_id,
+                lambda a, b: (min(a, b), max(a, b)) in partners,
+            )
+            p = probability_right(
+                _label(given[position]), [(label, accuracy.get(w, 0.5)) for w, label in others], priors
+            )
+            if p is not None:
+                evidence.append(Evidence(p, False))
+        out[row.worker_id][0].append(evidence)
+        out[row.worker_id][1].append(row.decision is None)
+    return {w: WorkerEvidence(a, u) for w, (a, u) in out.items()}, classes
+
+
+def _partners(session: Session, campaign_id: int, records: dict[str, GoldRecord]) -> set[tuple[str, str]]:
+    """Pairs of workers (in key order) who agree more than their gold accuracies explain (loosely)."""
+    found = set()
+    for pair in session.scalars(
+        select(CopyingPair).where(
+            CopyingPair.campaign_id == campaign_id,
+            CopyingPair.shared_items >= PARTNER_MIN_SHARED,
+            CopyingPair.first_worker.in_(sorted(records)),
+            CopyingPair.second_worker.in_(sorted(records)),
+        )
+    ):
+        better = partner_record(records[pair.first_worker], records[pair.second_worker])
+        if agreement_p_value(pair.identical_answers, pair.shared_items, better, better) <= PARTNER_P:
+            found.add(
+                (min(pair.first_worker, pair.second_worker), max(pair.first_worker, pair.second_worker))
+            )
+    return found
