@@ -146,9 +146,11 @@ def test_a_backup_mid_campaign_restores_and_the_campaign_finishes_paying_each_as
         bad = campaign_bot(url, "kept-bad", Profile("always-off", 0.0), truth, "kept")
         assert good.run(max_hits=2).submitted + bad.run(max_hits=2).submitted == 4
         _wait(
-            lambda: len(_decided(after)) == 8
-            and all(decision for decision, _ in _decided(after))
-            and set(_outbox(after)) == {"done"},
+            lambda: (
+                len(_decided(after)) == 8
+                and all(decision for decision, _ in _decided(after))
+                and set(_outbox(after)) == {"done"}
+            ),
             150,
             "all eight are decided and every decision applied",
             logs,
