@@ -139,7 +139,11 @@ def test_a_worker_practises_by_keyboard_reads_why_then_works(
     verdict = hit.locator(".practice-feedback")
     verdict.wait_for()
     text = " ".join(verdict.inner_text().split())
-    assert "Not quite" in text and "The right answer: 2" in text and "two serious errors" in text
+    assert (
+        "Not quite" in text
+        and "The right answer: 2: Barely describes the image" in text
+        and "two serious errors" in text
+    )
     assert hit.get_by_role("radiogroup", name="Rating for pair 1").get_by_label("4").is_checked()
     practice = page.frame(url=lambda url: "/tasks/practice/0" in url)
     assert practice is not None

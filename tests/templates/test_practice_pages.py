@@ -145,7 +145,11 @@ def test_the_right_answer_reaches_the_page_only_after_an_answer(practised, reque
     verdict = BeautifulSoup(wrong.text, "html.parser").find("div", class_="practice-feedback")
     assert verdict is not None
     text = " ".join(verdict.get_text(" ").split())
-    assert "Not quite" in text and "The right answer: 1" in text and "neither colour nor animal" in text
+    assert (
+        "Not quite" in text
+        and "The right answer: 1: Does not describe the image at all." in text
+        and "neither colour nor animal" in text
+    )
     assert verdict.find("em") is not None  # the explanation's Markdown, rendered
     assert 'value="3"' in wrong.text and "checked" in wrong.text  # the worker's answer stays
     assert "Next practice item" in wrong.text

@@ -69,6 +69,11 @@ class RatingTemplate(TaskTemplate):
         """The scale list with the campaign's words (the values stay 4 down to 1)."""
         return {"scale": list(zip(sorted(SCALE, reverse=True), wording, strict=True))}
 
+    def key_words(self, key: Mapping[str, Any], payload: Mapping[str, Any]) -> str:
+        """The right rating with its words ("2: Barely describes the image: ..."), not a bare number."""
+        rating = key.get("rating")
+        return f"{rating}: {SCALE[rating]}" if rating in SCALE else super().key_words(key, payload)
+
     def parse_answers(self, form: Mapping[str, str], slots: int) -> ParsedAnswers:
         result = ParsedAnswers()
         for i in range(slots):
