@@ -240,12 +240,14 @@ def test_campaign_check_previews_every_templates_practice_pages(
     assert "practice.jpg" in result.missing  # the practice item's picture is looked for like the items'
 
 
-def test_a_workflows_later_stage_inherits_no_practice_items(tmp_path: Path) -> None:
+def test_a_workflows_later_stage_inherits_no_practice_items_nor_guidance(tmp_path: Path) -> None:
     from hits.requester.files.workflow import StageSpec
     from hits.requester.workflows.setup import stage_spec
 
     spec = load_campaign_file(_write(tmp_path, "rating", [PRACTICE])).spec
-    spec = spec.model_copy(update={"guidance": None})  # its scale words are the rating template's
+    assert spec.guidance is not None and spec.guidance.scale is not None  # the rating template's words
     stage = StageSpec.model_validate({"name": "again", "template": "refine", "from": "describe"})
-    # A rating item and answer could not be shown, nor judged, by a refine stage's pages.
-    assert stage_spec(spec, stage)["training"] == []
+    # A rating item and answer could not be shown, nor judged, by a refine stage's pages, and the
+    # rating scale's words would be refused for it (the stage could not even be built).
+    built = stage_spec(spec, stage)
+    assert built["training"] == [] and built["guidance"] is None

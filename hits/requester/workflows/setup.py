@@ -41,9 +41,10 @@ def stage_spec(spec: CampaignSpec, stage: StageSpec) -> dict[str, Any]:
         gold_per_hit=0,
         gold=None,
         template_options=stage.template_options,
-        # Practice items are the first stage's template's items and answers: a stage of another
-        # template could not show them.
+        # Practice items are the first stage's template's items and answers, and its guidance speaks
+        # of that template's task and scale: a stage of another template could show neither.
         training=[],
+        guidance=None,
     )
     for key in ("title", "description", "keywords", "assignment_duration_seconds", "lifetime_seconds"):
         if getattr(stage, key) is not None:
