@@ -1,7 +1,7 @@
 """Issue 28's benchmark: today's rule against the worker model, on the simulated crowds.
 
 ``python -m bench.worker_model [issue|mixture] [seeds]`` prints the before/after table
-(Markdown), pooled over seeds 1..N with 95% Wilson intervals (demo/simulation/model_compare.py).
+(Markdown), pooled over seeds 1..N with 95% Wilson intervals (demo/simulation/model_figures.py).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from demo.simulation.model_compare import compare
+from demo.simulation.model_figures import compare
 
 
 def main() -> None:

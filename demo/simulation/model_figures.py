@@ -1,0 +1,158 @@
+"""The figures of :mod:`demo.simulation.model_compare`: the metrics with Wilson intervals, the table.
+
+Measured, pooled over seeds with 95% Wilson intervals: precision of flags
+(bad workers flagged over all flagged; a turning worker flagged before its
+turn, or a diligent one, is a false flag), recall within 10 gold answers
+(for a turning worker, counted from its turn), diligent assignments
+rejected, and late spam approved (a turning worker's assignments after the
+turn that were approved).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from demo.simulation.model_compare import BAD, CROWDS, Outcome, Policy, run
+from hits.requester.quality.worker_model import reliability_table
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson interval of a proportion."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass(frozen=True)
+class Figure:
+    numerator: int
+    denominator: int
+
+    @property
+    def value(self) -> float:
+        return self.numerator / self.denominator if self.denominator else float("nan")
+
+    def text(self) -> str:
+        low, high = wilson(self.numerator, self.denominator)
+        return f"{self.value:.3f} ({self.numerator}/{self.denominator}; {low:.3f}-{high:.3f})"
+
+
+def _bad(o: Outcome) -> bool:
+    if o.profile == "turning":
+        return (
+            o.flagged_at_gold is not None
+            and o.turned_at_gold is not None
+            and o.flagged_at_gold > o.turned_at_gold
+        )
+    return o.profile in BAD
+
+
+def figures(
+    outcomes: Sequence[Outcome], policy: Policy, gold_per_assignment: float
+) -> dict[str, Figure | float]:
+    """The issue's figures, pooled over every run's workers."""
+    flagged = [o for o in outcomes if o.flagged_at_gold is not None]
+    bad = [
+        o for o in outcomes if o.profile in BAD and (o.profile != "turning" or o.turned_at_gold is not None)
+    ]
+
+    def caught(o: Outcome) -> bool:
+        if o.flagged_at_gold is None:
+            return False
+        start = o.turned_at_gold if o.profile == "turning" else 0
+        return (
+            start is not None
+            and start < o.flagged_at_gold <= start + policy.max_gold
+            or (o.profile != "turning" and o.flagged_at_gold <= policy.max_gold)
+        )
+
+    diligent = [o for o in outcomes if o.profile == "diligent"]
+    turning = [o for o in outcomes if o.profile == "turning"]
+    return {
+        "precision": Figure(sum(_bad(o) for o in flagged), len(flagged)),
+        "recall": Figure(sum(caught(o) for o in bad), len(bad)),
+        "diligent_rejected": Figure(sum(o.rejected for o in diligent), sum(o.assignments for o in diligent)),
+        "diligent_held": Figure(sum(o.held for o in diligent), sum(o.assignments for o in diligent)),
+        "late_spam_approved": Figure(
+            sum(o.approved_after_turn for o in turning), sum(o.after_turn for o in turning)
+        ),
+        "gold_per_assignment": gold_per_assignment,
+    }
+
+
+LABELS = {
+    "precision": ("precision of flags", ">= 0.98"),
+    "recall": ("recall within 10 gold answers", ">= 0.95"),
+    "diligent_rejected": ("diligent assignments rejected", "< 0.01"),
+    "diligent_held": ("diligent assignments held for a person", "-"),
+    "late_spam_approved": ("late spam approved (after the turn)", "< 0.10"),
+    "gold_per_assignment": ("gold per assignment", "no higher"),
+}
+
+
+def compare(crowd_name: str, seeds: int, policy: Policy | None = None) -> str:
+    """The before/after table of one crowd over seeds 1..``seeds``, as text (Markdown)."""
+    policy = policy or Policy()
+    crowd = CROWDS[crowd_name]
+    results = {rule: run(crowd, policy, rule, range(1, seeds + 1)) for rule in ("before", "after")}
+    table = {rule: figures(out, policy, float(crowd.gold_per_hit)) for rule, out in results.items()}
+    lines = [
+        f"crowd {crowd_name}: {crowd.hits} HITs x ({crowd.items_per_hit} items + "
+        f"{crowd.gold_per_hit} gold) x "
+        f"{crowd.assignments}; {dict(crowd.profiles)}; threshold {policy.threshold}, confidence "
+        f"{policy.confidence}, min_gold {policy.min_gold}; seeds 1..{seeds}; pooled, 95% Wilson intervals",
+        "",
+        "| metric | target | before (today's rule) | after (worker model) |",
+        "|---|---|---|---|",
+    ]
+    for name, (label, target) in LABELS.items():
+        cells = [
+            v.text() if isinstance(v, Figure) else f"{v:.2f}"
+            for v in (table["before"][name], table["after"][name])
+        ]
+        lines.append(f"| {label} | {target} | {cells[0]} | {cells[1]} |")
+    lines += [
+        "",
+        "| profile | workers | flagged before / after | within 10 gold before / after "
+        "| median gold at flag before / after |",
+        "|---|---|---|---|---|",
+    ]
+    for profile in crowd.profiles:
+        row: list[tuple[int, int, int | str, int]] = []
+        for rule in ("before", "after"):
+            group = [o for o in results[rule] if o.profile == profile]
+            at = sorted(
+                (o.flagged_at_gold - (o.turned_at_gold or 0)) for o in group if o.flagged_at_gold is not None
+            )
+            row.append(
+                (
+                    len(group),
+                    len(at),
+                    at[len(at) // 2] if at else "-",
+                    sum(0 < n <= policy.max_gold for n in at),
+                )
+            )
+        b, a = row
+        lines.append(f"| {profile} | {b[0]} | {b[1]} / {a[1]} | {b[3]} / {a[3]} | {b[2]} / {a[2]} |")
+    lines += [
+        "",
+        "Reliability of the model (after): predicted mean accuracy at the last judgement against the",
+        "worker's true accuracy over all answers, by prediction",
+        "",
+        "| predicted | workers | mean predicted | mean observed |",
+        "|---|---|---|---|",
+    ]
+    judged = [o for o in results["after"] if o.predicted is not None and o.answers_total]
+    for bin_ in reliability_table(
+        [o.predicted or 0.0 for o in judged], [o.answers_right / o.answers_total for o in judged]
+    ):
+        lines.append(
+            f"| {bin_.low:.1f}-{bin_.high:.1f} | {bin_.workers} "
+            f"| {bin_.predicted:.3f} | {bin_.observed:.3f} |"
+        )
+    return "\n".join(lines)
