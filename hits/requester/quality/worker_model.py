@@ -30,11 +30,16 @@ voter, not two). Who is a partner is the caller's (the copying test's counts).
 
 **A turn for the worse** is found on the same evidence by a CUSUM test
 (:func:`turn_statistic`): each answer adds the log likelihood ratio of
-"answering at random" against "answering well"; the running sum, floored at
-0, crosses :data:`TURN_LEVEL` soon after a worker turns (about 7 gold
+"answering at random" against "answering as before" (the worker's own rate,
+at least :data:`TURN_MARGIN` above the threshold); the running sum, floored
+at 0, crosses :data:`TURN_LEVEL` soon after a worker turns (about 7 gold
 answers' worth of evidence at random against 0.85), and an honest worker's
-sum drifts down. While the sum is above :data:`HOLD_LEVEL` approvals wait;
-work done since then is paid only on its own confident evidence.
+sum drifts down. A crossing is a turn when the answers since the sum rose
+are, on their own, below the threshold with the confidence asked for,
+whether or not the earlier record had approved the worker. While the sum is
+above :data:`HOLD_LEVEL` approvals wait; undecided work whose own evidence
+leans below the threshold (:data:`PENDING_DOUBT`) waits too, and work done
+since a doubt is paid only on its own confident evidence.
 """
 
 from __future__ import annotations
@@ -51,10 +56,18 @@ from hits.requester.quality.policy import GoldRecord, WorkerVerdict
 #: The accuracies the posterior is computed at (midpoints of 400 equal cells of [0, 1]).
 GRID = (np.arange(400) + 0.5) / 400
 _LOG_GRID = np.log(GRID)
-#: The CUSUM level at which a turn is declared (log odds: about e^6 = 400 to 1 for the turn).
-TURN_LEVEL = 6.0
+#: The CUSUM level at which a turn is declared (log odds: about e^6.5 = 650 to 1 for the turn).
+TURN_LEVEL = 6.5
 #: The CUSUM level above which approvals wait (more than one wrong gold answer of a good worker's).
 HOLD_LEVEL = 2.5
+#: The CUSUM's "answering well" is the worker's estimated accuracy, but at least this far above the
+#: threshold: a worker who turned early has a whole-record estimate dragged down by the turn itself,
+#: which would blunt the test just when it is needed (an honest worker above about 0.53 still drifts
+#: down at threshold 0.6).
+TURN_MARGIN = 0.2
+#: Undecided work is approved only when its own evidence puts the worker below the threshold with less
+#: than this probability (a worker's first approval may otherwise take in the first work after a turn).
+PENDING_DOUBT = 0.5
 #: How far an answer's agreement counts, from 0 (not at all) to 1 (as the one-coin model says): the
 #: model assumes every item equally hard and every error equally likely, which real items are not, so
 #: its probability that an answer is right is drawn a fifth of the way back to chance.
@@ -168,11 +181,11 @@ class Posterior:
 def turn_alternatives(threshold: float, classes: int, accuracy: float) -> tuple[float, float]:
     """(q0, q1): the accuracies the CUSUM test tells apart, "as the worker answers" and "at random".
 
-    q0 is the worker's estimated accuracy, kept between 0.1 above the threshold and 0.95 (a
+    q0 is the worker's estimated accuracy, kept between :data:`TURN_MARGIN` above the threshold and 0.95 (a
     worker near the threshold is tested less sharply); q1 chance (1/K), or for two classes,
     where chance is close to any threshold, 0.2 below the threshold.
     """
-    good = min(0.95, max(threshold + 0.1, accuracy))
+    good = min(0.95, max(threshold + TURN_MARGIN, accuracy))
     chance = 1 / max(2, classes)
     bad = chance if chance <= threshold - 0.15 else max(0.05, threshold - 0.2)
     return good, bad
@@ -217,13 +230,14 @@ def judge_model(
     """Approve, flag or wait, from the posterior over all the worker's evidence, watching for a turn.
 
     * **flag** when P(accuracy < threshold) >= confidence after ``min_gold`` gold answers;
-    * **flag** on a turn, when the CUSUM statistic reaches ``turn_level`` after answers that
-      approved the worker on their own (the evidence says ``"flagged_on": "turn"``); once
-      reached, it stays found;
+    * **flag** on a turn, when the CUSUM statistic reaches ``turn_level`` after earlier answers
+      and the answers since it rose are, on their own, below the threshold with ``confidence``
+      (the evidence says ``"flagged_on": "turn"``); once found, it stays found;
     * **approve** when P(accuracy >= threshold) >= confidence and the statistic is below
-      :data:`HOLD_LEVEL`; work done since the statistic first rose above it (while
-      undecided) is approved only when its own evidence approves the worker by the same
-      confidence rule;
+      :data:`HOLD_LEVEL` and the undecided work's own evidence puts the worker below the
+      threshold with less than :data:`PENDING_DOUBT`; work done since the statistic first rose
+      above the hold level (while undecided) is approved only when its own evidence approves the
+      worker by the same confidence rule;
     * otherwise wait.
     """
     flat = [e for a in worker.assignments for e in a]
@@ -264,6 +278,13 @@ def judge_model(
     if stats and stats[-1] >= HOLD_LEVEL:
         evidence["held_back"] = "turn statistic"
         return WorkerVerdict("undecided", p_below, evidence)
+    pending = [e for a, w in zip(worker.assignments, worker.undecided, strict=True) if w for e in a]
+    if pending:
+        own_p = Posterior.of(pending, classes).p_below(threshold)
+        evidence["p_undecided_accuracy_below_threshold"] = round(own_p, 4)
+        if own_p >= PENDING_DOUBT:
+            evidence["held_back"] = "undecided work's own evidence"
+            return WorkerVerdict("undecided", p_below, evidence)
     held = held_since_doubt(worker, stats)
     if held:
         own = Posterior.of(held, classes)
@@ -283,29 +304,35 @@ def _turn(
     confidence: float,
     classes: int,
 ) -> dict[str, Any] | None:
-    """The evidence of a turn: the statistic reached ``turn_level`` after answers that, on their own,
-    approve the worker by the confidence rule (a worker bad from the start is the whole record's to
-    judge). None when there is none."""
-    at = next((i for i, s in enumerate(stats) if s >= turn_level), None)
-    if at is None:
-        return None
-    start = at
-    while start > 0 and stats[start - 1] > 0:
-        start -= 1
-    if start == 0:
-        return None
-    before = Posterior.of(flat[:start], classes)
-    if before.p_below(threshold) > 1 - confidence:
-        return None
-    after = Posterior.of(flat[start : at + 1], classes)
-    return {
-        "flagged_on": "turn",
-        "turn_answers": at + 1 - start,
-        "turn_after_answers": start,
-        "turn_accuracy_after": round(after.mean(), 4),
-        "turn_accuracy_before": round(before.mean(), 4),
-        "p_turn_accuracy_below_threshold": round(after.p_below(threshold), 4),
-    }
+    """The evidence of a turn: the statistic reached ``turn_level`` (at any crossing, not only the
+    first) after some earlier answers, and the answers since it rose from 0 put the worker below the
+    threshold with ``confidence`` on their own, whether or not the earlier record approved the worker
+    (a worker who turns before being approved is caught the same way). A worker bad from the start
+    (the statistic never back at 0) is the whole record's to judge. None when there is none."""
+    for at, level in enumerate(stats):
+        if level < turn_level:
+            continue
+        start = at
+        while start > 0 and stats[start - 1] > 0:
+            start -= 1
+        if start == 0:
+            continue
+        before = Posterior.of(flat[:start], classes)
+        after = Posterior.of(flat[start : at + 1], classes)
+        p_after = after.p_below(threshold)
+        # The statistic compares the answers since the rise with the worker's own rate; they must
+        # also, on their own, put the worker below the threshold with the confidence asked for.
+        if p_after < confidence:
+            continue
+        return {
+            "flagged_on": "turn",
+            "turn_answers": at + 1 - start,
+            "turn_after_answers": start,
+            "turn_accuracy_after": round(after.mean(), 4),
+            "turn_accuracy_before": round(before.mean(), 4),
+            "p_turn_accuracy_below_threshold": round(p_after, 4),
+        }
+    return None
 
 
 def held_since_doubt(worker: WorkerEvidence, stats: Sequence[float]) -> list[Evidence]:
