@@ -105,6 +105,29 @@ def test_a_turn_is_found_within_ten_gold_answers_of_evidence() -> None:
     assert early.verdict == "undecided"
 
 
+def test_a_turn_before_the_record_approves_is_still_found() -> None:
+    # 8 gold answers, 6 right (not enough to approve: the record waits), then at random: the turn
+    # test applies all the same, comparing the answers since the rise with the threshold.
+    before = _pattern(3, 4, 8)
+    assert judge_model(_one_assignment_each(before), **RULE).verdict == "undecided"
+    for after in range(1, 40):
+        verdict = judge_model(_one_assignment_each(before + _pattern(1, 4, after)), **RULE)
+        if verdict.verdict == "flag":
+            break
+    assert verdict.verdict == "flag" and after <= 10
+
+
+def test_undecided_work_that_leans_bad_waits() -> None:
+    # A long good record, and one undecided assignment of eight answers that each disagree with the
+    # others a little (not enough for the turn statistic): the record still approves, the work
+    # waits, its own evidence leaning below the threshold.
+    approved = _pattern(9, 10, 120)
+    chunks = [approved[i : i + 6] for i in range(0, 120, 6)] + [[Evidence(0.25, False)] * 8]
+    verdict = judge_model(WorkerEvidence(chunks, [False] * 20 + [True]), **RULE)
+    assert verdict.verdict == "undecided"
+    assert verdict.evidence["held_back"] == "undecided work's own evidence"
+
+
 def test_a_diligent_worker_is_approved_and_never_turns() -> None:
     # 85% right for 600 answers: approved, and the CUSUM never reaches the turn level.
     answers = _pattern(17, 20, 600)

@@ -267,12 +267,13 @@ def judge_model(
     turn = _turn(
         flat, stats, turn_level=turn_level, threshold=threshold, confidence=confidence, classes=classes
     )
-    if turn is not None:
-        evidence.update(turn)
-        return WorkerVerdict("flag", max(p_below, turn["p_turn_accuracy_below_threshold"]), evidence)
+    # The whole record first: a worker it flags is flagged on it, not as a turn.
     if len(gold) >= min_gold and p_below >= confidence:
         evidence["flagged_on"] = "model"
         return WorkerVerdict("flag", p_below, evidence)
+    if turn is not None:
+        evidence.update(turn)
+        return WorkerVerdict("flag", max(p_below, turn["p_turn_accuracy_below_threshold"]), evidence)
     if 1 - p_below < confidence:
         return WorkerVerdict("undecided", p_below, evidence)
     if stats and stats[-1] >= HOLD_LEVEL:
