@@ -65,6 +65,9 @@ HOLD_LEVEL = 2.5
 #: which would blunt the test just when it is needed (an honest worker above about 0.53 still drifts
 #: down at threshold 0.6).
 TURN_MARGIN = 0.2
+#: The answers since the statistic rose must be below the threshold with at least this probability (or
+#: the confidence asked for, if higher): every crossing is a test, so one test's bar is set high.
+TURN_CONFIDENCE = 0.99
 #: Undecided work is approved only when its own evidence puts the worker below the threshold with less
 #: than this probability (a worker's first approval may otherwise take in the first work after a turn).
 PENDING_DOUBT = 0.5
@@ -323,7 +326,7 @@ def _turn(
         p_after = after.p_below(threshold)
         # The statistic compares the answers since the rise with the worker's own rate; they must
         # also, on their own, put the worker below the threshold with the confidence asked for.
-        if p_after < confidence:
+        if p_after < max(confidence, TURN_CONFIDENCE):
             continue
         return {
             "flagged_on": "turn",
