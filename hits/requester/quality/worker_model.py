@@ -67,7 +67,7 @@ HOLD_LEVEL = 2.5
 TURN_MARGIN = 0.2
 #: The answers since the statistic rose must be below the threshold with at least this probability (or
 #: the confidence asked for, if higher): every crossing is a test, so one test's bar is set high.
-TURN_CONFIDENCE = 0.99
+TURN_CONFIDENCE = 0.98
 #: Undecided work is approved only when its own evidence puts the worker below the threshold with less
 #: than this probability (a worker's first approval may otherwise take in the first work after a turn).
 PENDING_DOUBT = 0.5
