@@ -13,9 +13,9 @@ Crowds (``CROWDS``): ``issue`` is the issue's: 60 HITs of 4 items + 2 gold,
 3 assignments each; 10 diligent workers right 85% of the time, 2 always
 giving the same rating, 2 turning to random after 10 good answers, a pair
 copying each other (the second gives the first's answers, which are random)
-and 3 random, slow workers. ``mixture`` is a few bad among many good: 200
-HITs, 40 diligent, one of each bad kind, the turning worker turning after 10
-HITs. A flag by the model or by gold rejects the worker's undecided work and
+and 3 random, slow workers. ``mixture`` is a few bad among many good: 300
+HITs, 40 diligent, one of each bad kind, the turning worker turning after 30
+answers. A flag by the model or by gold rejects the worker's undecided work and
 stops them; a flag on the signals holds it and lets them go on.
 
 The figures (precision, recall, late spam, the table) are
