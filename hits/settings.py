@@ -75,6 +75,8 @@ class Settings:
     #: How long the beat lease lasts unless renewed (``workers/lease.py``): how soon another host's
     #: beat takes over scheduling from one that died.
     beat_lease_seconds: float = 30.0
+    #: Whether the server times requests and serves ``/metrics`` (``HITFORGE_METRICS=off`` turns it off).
+    metrics_enabled: bool = True
     #: The bearer token a remote Prometheus scrapes ``/metrics`` with (empty: loopback scrapes only).
     metrics_token: str = field(default="", repr=False)
 
@@ -152,6 +154,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         prolific_hook_secret=env.get("HITFORGE_PROLIFIC_HOOK_SECRET", ""),
         log_format=_log_format(env.get("HITFORGE_LOG_FORMAT", "")),
         metrics_token=env.get("HITFORGE_METRICS_TOKEN", ""),
+        metrics_enabled=env.get("HITFORGE_METRICS", "on").strip().lower() not in ("off", "0", "no", "false"),
         beat_lease_seconds=float(_positive(env, "HITFORGE_BEAT_LEASE_SECONDS", 30)),
     )
 
