@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from sqlalchemy import func, select
+from sqlalchemy.orm import defer
 
 from hits.db import utcnow
 from hits.requester.campaigns import control, export
@@ -66,7 +67,18 @@ def campaign_page(campaign_id: int) -> Any:
     rs = requester_session()
     progress = campaign_progress(rs, campaign)
     accuracies = [100 * c / t for _, c, t in gold_accuracies(rs, campaign_id)]
-    result = rs.get(CampaignResult, campaign_id)
+    # The labels (one per item) are counted by the database, never parsed here: the page says how
+    # many there are, and reading them all would cost in proportion to the campaign.
+    result = rs.get(CampaignResult, campaign_id, options=[defer(CampaignResult.labels)])
+    labelled = (
+        rs.scalar(
+            select(func.json_array_length(CampaignResult.labels)).where(
+                CampaignResult.campaign_id == campaign_id
+            )
+        )
+        if result
+        else None
+    )
     return render_template(
         "dashboard/campaign.html",
         c=campaign,
@@ -76,6 +88,7 @@ def campaign_page(campaign_id: int) -> Any:
         gold_table=plots.histogram_counts(accuracies),
         gold_workers=len(accuracies),
         result=result,
+        labelled=labelled or 0,
         change_words=CHANGE_WORDS,
         allowed={k for k, v in control.ALLOWED_FROM.items() if campaign.status in v},
     )
@@ -153,7 +166,14 @@ def campaign_items(campaign_id: int) -> Any:
         total = item_count(rs, campaign_id)  # kept as items are added: no count over them all
     pages = max(1, -(-total // ITEMS_PER_PAGE))
     page = min(page_number(request.args.get("page")), pages)
-    ids = list(rs.scalars(listed.order_by(Item.id).offset((page - 1) * ITEMS_PER_PAGE).limit(ITEMS_PER_PAGE)))
+    skipped = (page - 1) * ITEMS_PER_PAGE
+    if skipped > total // 2:
+        # A page in the later half is counted from the end: no page skips more than half the items.
+        from_end = max(0, total - skipped - ITEMS_PER_PAGE)
+        size = min(ITEMS_PER_PAGE, total - skipped)
+        ids = list(rs.scalars(listed.order_by(Item.id.desc()).offset(from_end).limit(size)))[::-1]
+    else:
+        ids = list(rs.scalars(listed.order_by(Item.id).offset(skipped).limit(ITEMS_PER_PAGE)))
     items = rs.scalars(select(Item).where(Item.id.in_(ids)).order_by(Item.id)).all() if ids else []
     answers: dict[int, list[tuple[str, str | None, Any]]] = {i.id: [] for i in items}
     rows = rs.execute(
