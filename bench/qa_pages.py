@@ -6,7 +6,7 @@ per HIT from 300 workers (every tenth worker flagged with all their work held), 
 reviewer in, and requests each QA page through the app in this process (no network): the
 queue (first and a later page), a flagged worker's page (about 300 assignments), one
 assignment's evidence, the audit log, the home page, and the requester's campaign page, its
-items list (first and a late page) and its two plots. Each page is requested ``--repeat``
+items list (first, middle and a late page) and its two plots. Each page is requested ``--repeat``
 times; the median server time is printed, and its ratio to the floor measured in the same
 run: the sign-in page, the cheapest page the same app serves.
 """
@@ -253,6 +253,7 @@ def main() -> None:
         "home": "/dashboard/",
         "campaign page": f"/dashboard/campaigns/{campaign_id}",
         "items list, first page": f"/dashboard/campaigns/{campaign_id}/items",
+        "items list, middle page": f"/dashboard/campaigns/{campaign_id}/items?page={args.hits * 2 // 100}",
         "items list, a late page": f"/dashboard/campaigns/{campaign_id}/items?page={args.hits * 2 // 50 - 1}",
         "throughput plot": f"/dashboard/campaigns/{campaign_id}/plots/throughput.svg",
         "gold accuracy plot": f"/dashboard/campaigns/{campaign_id}/plots/gold.svg",
