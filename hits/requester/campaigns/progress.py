@@ -28,7 +28,8 @@ from hits.requester.quality.followups import (
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, WorkerStats
 from hits.requester.tables.counters import decision_counts, hit_counts, hourly_counts
 
-#: Throughput is counted in buckets of this many seconds (an hour) ...
+#: Throughput is counted in buckets of this many seconds: an hour, the hourly counters' own
+#: buckets (``counters.hour_of``), which a different bucket would need recounted ...
 BUCKET_SECONDS = 3600
 #: ... over at most this many of the latest buckets (two days).
 MAX_BUCKETS = 48

@@ -1,16 +1,18 @@
-"""Counts of a campaign's submissions kept as they change, so its page reads a few rows, not all of them.
+"""Counts of a campaign's rows kept as they change, so its pages read a few rows, not all of them.
 
-Two tables: assignments by decision per campaign (``not decided yet`` is the
-empty string), and submissions per hour of ``submitted_at`` per campaign (the
-throughput plot). Both are kept by the transaction that changes a submission,
-without any call from the code that changes it: every flush notes what it did
-to ``Submission`` rows (inserted, deleted, its decision, hour or HIT changed),
-and the transaction's commit adds the noted changes with one
-``INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n`` per table. Grading,
-automatic decisions, staff overrides, spot checks, the outbox and cancellations
-all write ``Submission`` through the ORM, so none of them can forget to count
-(a Core ``insert``/``update`` of ``rq_submissions`` would bypass this, and none
-exists: the benchmark that seeds through Core recounts with :func:`recount`).
+Four tables, per campaign: its items (the items list's pages), its published
+HITs by status, its submissions by decision (``not decided yet`` is the empty
+string) and its submissions per hour of ``submitted_at`` (the throughput plot).
+They are kept by the transaction that changes the rows, without any call from
+the code that changes them: every flush notes what it did to ``Item``,
+``PublishedHIT`` and ``Submission`` rows (inserted, deleted, or a counted column
+changed: a decision, a status, a submission's hour), and the transaction's commit
+adds the noted changes with one ``INSERT ... ON CONFLICT DO UPDATE SET n = n +
+excluded.n`` per table. Grading, automatic decisions, staff overrides, the
+outbox, cancellations and finishing all write these rows through the ORM, so
+none of them can forget to count. A Core ``insert``/``update``/``delete`` of
+these tables would pass by unnoticed; none exists (the benchmark, which seeds
+through Core, recounts with :func:`recount`, as the migration does).
 
 Why at commit and not at the flush: the counter rows are the hottest rows of a
 campaign (every decision of it touches them). Taken last, after every other lock
