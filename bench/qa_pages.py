@@ -24,7 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 from werkzeug.security import generate_password_hash
 
 from hits.db import make_engine, make_session_factory, session_scope, utcnow
@@ -233,6 +233,14 @@ def main() -> None:
     campaign_id, worker, assignment = seed(
         settings.database_url, args.hits, args.assignments, random.Random(7)
     )
+    if settings.database_url.startswith("postgresql"):
+        # Freshly loaded tables have no planner statistics until autovacuum's ANALYZE comes by (a
+        # minute or so later), and PostgreSQL plans for them as if they were nearly empty; a
+        # running deployment's tables have statistics.
+        engine = make_engine(settings.database_url)
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(text("ANALYZE"))
+        engine.dispose()
     print(
         f"seeded {args.hits} HITs, {args.hits * args.assignments} assignments "
         f"in {time.perf_counter() - started:.1f} s ({settings.database_url.split(':')[0]})"
