@@ -213,7 +213,9 @@ def _redis_url(env: Mapping[str, str], broker_url: str) -> str:
     explicit = env.get("HITFORGE_REDIS_URL", "").strip()
     if explicit:
         if not explicit.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"HITFORGE_REDIS_URL must be a redis://, rediss:// or unix:// URL, not {explicit!r}")
+            raise ValueError(
+                f"HITFORGE_REDIS_URL must be a redis://, rediss:// or unix:// URL, not {explicit!r}"
+            )
         return explicit
     return broker_url if broker_url.startswith(("redis://", "rediss://")) else ""
 

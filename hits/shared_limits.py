@@ -7,10 +7,10 @@ one Lua script refills and takes from it atomically, on Redis's own clock, so
 neither a race between processes nor skew between hosts' clocks lets more
 through than the rate.
 
-The embedded default has no Redis: its buckets stay in process memory
-(:class:`LocalBuckets`), which is exact for one server process and what
-hitforge always did. A deployment of several processes or hosts sets Redis
-(``docs/operations.md``, "Running on several hosts").
+The embedded default has no Redis, and is one host by nature (its databases
+are SQLite files in ``var/``); its buckets are rows of ``var/limits.sqlite``
+(:class:`FileBuckets`), which every process of that host shares. A deployment
+of several hosts sets Redis (``docs/operations.md``, "Running on several hosts").
 
 When Redis cannot be reached, a bucket *fails open to its process*: the
 call is judged by a per-process bucket with the same rule, and a warning is
@@ -24,13 +24,18 @@ tokens a second and a burst (how many may be taken at once from a full bucket).
 from __future__ import annotations
 
 import logging
+import random
+import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 import redis
+
+from hits.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +100,48 @@ class LocalBuckets:
             return (1.0 - bucket.tokens) / rate
 
 
+class FileBuckets:
+    """Buckets in a SQLite file: shared by every process of one host (the embedded default's)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()  # a connection a thread: sqlite3's are not to be shared
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=5, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS buckets (key TEXT PRIMARY KEY, tokens REAL, stamp REAL)")
+            self._local.conn = conn
+        return conn
+
+    def take(self, key: str, rate: float, burst: float) -> float:
+        """Take one token from bucket ``key``: 0.0 if taken, else the seconds until one is due."""
+        conn = self._connection()
+        # BEGIN IMMEDIATE takes the write lock before reading: two processes never refill one bucket twice.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            now = time.time()  # one host, one clock for all its processes
+            row = conn.execute("SELECT tokens, stamp FROM buckets WHERE key = ?", (key,)).fetchone()
+            tokens = burst if row is None else min(burst, row[0] + max(0.0, now - row[1]) * rate)
+            wait = 0.0
+            if tokens >= 1.0:
+                tokens -= 1.0
+            else:
+                wait = (1.0 - tokens) / rate
+            conn.execute(
+                "INSERT OR REPLACE INTO buckets (key, tokens, stamp) VALUES (?, ?, ?)", (key, tokens, now)
+            )
+            if random.random() < 0.01:  # now and then, forget buckets full for an hour (keys come and go)
+                conn.execute("DELETE FROM buckets WHERE stamp < ?", (now - 3600,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return wait
+
+
 class RedisBuckets:
     """Buckets in Redis, shared by every process that uses the same Redis; local while it is down."""
 
@@ -126,14 +173,15 @@ class RedisBuckets:
             )
 
 
-@cache
-def buckets_for(redis_url: str) -> Buckets:
-    """The buckets of a deployment whose Redis is ``redis_url`` ("": none, in process memory).
+def buckets_for(settings: Settings) -> Buckets:
+    """The deployment's buckets: in its Redis, else in ``var/limits.sqlite`` on this host."""
+    return _buckets(settings.redis_url, settings.var_dir)
 
-    One object a URL per process, so every caller in it meets the same buckets
-    (and, without Redis, the same memory).
-    """
-    return RedisBuckets(redis_url) if redis_url else LocalBuckets()
+
+@cache
+def _buckets(redis_url: str, var_dir: Path) -> Buckets:
+    # One object a store per process: its connections are made once, not on every call.
+    return RedisBuckets(redis_url) if redis_url else FileBuckets(var_dir / "limits.sqlite")
 
 
 def burst_of(rate: float) -> float:

@@ -209,7 +209,7 @@ class Marketplace:
         )
         if settings.mturk_call_rate:
             market.pacing = Pacing(
-                shared_limits.buckets_for(settings.redis_url),
+                shared_limits.buckets_for(settings),
                 f"mturk-calls:{settings.mturk_access_key_id}",
                 settings.mturk_call_rate,
             )

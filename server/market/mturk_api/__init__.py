@@ -123,7 +123,7 @@ def dispatch() -> Response:
         return _error("SerializationException", "The request body is not valid JSON.", 400)
     if not isinstance(params, dict):
         return _error("SerializationException", "The request body must be a JSON object.", 400)
-    verdict = throttle.verdict(caller, shared_limits.buckets_for(runtime().settings.redis_url))
+    verdict = throttle.verdict(caller, shared_limits.buckets_for(runtime().settings))
     if verdict == "throttle":
         return _error("ThrottlingException", "Rate exceeded", 400, message_key="message")
     if verdict == "fault":
