@@ -45,6 +45,9 @@ PREFIX = "hitforge:bucket:"
 REDIS_TIMEOUT = 0.5
 #: How often "Redis unreachable" is logged while it lasts.
 WARN_EVERY = 60.0
+#: After Redis failed, how long buckets are judged locally before Redis is asked again: a Redis that
+#: does not answer must not add its timeout to every API call meanwhile.
+RETRY_REDIS_AFTER = 5.0
 
 # KEYS[1]: the bucket; ARGV: rate (tokens a second), burst. Returns the seconds to wait for a
 # token as a string (a Lua number in a reply is cut to an integer); "0" when one was taken.
@@ -154,12 +157,16 @@ class RedisBuckets:
         # While Redis is unreachable: the same rule per process, rather than no rule or no service.
         self._fallback = LocalBuckets()
         self._warned_at: float | None = None
+        self._down_until = 0.0
 
     def take(self, key: str, rate: float, burst: float) -> float:
         """Take one token from bucket ``key``: 0.0 if taken, else the seconds until one is due."""
+        if time.monotonic() < self._down_until:
+            return self._fallback.take(key, rate, burst)
         try:
             reply = self._script(keys=[PREFIX + key], args=[repr(float(rate)), repr(float(burst))])
         except redis.RedisError as exc:
+            self._down_until = time.monotonic() + RETRY_REDIS_AFTER
             self._warn(exc)
             return self._fallback.take(key, rate, burst)
         return float(reply.decode() if isinstance(reply, bytes) else reply)

@@ -27,7 +27,7 @@ from demo.runner import serve_in_thread
 from hits import shared_limits
 from hits.db import session_scope
 from hits.market.requester_options import set_options
-from hits.requester.mturk import Pacing
+from hits.requester.mturk import Marketplace, Pacing
 from hits.settings import Settings, load_settings
 from server import create_app
 from tests.server.worker_helpers import WorkerClient, csrf_of
@@ -199,6 +199,35 @@ def test_unreachable_redis_limits_per_process_and_says_so(caplog: pytest.LogCapt
         assert buckets.take("k", 1.0, 1.0) > 0
     warnings = [r for r in caplog.records if "unreachable" in r.getMessage()]
     assert len(warnings) == 1  # said once, not on every call
+
+
+def test_redis_is_asked_again_once_it_may_be_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not REDIS_URL:
+        pytest.skip(NO_REDIS)
+    monkeypatch.setattr(shared_limits, "RETRY_REDIS_AFTER", 0.2)
+    buckets = shared_limits.RedisBuckets(REDIS_URL)
+    good = buckets._script
+    calls: list[str] = []
+
+    def down(**_: Any) -> Any:
+        calls.append("down")
+        raise shared_limits.redis.ConnectionError("refused")
+
+    buckets._script = down  # type: ignore[assignment]
+    key = f"test:{uuid.uuid4().hex}"
+    assert buckets.take(key, 1.0, 1.0) == 0 and buckets.take(key, 1.0, 1.0) > 0
+    assert calls == ["down"]  # the second call did not wait on Redis again
+    buckets._script = good
+    time.sleep(0.25)
+    assert buckets.take(key, 1.0, 1.0) == 0  # Redis again: its own bucket for the key is full
+
+
+def test_pacing_is_set_up_from_the_settings(settings: Settings) -> None:
+    keyed = settings.with_overrides(mturk_access_key_id="AKTEST", mturk_secret_access_key="s")
+    assert Marketplace.from_settings(keyed).pacing is None
+    paced = Marketplace.from_settings(keyed.with_overrides(mturk_call_rate=3.0)).pacing
+    assert paced is not None and paced.rate == 3.0 and paced.key == "mturk-calls:AKTEST"
+    assert paced.buckets is shared_limits.buckets_for(keyed)
 
 
 def _pace_for(url: str, key: str, rate: float, calls: int) -> float:
