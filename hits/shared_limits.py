@@ -49,7 +49,8 @@ WARN_EVERY = 60.0
 #: does not answer must not add its timeout to every API call meanwhile.
 RETRY_REDIS_AFTER = 5.0
 
-# KEYS[1]: the bucket; ARGV: rate (tokens a second), burst. Returns the seconds to wait for a
+# Writing after TIME needs effect replication: Redis 5 and later (the default there, and the only way
+# in 7). KEYS[1]: the bucket; ARGV: rate (tokens a second), burst. Returns the seconds to wait for a
 # token as a string (a Lua number in a reply is cut to an integer); "0" when one was taken.
 _TAKE = """
 local t = redis.call('TIME')
