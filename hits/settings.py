@@ -7,6 +7,7 @@ embedded broker's database and a generated secret key.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -75,6 +76,14 @@ class Settings:
     #: How long the beat lease lasts unless renewed (``workers/lease.py``): how soon another host's
     #: beat takes over scheduling from one that died.
     beat_lease_seconds: float = 30.0
+    #: Whether the server times requests and serves ``/metrics`` (``HITFORGE_METRICS=off`` turns it off).
+    metrics_enabled: bool = True
+    #: The Redis every process shares rate limits through (``hits/shared_limits.py``); empty: none,
+    #: limits kept in each process's memory (right for one server process only).
+    redis_url: str = ""
+    #: Calls a second the requester side makes to the marketplace with one access key, across
+    #: every process (``HITFORGE_MTURK_CALL_RATE``); 0: unpaced.
+    mturk_call_rate: float = 0.0
     #: The bearer token a remote Prometheus scrapes ``/metrics`` with (empty: loopback scrapes only).
     metrics_token: str = field(default="", repr=False)
 
@@ -152,7 +161,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         prolific_hook_secret=env.get("HITFORGE_PROLIFIC_HOOK_SECRET", ""),
         log_format=_log_format(env.get("HITFORGE_LOG_FORMAT", "")),
         metrics_token=env.get("HITFORGE_METRICS_TOKEN", ""),
+        metrics_enabled=env.get("HITFORGE_METRICS", "on").strip().lower() not in ("off", "0", "no", "false"),
         beat_lease_seconds=float(_positive(env, "HITFORGE_BEAT_LEASE_SECONDS", 30)),
+        redis_url=_redis_url(env, broker_url),
+        mturk_call_rate=_rate(env, "HITFORGE_MTURK_CALL_RATE"),
     )
 
 
@@ -179,6 +191,36 @@ def _positive(env: Mapping[str, str], name: str, default: int) -> int:
     if not (raw.isascii() and raw.isdigit()) or int(raw) == 0:
         raise ValueError(f"{name} must be a whole number above 0, not {raw!r}")
     return int(raw)
+
+
+def _rate(env: Mapping[str, str], name: str) -> float:
+    """A rate a second: a number above 0, or empty for none (0.0); anything else said at start-up."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return 0.0
+    try:
+        rate = float(raw)
+    except ValueError:
+        rate = math.nan
+    if not (math.isfinite(rate) and rate > 0):
+        raise ValueError(f"{name} must be a number of calls a second above 0, not {raw!r}")
+    return rate
+
+
+def _redis_url(env: Mapping[str, str], broker_url: str) -> str:
+    """``HITFORGE_REDIS_URL``, else the broker's URL when the broker is Redis, else "" (none).
+
+    A deployment that already runs Celery on Redis shares its limits there without
+    another setting; one whose broker is elsewhere names its Redis.
+    """
+    explicit = env.get("HITFORGE_REDIS_URL", "").strip()
+    if explicit:
+        if not explicit.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(
+                f"HITFORGE_REDIS_URL must be a redis://, rediss:// or unix:// URL, not {explicit!r}"
+            )
+        return explicit
+    return broker_url if broker_url.startswith(("redis://", "rediss://")) else ""
 
 
 def _flag(value: str) -> bool:

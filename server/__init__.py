@@ -57,7 +57,8 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     from server.templating import init_app as init_templating
 
     request_log.init_app(app, settings.log_format)
-    metrics.init_app(app, settings.metrics_token)
+    if settings.metrics_enabled:
+        metrics.init_app(app, settings.metrics_token)
     db.init_app(app, settings)
     health.init_app(app)
     errors.init_app(app)
@@ -73,7 +74,8 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     api.init_app(app, csrf)
     qualify.init_app(app)
     recruit_pages.init_app(app)
-    requester_metrics.init_app(app)
+    if settings.metrics_enabled:
+        requester_metrics.init_app(app)
     clock.init_app(app, "mturk_api", "worker_site")
 
     @app.before_request

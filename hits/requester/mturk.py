@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -18,6 +19,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError, ReadTimeoutError
 
+from hits import shared_limits
 from hits.money import format_amount
 from hits.settings import Settings
 from hits.wire.authenticity import API_MEMBER
@@ -142,11 +144,32 @@ def _keep_typing_records(http_response: Any = None, parsed: Any = None, **_: Any
             assignment[API_MEMBER] = records[assignment["AssignmentId"]]
 
 
+@dataclass(frozen=True)
+class Pacing:
+    """At most ``rate`` calls a second with one access key, counted in buckets every process shares.
+
+    The marketplace throttles a requester that calls too fast (MTurk does, and so
+    can hitforge's); pacing keeps the requester side under that, across all its
+    workers and hosts at once (``hits/shared_limits.py``), by waiting rather than
+    failing.
+    """
+
+    buckets: shared_limits.Buckets
+    key: str
+    rate: float
+
+    def wait(self) -> float:
+        """Wait until the next call may go out; the seconds waited."""
+        return shared_limits.wait_for_token(self.buckets, self.key, self.rate)
+
+
 class Marketplace:
     """A requester's view of one MTurk-compatible marketplace."""
 
-    def __init__(self, client: Any, access_key_id: str = ""):
+    def __init__(self, client: Any, access_key_id: str = "", pacing: Pacing | None = None):
         self.client = client
+        #: How fast calls go out (None: as fast as they are made).
+        self.pacing = pacing
         events = getattr(getattr(client, "meta", None), "events", None)
         if events is not None:
             for operation in ("ListAssignmentsForHIT", "GetAssignment"):
@@ -178,14 +201,26 @@ class Marketplace:
             raise RuntimeError(
                 "HITFORGE_MTURK_ACCESS_KEY_ID and HITFORGE_MTURK_SECRET_ACCESS_KEY are not set"
             )
-        return cls.connect(
+        market = cls.connect(
             settings.mturk_endpoint_url,
             settings.mturk_access_key_id,
             settings.mturk_secret_access_key,
             settings.mturk_region,
         )
+        if settings.mturk_call_rate:
+            market.pacing = Pacing(
+                shared_limits.buckets_for(settings),
+                f"mturk-calls:{settings.mturk_access_key_id}",
+                settings.mturk_call_rate,
+            )
+        return market
+
+    def _pace(self) -> None:
+        if self.pacing is not None:
+            self.pacing.wait()
 
     def _call(self, name: str, **params: Any) -> dict[str, Any]:
+        self._pace()
         try:
             result: dict[str, Any] = getattr(self.client, name)(**params)
             return result
@@ -197,7 +232,12 @@ class Marketplace:
     def _pages(self, name: str, key: str, **params: Any) -> Iterator[list[dict[str, Any]]]:
         """The ``key`` list of each page of ``name``, following NextToken."""
         try:
-            for page in self.client.get_paginator(name).paginate(**params):
+            pages = iter(self.client.get_paginator(name).paginate(**params))
+            while True:
+                self._pace()  # each page is a call of its own (the last, finding none, costs one too)
+                page = next(pages, None)
+                if page is None:
+                    return
                 yield list(page.get(key, []))
         except ClientError as exc:
             raise translate(exc) from exc

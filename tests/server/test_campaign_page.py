@@ -23,7 +23,15 @@ from hits.db import session_scope
 from hits.requester.campaigns.progress import throughput
 from hits.requester.quality import outbox
 from hits.requester.quality.pipeline import finish_campaigns
-from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, ReviewAction, Submission
+from hits.requester.tables.campaigns import (
+    Campaign,
+    CampaignResult,
+    Item,
+    OutboxEntry,
+    PublishedHIT,
+    ReviewAction,
+    Submission,
+)
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 from tests.server.test_dashboard import staff_session
@@ -213,11 +221,67 @@ def test_throughput_counts_each_submission_in_its_hour_on_either_database(reques
                     submitted_at=when,
                 )
             )
-        session.flush()
-        counted = throughput(session, campaign.id, now)
+        campaign_id = campaign.id
+    # Counted by the commit (hits.requester.tables.counters), read as the page would, afterwards.
+    with session_scope(requester_sessions) as session:
+        counted = throughput(session, campaign_id, now)
     # 13:00-14:00 holds 13:39 and 13:01; 12:00 holds 12:59 and 12:39; 11:00 holds 11:35;
     # 47 h 10 min ago is the first hour of the window; 60 h ago is before it.
     by_hour = {s.strftime("%d %H"): c for s, c in zip(counted.starts, counted.counts, strict=True)}
     assert by_hour["28 13"] == 2 and by_hour["28 12"] == 2 and by_hour["28 11"] == 1
     assert sum(counted.counts) == 6 and counted.starts[0] == datetime(2026, 11, 26, 14, tzinfo=UTC)
     assert counted.recent_rate == (1 + 2 + 2) / 3
+
+
+def test_the_campaign_page_counts_the_stored_labels_without_reading_them(
+    live_server, requester_sessions
+) -> None:
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(
+            name=f"labels-{uuid.uuid4().hex[:6]}",
+            template="rating",
+            spec={},
+            budget=Decimal("1"),
+            status="done",
+        )
+        session.add(campaign)
+        session.flush()
+        labels = [{"item_id": f"i{n}", "label": 3, "confidence": 0.9, "votes": 2} for n in range(3)]
+        session.add(CampaignResult(campaign_id=campaign.id, method="majority", labels=labels, assignments=6))
+        campaign_id = campaign.id
+    http = staff_session(live_server.url, requester_sessions)
+    page = BeautifulSoup(http.get(f"{live_server.url}/dashboard/campaigns/{campaign_id}").text, "html.parser")
+    assert page.find(id="agreement").get_text().startswith("3 items aggregated (majority) from 6 assignments")  # type: ignore[union-attr]
+
+
+def test_every_page_of_items_lists_its_own_fifty_in_order_early_and_late(
+    live_server, requester_sessions
+) -> None:
+    # 120 items, one added after the rest (a later id): pages of 50, 50 and 20, counted from either end.
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(
+            name=f"items-{uuid.uuid4().hex[:6]}",
+            template="rating",
+            spec={},
+            budget=Decimal("1"),
+            status="done",
+        )
+        session.add(campaign)
+        session.flush()
+        session.add_all(
+            Item(campaign_id=campaign.id, external_id=f"item-{n:03d}", payload={}) for n in range(119)
+        )
+        campaign_id = campaign.id
+    with session_scope(requester_sessions) as session:
+        session.add(Item(campaign_id=campaign_id, external_id="item-119", payload={}))
+    http = staff_session(live_server.url, requester_sessions)
+    base = f"{live_server.url}/dashboard/campaigns/{campaign_id}/items"
+    listed = []
+    for page in (1, 2, 3):
+        soup = BeautifulSoup(http.get(f"{base}?page={page}").text, "html.parser")
+        assert soup.find(id="count").get_text().startswith("120 items")  # type: ignore[union-attr]
+        listed.append([h.get_text() for h in soup.find_all("h2")])
+    assert [len(p) for p in listed] == [50, 50, 20]
+    assert sum(listed, []) == [f"item-{n:03d}" for n in range(120)]
+    found = BeautifulSoup(http.get(f"{base}?q=item-11").text, "html.parser")
+    assert found.find(id="count").get_text().startswith("10 items matching")  # type: ignore[union-attr]

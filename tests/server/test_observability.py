@@ -224,3 +224,9 @@ def test_the_grafana_dashboard_plots_only_metrics_the_server_exposes(live_server
     scrape = requests.get(live_server.url + "/metrics", timeout=30).text
     described = set(re.findall(r"^# HELP (\w+) ", scrape, re.MULTILINE))
     assert used and used <= described, used - described
+
+
+def test_metrics_off_means_no_endpoint_and_no_timing(settings: Settings) -> None:
+    client = create_app(settings=settings.with_overrides(metrics_enabled=False)).test_client()
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/healthz").status_code == 200  # the probes stay

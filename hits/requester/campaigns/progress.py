@@ -1,8 +1,12 @@
 """How far a campaign has got: HITs and assignments by state, money, throughput and a finish estimate.
 
-What the campaign page and ``hitforge campaign status`` show. Every figure is
-one aggregate query (counts grouped in the database, never rows read one by
-one), so the page costs the same at 1,000 HITs as at 100,000. Reads only.
+What the campaign page and ``hitforge campaign status`` show. HITs by status,
+assignments by decision and submissions per hour are read from the counters
+their writers keep (``hits.requester.tables.counters``): a few rows whatever the
+campaign's size, so the page costs the same at 1,000 HITs as at 100,000. The
+rest are aggregates over the campaign's workers and paid extras. Reads only;
+the counters hold what was committed, so a transaction's own uncommitted
+changes are not in its figures yet.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hits.db import utcnow
@@ -21,9 +25,11 @@ from hits.requester.quality.followups import (
     committed_cost,
     stored_assignment_cost,
 )
-from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, WorkerStats
+from hits.requester.tables.counters import decision_counts, hit_counts, hourly_counts
 
-#: Throughput is counted in buckets of this many seconds (an hour) ...
+#: Throughput is counted in buckets of this many seconds: an hour, the hourly counters' own
+#: buckets (``counters.hour_of``), which a different bucket would need recounted ...
 BUCKET_SECONDS = 3600
 #: ... over at most this many of the latest buckets (two days).
 MAX_BUCKETS = 48
@@ -98,23 +104,11 @@ class CampaignProgress:
 def campaign_progress(session: Session, campaign: Campaign, now: datetime | None = None) -> CampaignProgress:
     """The campaign's progress (``now``: the clock's time, for the throughput window)."""
     progress = CampaignProgress(campaign, now=now or utcnow())
-    progress.hits = dict(
-        session.execute(
-            select(PublishedHIT.status, func.count())
-            .where(PublishedHIT.campaign_id == campaign.id)
-            .group_by(PublishedHIT.status)
-        ).all()
-    )
+    progress.hits = hit_counts(session, campaign.id)
     progress.planned_assignments = progress.hit_count * assignments_per_hit(session, campaign)
-    on_campaign = (
-        select(Submission.decision, func.count())
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign.id)
-        .group_by(Submission.decision)
-    )
-    progress.decisions = {decision: n for decision, n in session.execute(on_campaign).all()}
+    progress.decisions = decision_counts(session, campaign.id)
     progress.budget = campaign.budget
-    progress.committed = committed_cost(session, campaign)
+    progress.committed = committed_cost(session, campaign, hits=progress.hit_count)
     approved = progress.decisions.get("approve", 0)
     extras = session.scalars(
         select(OutboxEntry.payload).where(
@@ -137,43 +131,15 @@ def campaign_progress(session: Session, campaign: Campaign, now: datetime | None
 
 
 def throughput(session: Session, campaign_id: int, now: datetime) -> Throughput:
-    """Submissions per hour over the latest ``MAX_BUCKETS`` hours, counted by the database."""
+    """Submissions per hour over the latest ``MAX_BUCKETS`` hours, from the hourly counters."""
     end = now.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
     start = end - timedelta(seconds=BUCKET_SECONDS * MAX_BUCKETS)
-    # Seconds since ``start`` divided into buckets, portably: the difference of epoch seconds,
-    # floored (PostgreSQL's cast to an integer rounds; SQLite's truncates, the same for these
-    # non-negative values).
-    epoch = _epoch_seconds(session)
-    hours = (epoch(Submission.submitted_at) - start.timestamp()) / BUCKET_SECONDS
-    if session.get_bind().dialect.name == "postgresql":
-        hours = func.floor(hours)
-    bucket = cast(hours, Integer)
-    rows = session.execute(
-        select(bucket, func.count())
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(
-            PublishedHIT.campaign_id == campaign_id,
-            Submission.submitted_at >= start,
-            Submission.submitted_at < end,
-        )
-        .group_by(bucket)
-    ).all()
-    counts = [0] * MAX_BUCKETS
-    for index, n in rows:
-        if index is not None and 0 <= int(index) < MAX_BUCKETS:
-            counts[int(index)] += n
+    counted = hourly_counts(session, campaign_id, start, end)
     starts = [start + timedelta(seconds=BUCKET_SECONDS * i) for i in range(MAX_BUCKETS)]
+    counts = [counted.get(s, 0) for s in starts]
     # Leading empty hours say nothing: the series starts at the first hour with work.
     first = next((i for i, c in enumerate(counts) if c), MAX_BUCKETS - 1)
     return Throughput(starts[first:], counts[first:])
-
-
-def _epoch_seconds(session: Session):  # type: ignore[no-untyped-def]
-    """A column's timestamp as seconds since the epoch, in the session's SQL dialect."""
-    if session.get_bind().dialect.name == "postgresql":
-        return lambda column: func.extract("epoch", column)
-    # SQLite stores naive UTC text; julianday's fractional days keep sub-second precision.
-    return lambda column: (func.julianday(column) - 2440587.5) * 86400.0
 
 
 def gold_accuracies(session: Session, campaign_id: int) -> list[tuple[str, int, int]]:

@@ -61,11 +61,16 @@ def _stored_per_hit(campaign: Campaign) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 3
 
 
-def committed_cost(session: Session, campaign: Campaign) -> Decimal:
-    """Everything the campaign has committed to pay: its HITs' assignments, bonuses and re-posts."""
-    hits = session.scalar(
-        select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign.id)
-    )
+def committed_cost(session: Session, campaign: Campaign, hits: int | None = None) -> Decimal:
+    """Everything the campaign has committed to pay: its HITs' assignments, bonuses and re-posts.
+
+    ``hits``: the number of its published HITs when the caller has it (the campaign page, from
+    the counters); else they are counted here, seeing this transaction's own.
+    """
+    if hits is None:
+        hits = session.scalar(
+            select(func.count()).select_from(PublishedHIT).where(PublishedHIT.campaign_id == campaign.id)
+        )
     total = stored_assignment_cost(campaign) * assignments_per_hit(session, campaign) * int(hits or 0)
     extras = session.scalars(
         select(OutboxEntry.payload).where(

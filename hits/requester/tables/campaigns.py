@@ -65,6 +65,8 @@ class Item(RequesterBase):
     """A unit of work from the campaign's input (e.g. one image-sentence pair)."""
 
     __tablename__ = "rq_items"
+    #: A page of the items list in id order, read from the index alone.
+    __table_args__ = (Index("ix_rq_items_campaign_id_id", "campaign_id", "id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
@@ -124,7 +126,7 @@ class HITSlot(RequesterBase):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     published_hit_id: Mapped[int] = mapped_column(ForeignKey("rq_published_hits.id"), index=True)
     position: Mapped[int] = mapped_column(Integer)
-    item_id: Mapped[int | None] = mapped_column(ForeignKey("rq_items.id"), nullable=True)
+    item_id: Mapped[int | None] = mapped_column(ForeignKey("rq_items.id"), nullable=True, index=True)
     gold_item_id: Mapped[int | None] = mapped_column(ForeignKey("rq_gold_items.id"), nullable=True)
     item: Mapped[Item | None] = relationship(lazy="joined")
     gold_item: Mapped[GoldItem | None] = relationship(lazy="joined")
@@ -187,7 +189,11 @@ class OutboxEntry(RequesterBase):
     """
 
     __tablename__ = "rq_outbox"
-    __table_args__ = (UniqueConstraint("action", "target"),)
+    __table_args__ = (
+        UniqueConstraint("action", "target"),
+        # What a campaign paid beyond its assignments, without reading every decision it queued.
+        Index("ix_rq_outbox_campaign_action", "campaign_id", "action"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)

@@ -14,6 +14,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, g, request
 from werkzeug.exceptions import HTTPException
 
+from hits import shared_limits
 from hits.market.accounts import Caller, find_caller
 from hits.market.errors import MarketError
 from server.db import market_session, read_only_request, runtime
@@ -122,7 +123,7 @@ def dispatch() -> Response:
         return _error("SerializationException", "The request body is not valid JSON.", 400)
     if not isinstance(params, dict):
         return _error("SerializationException", "The request body must be a JSON object.", 400)
-    verdict = throttle.verdict(caller)
+    verdict = throttle.verdict(caller, shared_limits.buckets_for(runtime().settings))
     if verdict == "throttle":
         return _error("ThrottlingException", "Rate exceeded", 400, message_key="message")
     if verdict == "fault":

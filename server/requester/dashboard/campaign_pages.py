@@ -15,9 +15,11 @@ from typing import Any, cast
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
 from sqlalchemy import func, select
+from sqlalchemy.orm import defer
 
+from hits.db import utcnow
 from hits.requester.campaigns import control, export
-from hits.requester.campaigns.progress import DECISION_WORDS, campaign_progress, gold_accuracies
+from hits.requester.campaigns.progress import DECISION_WORDS, campaign_progress, gold_accuracies, throughput
 from hits.requester.files.campaign import stored_policy
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -26,6 +28,7 @@ from hits.requester.tables.campaigns import (
     Item,
     Submission,
 )
+from hits.requester.tables.counters import item_count
 from server.db import requester_session
 from server.requester.dashboard import plots
 from server.requester.dashboard.base import (
@@ -65,7 +68,18 @@ def campaign_page(campaign_id: int) -> Any:
     rs = requester_session()
     progress = campaign_progress(rs, campaign)
     accuracies = [100 * c / t for _, c, t in gold_accuracies(rs, campaign_id)]
-    result = rs.get(CampaignResult, campaign_id)
+    # The labels (one per item) are counted by the database, never parsed here: the page says how
+    # many there are, and reading them all would cost in proportion to the campaign.
+    result = rs.get(CampaignResult, campaign_id, options=[defer(CampaignResult.labels)])
+    labelled = (
+        rs.scalar(
+            select(func.json_array_length(CampaignResult.labels)).where(
+                CampaignResult.campaign_id == campaign_id
+            )
+        )
+        if result
+        else None
+    )
     return render_template(
         "dashboard/campaign.html",
         c=campaign,
@@ -75,6 +89,7 @@ def campaign_page(campaign_id: int) -> Any:
         gold_table=plots.histogram_counts(accuracies),
         gold_workers=len(accuracies),
         result=result,
+        labelled=labelled or 0,
         change_words=CHANGE_WORDS,
         allowed={k for k, v in control.ALLOWED_FROM.items() if campaign.status in v},
         **recruiting_context(campaign_id),
@@ -85,8 +100,8 @@ def campaign_page(campaign_id: int) -> Any:
 @staff_required
 def throughput_plot(campaign_id: int) -> Any:
     """Submissions per hour over the latest two days."""
-    campaign = _campaign(campaign_id)
-    t = campaign_progress(requester_session(), campaign).throughput
+    _campaign(campaign_id)
+    t = throughput(requester_session(), campaign_id, utcnow())
     return svg_response(plots.bars_over_time(tuple(t.starts), tuple(t.counts), "submissions per hour"))
 
 
@@ -143,15 +158,25 @@ def campaign_items(campaign_id: int) -> Any:
     campaign = _campaign(campaign_id)
     rs = requester_session()
     search = (request.args.get("q") or "").strip()[:200]
-    listed = select(Item).where(Item.campaign_id == campaign_id)
+    # Ids first, from the (campaign, id) index alone: skipping to a late page passes over index
+    # entries, not whole rows with their payloads; then the page's 50 rows by id.
+    listed = select(Item.id).where(Item.campaign_id == campaign_id)
     if search:
         listed = listed.where(Item.external_id.contains(search, autoescape=True))
-    total = rs.scalar(select(func.count()).select_from(listed.subquery())) or 0
+        total = rs.scalar(select(func.count()).select_from(listed.subquery())) or 0
+    else:
+        total = item_count(rs, campaign_id)  # kept as items are added: no count over them all
     pages = max(1, -(-total // ITEMS_PER_PAGE))
     page = min(page_number(request.args.get("page")), pages)
-    items = rs.scalars(
-        listed.order_by(Item.id).offset((page - 1) * ITEMS_PER_PAGE).limit(ITEMS_PER_PAGE)
-    ).all()
+    skipped = (page - 1) * ITEMS_PER_PAGE
+    if skipped > total // 2:
+        # A page in the later half is counted from the end: no page skips more than half the items.
+        from_end = max(0, total - skipped - ITEMS_PER_PAGE)
+        size = min(ITEMS_PER_PAGE, total - skipped)
+        ids = list(rs.scalars(listed.order_by(Item.id.desc()).offset(from_end).limit(size)))[::-1]
+    else:
+        ids = list(rs.scalars(listed.order_by(Item.id).offset(skipped).limit(ITEMS_PER_PAGE)))
+    items = rs.scalars(select(Item).where(Item.id.in_(ids)).order_by(Item.id)).all() if ids else []
     answers: dict[int, list[tuple[str, str | None, Any]]] = {i.id: [] for i in items}
     rows = rs.execute(
         select(

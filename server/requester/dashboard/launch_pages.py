@@ -87,7 +87,8 @@ def _upload_page(status: int = 200, **context: Any) -> Any:
     return render_template("dashboard/launch_upload.html", config_limits=limits, **context), status
 
 
-def _launcher() -> StaffUser:
+def launcher() -> StaffUser:
+    """The signed-in user, if they may launch; 403 for a QA reviewer's user."""
     staff = signed_in_staff()
     if not may_launch(staff):
         abort(403, "Only requester and admin users launch campaigns; a QA reviewer's user cannot.")
@@ -96,7 +97,7 @@ def _launcher() -> StaffUser:
 
 def _upload(upload_id: str) -> uploads.Upload:
     """The signed-in user's own upload, else 404 (another's is as missing as one that never was)."""
-    found = uploads.load_upload(runtime().settings.var_dir, upload_id, _launcher().id)
+    found = uploads.load_upload(runtime().settings.var_dir, upload_id, launcher().id)
     if found is None:
         abort(404)
     return found
@@ -147,7 +148,7 @@ def _cli_only(checked: CheckedCampaign) -> str | None:
     return None
 
 
-def _key_refusal(staff: StaffUser) -> str | None:
+def key_refusal(staff: StaffUser) -> str | None:
     """Why ``staff`` may not publish with this server's keys, if it may not."""
     key = runtime().settings.mturk_access_key_id
     if not key:
@@ -174,7 +175,7 @@ def _check_page(upload: uploads.Upload, check: Check, refused: str | None = None
             lines=plan_lines(checked.plan),
             cost=dollars(checked.plan.cost),
             cli_only=_cli_only(checked),
-            key_refusal=_key_refusal(signed_in_staff()),
+            key_refusal=key_refusal(signed_in_staff()),
             missing=sorted(set(preview.missing)),
         )
     return render_template("dashboard/launch_check.html", **context), status
@@ -184,7 +185,7 @@ def _check_page(upload: uploads.Upload, check: Check, refused: str | None = None
 @staff_required
 def launch_start() -> Any:
     """The upload form."""
-    _launcher()
+    launcher()
     return _upload_page()
 
 
@@ -192,7 +193,7 @@ def launch_start() -> Any:
 @staff_required
 def launch_upload() -> Any:
     """Store the zip in a fresh folder and check it: the check page, or the upload form saying why not."""
-    staff = _launcher()
+    staff = launcher()
     posted = request.files.get("campaign_zip")
     if posted is None or not posted.filename:
         return _upload_page(400, refused="Not checked: choose a zip file to upload.")
@@ -286,7 +287,7 @@ def launch_campaign(upload_id: str) -> Any:
         checked = check.checked
         if checked is None:
             return _check_page(upload, check, status=400)
-        if (why := _cli_only(checked) or _key_refusal(staff)) is not None:
+        if (why := _cli_only(checked) or key_refusal(staff)) is not None:
             return _refuse(upload, check, why, 409)
         settings = runtime().settings
         try:
@@ -346,7 +347,7 @@ def _publish(market: Marketplace, campaign_id: int, name: str) -> Any:
 @staff_required
 def publish_rest(campaign_id: int) -> Any:
     """Publish the HITs of a launch that stopped half way (``hitforge launch --resume``)."""
-    staff = _launcher()
+    staff = launcher()
     campaign_or_404(campaign_id)
     rs = requester_session()
     campaign = rs.get(Campaign, campaign_id)
@@ -358,7 +359,7 @@ def publish_rest(campaign_id: int) -> Any:
     if campaign.spec.get("recruit") or campaign.spec.get("workflow"):
         flash(f"Nothing done: publish the rest with hitforge launch --resume {campaign.name}.", "error")
         return back
-    if (why := _key_refusal(staff)) is not None:
+    if (why := key_refusal(staff)) is not None:
         flash(f"Nothing done: {why}", "error")
         return back
     control.log_launch(rs, campaign_id, staff.id, "publish the rest")
