@@ -165,7 +165,11 @@ def test_a_practice_answer_is_judged_with_the_templates_scoring(tmp_path: Path) 
     assert practice is not None and practice.count == 1 and practice_item(spec, 1) is None
 
     right = judge(spec, practice, {"rating-0": "1"}, lambda picture: None)
-    assert right.feedback is not None and right.feedback.right and right.feedback.right_answer == "1"
+    assert (
+        right.feedback is not None
+        and right.feedback.right
+        and right.feedback.right_answer == "1: Does not describe the image at all."
+    )
     assert "<strong>nothing</strong>" in right.feedback.explanation
 
     wrong = judge(spec, practice, {"rating-0": "2"}, lambda picture: None)
