@@ -37,6 +37,7 @@ from hits.requester.fileerrors import InputFileError, InputFileErrors
 from hits.requester.mturk import Marketplace, MarketplaceError
 from hits.requester.tables.batches import Batch
 from hits.requester.tables.campaigns import Campaign
+from hits.requester.templates.batch.gold import expected_answers, split_columns
 from hits.wire.layout import page_html, substitute
 from server.cdn import unserved_urls
 from server.db import requester_session, runtime
@@ -45,8 +46,15 @@ from server.requester.dashboard.base import bp, signed_in_staff, staff_required
 from server.requester.dashboard.launch_pages import Shown, key_refusal, launcher
 
 LAYOUT, TABLE, RECORD = "layout.html", "input.csv", "project.json"
-#: The form's settings fields, with how each is read (a blank one keeps the default).
-_NUMBERS = {"assignments": 1, "lifetime_days": 86_400, "duration_minutes": 60}
+#: The form's number fields: the setting each fills, and what one of the form's units is in the
+#: setting's (a blank one keeps the default).
+_NUMBERS = {
+    "assignments": ("assignments", 1),
+    "lifetime_days": ("lifetime_seconds", 86_400),
+    "duration_minutes": ("assignment_duration_seconds", 60),
+}
+#: A setting's field on the form, where the two differ (its errors are said next to it).
+_FORM_FIELD = {setting: key for key, (setting, _) in _NUMBERS.items()}
 _FIELDS = ("name", "title", "description", "keywords", "reward", "budget", *_NUMBERS)
 
 
@@ -99,7 +107,7 @@ def _settings(form: dict[str, str]) -> tuple[BatchSettings | None, dict[str, str
     for key in ("title", "description", "keywords", "reward", "budget"):
         if form.get(key, "").strip():
             values[key] = form[key].strip().lstrip("$")
-    for key, unit in _NUMBERS.items():
+    for key, (setting, unit) in _NUMBERS.items():
         text = form.get(key, "").strip()
         if not text:
             continue
@@ -110,19 +118,15 @@ def _settings(form: dict[str, str]) -> tuple[BatchSettings | None, dict[str, str
         except InvalidOperation:
             problems[key] = "a positive number"
             continue
-        target = {"assignments": "assignments", "lifetime_days": "lifetime_seconds"}.get(
-            key, "assignment_duration_seconds"
-        )
-        values[target] = int(number * unit) if key != "assignments" else int(number)
+        values[setting] = int(number * unit)
     if problems:
         return None, problems
     try:
         return BatchSettings.model_validate(values), {}
     except ValidationError as exc:
-        back = {"lifetime_seconds": "lifetime_days", "assignment_duration_seconds": "duration_minutes"}
         for error in exc.errors():
             field = str(error["loc"][0]) if error["loc"] else "title"
-            problems.setdefault(back.get(field, field), error["msg"])
+            problems.setdefault(_FORM_FIELD.get(field, field), error["msg"])
         return None, problems
 
 
@@ -131,11 +135,6 @@ def _read(layout: bytes, layout_name: str, table: bytes, table_name: str) -> tup
     rows = read_csv(table_name, table)
     check_inputs(layout_name, text, rows)
     return text, rows
-
-
-def _is_gold(cells: dict[str, str]) -> bool:
-    """A row with an expected answer in a ``Gold.<field>`` column: a gold row, never shown as is."""
-    return any(name.startswith("Gold.") and value for name, value in cells.items())
 
 
 def _shown(exc: InputFileError | InputFileErrors) -> list[Shown]:
@@ -194,7 +193,9 @@ def project_upload() -> Any:
 def _check_page(project: Project, refused: str | None = None, status: int = 200) -> Any:
     settings = BatchSettings.model_validate(project.settings)
     text, rows = _read(project.layout.read_bytes(), LAYOUT, project.table.read_bytes(), TABLE)
-    gold = sum(1 for row in rows.rows if _is_gold(row.cells))
+    fields = split_columns(rows.columns).fields
+    # Counted as store_batch counts them: a row with a filled-in Gold.<field> cell.
+    gold = sum(1 for row in rows.rows if expected_answers(row.cells, fields))
     cost = planned_cost(settings, len(rows.rows))
     context = {
         "project": project,
@@ -223,8 +224,9 @@ def project_preview(project_id: str) -> Response:
     """The first row's page as a worker sees it: the requester's HTML, sandboxed, never with gold answers."""
     project = _load(project_id)
     rows = read_csv(TABLE, project.table.read_bytes())
-    row = next((r for r in rows.rows if not _is_gold(r.cells)), rows.rows[0])
-    inputs = {k: v for k, v in row.cells.items() if not k.startswith("Gold.")}
+    columns = split_columns(rows.columns)
+    row = next((r for r in rows.rows if not expected_answers(r.cells, columns.fields)), rows.rows[0])
+    inputs = {name: row.cells[name] for name in columns.inputs}
     response = Response(page_html(substitute(project.layout.read_text(encoding="utf-8"), inputs)))
     # The requester's own markup and scripts: run only in an opaque origin, never as this site.
     response.headers["Content-Security-Policy"] = "sandbox allow-scripts allow-forms"
