@@ -21,14 +21,15 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
-import time
 from collections.abc import Callable, Iterable
 
-from flask import Blueprint, Flask, Response, abort, current_app, g, request
+from flask import Blueprint, Flask, Response, abort, current_app, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+from server.request_log import elapsed_seconds, endpoint_name
 
 #: The counters and histograms of this process (or of every process, in multiprocess mode).
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -127,24 +128,17 @@ def metrics() -> Response:
     return Response(exposition(), mimetype=CONTENT_TYPE_LATEST)
 
 
-def _start_timer() -> None:
-    g.request_started = time.perf_counter()
-
-
 def _observe(response: Response) -> Response:
-    started = g.get("request_started")
-    if started is not None:
-        endpoint = request.url_rule.endpoint if request.url_rule is not None else "unmatched"
-        REQUEST_SECONDS.labels(endpoint, request.method, str(response.status_code)).observe(
-            time.perf_counter() - started
-        )
+    # The request's start is request_log's (registered before this module, in create_app).
+    elapsed = elapsed_seconds()
+    if elapsed is not None:
+        REQUEST_SECONDS.labels(endpoint_name(), request.method, str(response.status_code)).observe(elapsed)
     return response
 
 
 def init_app(app: Flask, token: str) -> None:
     """Time every request and serve ``/metrics``; ``token`` (may be empty) lets remote scrapers in."""
     app.config["HITFORGE_METRICS_TOKEN"] = token
-    app.before_request(_start_timer)
     app.after_request(_observe)
     app.register_blueprint(bp)
 

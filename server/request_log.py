@@ -81,15 +81,26 @@ def configure_logging(log_format: str) -> None:
 
 
 def _start() -> None:
-    g.request_logged_at = time.perf_counter()
+    g.request_started = time.perf_counter()
     request_id()
+
+
+def elapsed_seconds() -> float | None:
+    """How long the current request has run (None: it began before this module's hook ran)."""
+    started: float | None = g.get("request_started")
+    return None if started is None else time.perf_counter() - started
+
+
+def endpoint_name() -> str:
+    """The route's endpoint name ("unmatched" for none): bounded, unlike the raw path."""
+    return request.url_rule.endpoint if request.url_rule is not None else "unmatched"
 
 
 def _finish(response: Response) -> Response:
     response.headers["X-Request-Id"] = request_id()
-    started = g.get("request_logged_at")
-    if started is not None and access_log.isEnabledFor(logging.INFO):
-        endpoint = request.url_rule.endpoint if request.url_rule is not None else "unmatched"
+    elapsed = elapsed_seconds()
+    if elapsed is not None and access_log.isEnabledFor(logging.INFO):
+        endpoint = endpoint_name()
         access_log.info(
             "%s %s %s",
             request.method,
@@ -100,14 +111,15 @@ def _finish(response: Response) -> Response:
                 "method": request.method,
                 "path": request.path,
                 "status": response.status_code,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                "duration_ms": round(elapsed * 1000, 2),
             },
         )
     return response
 
 
 def init_app(app: Flask, log_format: str) -> None:
-    """Give every request an id; with ``log_format`` set ("json" or "text"), log to stderr that way."""
+    """Give every request an id and a start time (``server.metrics`` times requests by it); with
+    ``log_format`` set ("json" or "text"), log to stderr that way."""
     app.before_request(_start)
     app.after_request(_finish)
     if log_format:
