@@ -35,6 +35,7 @@ from demo.runner import free_port, stop_process
 from hits.db import make_engine, make_session_factory, session_scope
 from tests.conftest import BACKEND, _postgres_database
 from tests.helpers import campaign_bot, rating_campaign_spec
+from tests.server.test_observability import metric_sample
 
 pytestmark = [pytest.mark.celery, pytest.mark.timeout(300)]
 
@@ -105,17 +106,8 @@ def _wait(predicate, timeout: float, what: str, logs: list[Path]) -> None:  # ty
 
 
 def _sample(scrape: str, name: str, **labels: str) -> float:
-    wanted = ",".join(f'{key}="{value}"' for key, value in sorted(labels.items()))
-    for line in scrape.splitlines():
-        if line.startswith(name + ("{" if labels else " ")):
-            found = (
-                ",".join(sorted(re.findall(r'\w+="[^"]*"', line.split("{", 1)[1].split("}")[0])))
-                if labels
-                else ""
-            )
-            if found == wanted:
-                return float(line.rsplit(" ", 1)[1])
-    return 0.0
+    """The scrape's value of ``name`` with exactly ``labels``; 0 for a series not there (never counted)."""
+    return metric_sample(scrape, name, **labels) or 0.0
 
 
 def test_the_compose_stack_runs_a_campaign_end_to_end(tmp_path: Path) -> None:

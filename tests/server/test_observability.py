@@ -19,7 +19,7 @@ from server.request_log import JsonFormatter, RequestIdFilter
 from tests.conftest import RunningServer
 
 
-def _sample(exposition: str, name: str, **labels: str) -> float | None:
+def metric_sample(exposition: str, name: str, **labels: str) -> float | None:
     """The value of one sample of ``name`` with exactly ``labels`` in a scrape, or None."""
     for line in exposition.splitlines():
         if line.startswith("#") or not line.startswith(name):
@@ -88,7 +88,7 @@ def test_readyz_notices_a_database_one_migration_behind(settings: Settings, tmp_
 
 def test_metrics_count_api_calls_errors_and_decisions_by_code(live_server: RunningServer, mturk) -> None:  # type: ignore[no-untyped-def]
     before = requests.get(live_server.url + "/metrics", timeout=30).text
-    created_before = _sample(
+    created_before = metric_sample(
         before, "hitforge_mturk_api_calls_total", operation="GetAccountBalance", outcome="ok"
     )
     mturk.get_account_balance()
@@ -99,11 +99,11 @@ def test_metrics_count_api_calls_errors_and_decisions_by_code(live_server: Runni
     assert reply.status_code == 200 and reply.headers["Content-Type"].startswith("text/plain")
     after = reply.text
     assert (
-        _sample(after, "hitforge_mturk_api_calls_total", operation="GetAccountBalance", outcome="ok")
+        metric_sample(after, "hitforge_mturk_api_calls_total", operation="GetAccountBalance", outcome="ok")
         == (created_before or 0) + 2
     )
     assert (
-        _sample(
+        metric_sample(
             after,
             "hitforge_mturk_api_calls_total",
             operation="GetHIT",
@@ -113,7 +113,7 @@ def test_metrics_count_api_calls_errors_and_decisions_by_code(live_server: Runni
     ) >= 1
     # Latency per endpoint and status: the route's name, never the raw path.
     assert (
-        _sample(
+        metric_sample(
             after,
             "hitforge_http_request_duration_seconds_count",
             endpoint="mturk_api.dispatch",
@@ -122,9 +122,9 @@ def test_metrics_count_api_calls_errors_and_decisions_by_code(live_server: Runni
         )
         or 0
     ) >= 2  # fmt: skip
-    assert _sample(after, "hitforge_outbox_backlog") is not None
-    assert _sample(after, "hitforge_outbox_oldest_age_seconds") is not None
-    assert _sample(after, "hitforge_task_queue_depth", queue="celery") is not None
+    assert metric_sample(after, "hitforge_outbox_backlog") is not None
+    assert metric_sample(after, "hitforge_outbox_oldest_age_seconds") is not None
+    assert metric_sample(after, "hitforge_task_queue_depth", queue="celery") is not None
 
 
 def test_a_made_up_operation_is_counted_under_one_label(live_server: RunningServer, mturk) -> None:  # type: ignore[no-untyped-def]
@@ -138,7 +138,7 @@ def test_a_made_up_operation_is_counted_under_one_label(live_server: RunningServ
     scrape = requests.get(live_server.url + "/metrics", timeout=30).text
     assert "MakeUpSomething12345" not in scrape
     assert (
-        _sample(
+        metric_sample(
             scrape, "hitforge_mturk_api_calls_total", operation="unknown", outcome="UnknownOperationException"
         )
         or 0
@@ -176,7 +176,7 @@ def test_open_hits_are_counted_per_running_campaign(
             select(func.count()).where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.status == "open")
         )
     scrape = requests.get(live_server.url + "/metrics", timeout=30).text
-    assert open_hits and _sample(scrape, "hitforge_hits_open", campaign="metered") == open_hits
+    assert open_hits and metric_sample(scrape, "hitforge_hits_open", campaign="metered") == open_hits
 
 
 def test_the_api_request_id_is_the_one_in_the_log(settings: Settings) -> None:
