@@ -10,6 +10,7 @@ tasks once the transaction that wrote the relays commits; the beat's
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from celery import Celery, Task
@@ -25,8 +26,11 @@ log = logging.getLogger(__name__)
 INTERVAL = 60.0
 
 
-def settle_all(rt: Any) -> dict[str, int]:
-    """Settle the places of every recruiting campaign; counts by what happened."""
+def settle_all(rt: Any, outbox_sender: Callable[[list[int]], object] | None = None) -> dict[str, int]:
+    """Settle the places of every recruiting campaign; counts by what happened.
+
+    ``outbox_sender`` sends the task applying the ``mirror`` entries settling queues.
+    """
     counts = {"campaigns": 0, "applied": 0, "failed": 0}
     if not rt.settings.prolific_token:
         return counts
@@ -35,7 +39,7 @@ def settle_all(rt: Any) -> dict[str, int]:
         campaign_ids = recruiting_campaigns(session)
     for campaign_id in campaign_ids:
         try:
-            report = settle_places(rt.sessions, recruiter, campaign_id)
+            report = settle_places(rt.sessions, recruiter, campaign_id, send_outbox=outbox_sender)
         except RecruitError as exc:
             # One study's trouble does not hold up the others; the next beat tries again.
             log.warning("recruit: campaign %s not settled: %s", campaign_id, exc)
@@ -65,7 +69,11 @@ def register(app: Celery) -> None:
     @app.task(name="hitforge.recruit_settle", bind=True, acks_late=True)
     def recruit_settle(self: Task) -> dict[str, int]:
         """Poll every study's places, decide the finished ones, apply each decision once."""
-        return settle_all(self.app.hitforge)  # type: ignore[attr-defined]
+        app = self.app
+        return settle_all(
+            app.hitforge,  # type: ignore[attr-defined]
+            lambda ids: app.send_task("hitforge.apply_decisions", args=[ids]),
+        )
 
     @app.task(name="hitforge.apply_relays", bind=True, acks_late=True, max_retries=5)
     def apply_relays_now(self: Task, relay_ids: list[int]) -> dict[str, list[int]]:

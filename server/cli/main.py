@@ -82,6 +82,14 @@ COMMANDS: dict[str, Lazy] = {
         "server.cli.recruit:recruit",
         "Recruiting on Prolific: a campaign's study, its places, pause, resume and stop.",
     ),
+    "recruit.codes": Lazy(
+        "server.cli.recruit_panel:codes",
+        "Each participant's own completion code (recruit.per_participant_codes), for those who took a place.",
+    ),
+    "recruit.links": Lazy(
+        "server.cli.recruit_panel:links",
+        "Each participant's own entry link (recruit.signed_links): IDS is a file of ids, one per line.",
+    ),
     "requester": Lazy("server.cli.accounts:requester", "Requester accounts of the marketplace."),
     "results": Lazy("server.cli.results:results", "Campaign results: exports and aggregation."),
     "results.rounds": Lazy(

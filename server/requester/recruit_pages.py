@@ -25,6 +25,8 @@ from hits.requester.campaigns.recruitment import stored_spec
 from hits.requester.files.campaign import CampaignSpec
 from hits.requester.files.recruit import completion_target
 from hits.requester.recruit.base import Recruiter, RecruitError, RecruitRefused
+from hits.requester.recruit.mirroring import queue_standing_grants
+from hits.requester.recruit.panel_identity import SIGNATURE_PARAMETER, participant_code, signature_matches
 from hits.requester.recruit.places import (
     DONE,
     ENTERABLE,
@@ -47,6 +49,7 @@ from hits.requester.tables.campaigns import Campaign
 from hits.requester.tables.recruiting import Recruitment, RecruitPlace
 from server import capabilities
 from server.db import requester_session, runtime
+from server.task_queue import send_after_commit
 
 bp = Blueprint("recruit", __name__, url_prefix="/recruit")
 #: Tests put a client of their stand-in here; otherwise the settings' Prolific is used.
@@ -100,6 +103,10 @@ def enter() -> Any:
         return _refused("This Prolific id cannot be signed in here.")
     if place is None:
         place = open_place(db, recruitment, pid, session_id, worker_id)
+        # Grants made before this place (a screening study's, a test taken earlier) join its groups.
+        mirrors = queue_standing_grants(db, recruitment, [worker_id])
+        if mirrors:
+            send_after_commit(db, "hitforge.apply_decisions", mirrors)
     return redirect(url_for("recruit.place", session_id=session_id))
 
 
@@ -134,6 +141,17 @@ def enter_panel(key: str) -> Any:
             "Open the study from the panel that sent you, so the id comes with it.",
             400,
         )
+    if recruit.signed_links and not signature_matches(
+        runtime().settings.secret_key,
+        recruitment.internal_name,
+        pid,
+        request.args.get(SIGNATURE_PARAMETER, ""),
+    ):
+        return _refused(
+            "This study is entered only by the link made for you, and this link is not yours (or it "
+            "was cut short). Open the link the study's organisers sent you, or ask them for it.",
+            403,
+        )
     session_id = panel_session_id(recruitment.id, pid)
     place = place_of_session(db, session_id)
     if place is None and places_taken(db, recruitment.id) >= recruitment.places:
@@ -143,6 +161,10 @@ def enter_panel(key: str) -> Any:
         return _refused("This participant id cannot be signed in here.")
     if place is None:
         place = open_place(db, recruitment, pid, session_id, worker_id)
+        # Grants made before this place (a screening study's, a test taken earlier) join its groups.
+        mirrors = queue_standing_grants(db, recruitment, [worker_id])
+        if mirrors:
+            send_after_commit(db, "hitforge.apply_decisions", mirrors)
     return redirect(url_for("recruit.place", session_id=session_id))
 
 
@@ -187,7 +209,13 @@ def _progress(place: RecruitPlace) -> tuple[int, str | None]:
 
 def _finish(place: RecruitPlace, recruitment: Recruitment, spec: CampaignSpec) -> Response | str:
     finish_place(requester_session(), place)
-    return _send_back(place, recruitment, spec, recruitment.completion_code)
+    code = recruitment.completion_code
+    if spec.recruit is not None and spec.recruit.per_participant_codes:
+        # Their own code: one passed around credits nobody else (panel_identity.py).
+        code = participant_code(
+            runtime().settings.secret_key, recruitment.internal_name, place.participant_id
+        )
+    return _send_back(place, recruitment, spec, code)
 
 
 def _send_back(

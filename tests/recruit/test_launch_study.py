@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ from hits.db import session_scope
 from hits.requester.campaigns.recruitment import StudyInterrupted, launch_study
 from hits.requester.files.campaign import load_campaign_file
 from hits.requester.files.recruit import RecruitSpec, places_needed, study_filters
+from hits.requester.quality.followups import committed_cost
 from hits.requester.recruit.base import RecruitUnavailable, Study, StudyDraft
 from hits.requester.recruit.prolific.client import ProlificClient
 from hits.requester.recruit.prolific.standin import RunningStandin
+from hits.requester.tables.campaigns import Campaign
 from hits.requester.tables.recruiting import Recruitment
 from tests.helpers import publish_campaign_file, rating_campaign_spec
 
@@ -155,3 +158,80 @@ def test_a_campaign_without_recruit_makes_no_study(
     )
     assert launch_study(requester_sessions, client(standin), campaign_id, live_server.url) is None
     assert standin.app.state.studies == {}
+
+
+def _campaign_with(
+    folder: Path, name: str, market: Any, requester_sessions: Any, url: str, **recruit: Any
+) -> int:
+    write_rating_demo(folder, items=6, gold=4, seed=1)
+    section = {k: v for k, v in {**RECRUIT, **recruit}.items() if v is not None}
+    return publish_campaign_file(
+        folder, rating_campaign_spec(name, recruit=section), market, requester_sessions, url
+    )
+
+
+def test_the_study_s_cost_counts_in_the_budget_and_a_study_that_does_not_fit_is_not_created(
+    tmp_path: Path, market: Any, requester_sessions: Any, live_server: Any, standin: RunningStandin
+) -> None:
+    # The file's estimate (3 places at $1.50 with a third on top: $6.00) fits the $10 budget, but
+    # this account's fee on rewards is 150%: Prolific says $11.25, more than the budget has left.
+    standin.app.state.study_fee_rate = Decimal("1.5")
+    campaign_id = _campaign_with(tmp_path, "rc-cost", market, requester_sessions, live_server.url)
+    with session_scope(requester_sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        before = committed_cost(session, campaign)
+    with pytest.raises(StudyInterrupted, match=r"its Prolific study .* would cost 11\.25, but"):
+        launch_study(requester_sessions, client(standin), campaign_id, live_server.url)
+    assert standin.app.state.studies == {}  # nothing made on Prolific
+    assert ("POST", "/study-cost-calculator/") in standin.app.state.calls
+
+    with session_scope(requester_sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.budget = Decimal("30.00")  # the requester raises it, then resumes
+    report = launch_study(requester_sessions, client(standin), campaign_id, live_server.url)
+    assert report is not None and report.created and report.published
+    with session_scope(requester_sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        assert campaign is not None and row is not None
+        assert row.study_cost == Decimal("11.25")
+        assert committed_cost(session, campaign) == before + Decimal("11.25")
+    launch_study(requester_sessions, client(standin), campaign_id, live_server.url)
+    costs = [c for c in standin.app.state.calls if c == ("POST", "/study-cost-calculator/")]
+    assert len(costs) == 2  # counted once: a launch run again asks no more
+
+
+def test_a_study_in_pounds_is_counted_in_dollars(
+    tmp_path: Path, market: Any, requester_sessions: Any, live_server: Any, standin: RunningStandin
+) -> None:
+    gbp = _campaign_with(
+        tmp_path, "rc-gbp", market, requester_sessions, live_server.url, currency="GBP", exchange_rate="0.8"
+    )
+    launch_study(requester_sessions, client(standin), gbp, live_server.url)
+    with session_scope(requester_sessions) as session:
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == gbp))
+        # 3 places at £1.50, with the fee £6.00: $7.50 at 0.8 pounds to the dollar.
+        assert row is not None and row.study_cost == Decimal("7.50")
+
+
+@pytest.mark.parametrize(
+    ("recruit", "error"),
+    [
+        ({"currency": None}, "needs currency"),
+        ({"currency": "GBP"}, "needs exchange_rate"),
+        ({"reward": 1500}, r"needs .* and 60\.01 for its Prolific study's places"),
+    ],
+)
+def test_a_prolific_campaign_file_is_refused_before_anything_is_published(
+    tmp_path: Path, requester_sessions: Any, recruit: dict[str, Any], error: str
+) -> None:
+    """No currency (or no rate for pounds): the study's cost cannot be counted; too dear: over budget."""
+    from hits.requester.campaigns.service import create_campaign
+
+    write_rating_demo(tmp_path, items=6, gold=4, seed=1)
+    section = {k: v for k, v in {**RECRUIT, **recruit}.items() if v is not None}
+    (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(rating_campaign_spec("rc-bad", recruit=section)))
+    with pytest.raises(Exception, match=error), session_scope(requester_sessions) as session:
+        create_campaign(session, load_campaign_file(tmp_path / "campaign.yaml"))

@@ -172,7 +172,7 @@ def test_hostile_panel_entries_get_no_account_and_no_place(
         rating_campaign_spec(
             prolific_name,
             recruit={k: v for k, v in PANEL.items() if k not in ("panel", "id_parameter", "completion_url")}
-            | {"platform": "prolific", "reward": 100, "estimated_minutes": 5},
+            | {"platform": "prolific", "reward": 100, "estimated_minutes": 5, "currency": "USD"},
         ),
         market,
         requester_sessions,

@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from hits.money import dollars, mturk_fee
-from hits.requester.campaigns.service import campaign_warnings, planned_cost
+from hits.requester.campaigns.service import campaign_warnings, launch_cost
 from hits.requester.files.campaign import CampaignFile, hit_count_for, load_campaign_file
 
 
@@ -70,7 +70,7 @@ def plan_for(loaded: CampaignFile) -> CampaignPlan:
         gold_per_hit=min(spec.gold_per_hit, len(loaded.gold)),
         reward=spec.reward,
         fee=mturk_fee(spec.reward, max_assignments=spec.assignments_per_hit),
-        cost=planned_cost(spec, hits),
+        cost=launch_cost(spec, hits),
         budget=spec.budget,
         training_items=len(spec.training),
     )

@@ -13,13 +13,17 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from urllib.parse import urlencode
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.db import session_scope, utcnow
+from hits.db import call_after_commit, session_scope, utcnow
 from hits.requester.files.campaign import CampaignSpec
 from hits.requester.files.recruit import RecruitSpec, places_needed, study_filters
+from hits.requester.quality.followups import OverBudget, check_budget
+from hits.requester.quality.platform_bonus import BonusCurrencyError, study_cost_in_dollars
 from hits.requester.recruit.base import CompletionCode, Recruiter, RecruitError, Study, StudyDraft
 from hits.requester.recruit.groups import (
     block_group_name,
@@ -27,7 +31,9 @@ from hits.requester.recruit.groups import (
     ensure_mirror_groups,
     plan_mirror_groups,
 )
+from hits.requester.recruit.mirroring import queue_standing_grants
 from hits.requester.recruit.outbox import apply_decisions, decide_places
+from hits.requester.recruit.panel_identity import SIGNATURE_PARAMETER, entry_signature
 from hits.requester.recruit.relay import apply_relays
 from hits.requester.recruit.sync import sync_places
 from hits.requester.tables.campaigns import Campaign, PublishedHIT
@@ -45,7 +51,7 @@ NO_WORK_REASON = "No task was left for you in this study: every HIT was already 
 class StudyInterrupted(Exception):
     """Creating or publishing the study failed; what was done is recorded, and a resume goes on from it."""
 
-    def __init__(self, campaign_name: str, step: str, cause: RecruitError):
+    def __init__(self, campaign_name: str, step: str, cause: Exception):
         super().__init__(f"the Prolific study of campaign {campaign_name!r} was not {step}: {cause}")
         self.cause = cause
 
@@ -186,6 +192,8 @@ def launch_study(
         ensure_mirror_groups(sessions, recruiter, recruitment_id)
     except RecruitError as exc:
         raise StudyInterrupted(name, "created", exc) from exc
+    if study_id is None:
+        _count_study_cost(sessions, recruiter, campaign_id)
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
@@ -215,6 +223,45 @@ def launch_study(
             raise StudyInterrupted(name, "published", exc) from exc
         _record(sessions, campaign_id, status="published", published=True)
     return StudyReport(study_id, created, published, draft.places)
+
+
+def _count_study_cost(sessions: Callable[[], Session], recruiter: Recruiter, campaign_id: int) -> None:
+    """Count the study's rewards and Prolific's fees in the campaign's budget, once, before it exists.
+
+    Prolific computes the cost (``study_cost``: fees and VAT at the
+    account's own rates); it is converted to dollars with the campaign's
+    exchange rate and checked against what the budget has left, under the
+    campaign's lock. A study that does not fit is not created
+    (``StudyInterrupted``: raise the budget, then resume the launch).
+    """
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        recruit = recruit_spec(campaign) if campaign is not None else None
+        assert campaign is not None and row is not None and recruit is not None and recruit.reward is not None
+        if row.study_cost is not None:
+            return  # counted by a launch that stopped later
+        name, places, reward = campaign.name, row.places, recruit.reward
+    try:
+        total = recruiter.study_cost(reward, places)  # no transaction open during the call
+    except RecruitError as exc:
+        raise StudyInterrupted(name, "created", exc) from exc
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        assert campaign is not None and row is not None
+        try:
+            cost = study_cost_in_dollars(name, recruit, total)
+            check_budget(
+                session,
+                campaign,
+                cost,
+                f"its Prolific study ({places} places at {reward / 100:.2f} {recruit.currency}, "
+                f"{total:.2f} {recruit.currency} with Prolific's fees)",
+            )
+        except (BonusCurrencyError, OverBudget) as exc:
+            raise StudyInterrupted(name, "created", exc) from exc
+        row.study_cost = cost
 
 
 def _record(
@@ -256,6 +303,19 @@ def open_panel(sessions: Callable[[], Session], campaign_id: int, public_url: st
 def panel_link(public_url: str, row: Recruitment, id_parameter: str) -> str:
     """The entry link a panel sends its participants to; ``ID`` stands for the panel's own placeholder."""
     return f"{public_url.rstrip('/')}{PANEL_PATH}{row.internal_name}?{id_parameter}=ID"
+
+
+def signed_panel_link(
+    public_url: str, row: Recruitment, id_parameter: str, participant_id: str, secret_key: str
+) -> str:
+    """A participant's own entry link (``recruit.signed_links``): their id and its signature."""
+    query = urlencode(
+        {
+            id_parameter: participant_id,
+            SIGNATURE_PARAMETER: entry_signature(secret_key, row.internal_name, participant_id),
+        }
+    )
+    return f"{public_url.rstrip('/')}{PANEL_PATH}{row.internal_name}?{query}"
 
 
 def recruitment_of(session: Session, campaign_name: str) -> tuple[Campaign, Recruitment | None]:
@@ -311,12 +371,20 @@ class SettleReport:
     relay_held: list[int] = field(default_factory=list)
 
 
-def settle_places(sessions: Callable[[], Session], recruiter: Recruiter, campaign_id: int) -> SettleReport:
+def settle_places(
+    sessions: Callable[[], Session],
+    recruiter: Recruiter,
+    campaign_id: int,
+    send_outbox: Callable[[list[int]], object] | None = None,
+) -> SettleReport:
     """Poll the study's places (every page), decide the finished ones, apply the decisions once each.
 
     What ``hitforge recruit sync`` runs. Places freed by polling keep any
     assignment still in progress until its deadline (the webhook frees them
-    at once, through the marketplace).
+    at once, through the marketplace). Grants the study's mirrored groups
+    missed are queued as ``mirror`` outbox entries (``recruit/mirroring.py``);
+    ``send_outbox`` is given their ids once that commits (without it, the
+    outbox's resend sweep applies them).
     """
     polled = sync_places(sessions, recruiter, campaign_id)
     with session_scope(sessions) as session:
@@ -326,6 +394,9 @@ def settle_places(sessions: Callable[[], Session], recruiter: Recruiter, campaig
             raise ValueError(f"campaign {campaign_id} recruits nowhere")
         queued = decide_places(session, row.id, stored_spec(campaign).quality.rejection_feedback)
         recruitment_id = row.id
+        mirrors = queue_standing_grants(session, row)
+        if mirrors and send_outbox is not None:
+            call_after_commit(session, partial(send_outbox, mirrors))
     applied = apply_decisions(sessions, recruiter)
     relayed = apply_relays(sessions, recruiter, recruitment_id)
     return SettleReport(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from hits.db import session_scope
 from hits.money import mturk_fee
 from hits.requester.files.campaign import CampaignFile, CampaignSpec, hit_count_for
+from hits.requester.files.recruit import places_needed
 from hits.requester.mturk import Marketplace, MarketplaceError
 from hits.requester.pages.gold import pool_shortfall
 from hits.requester.pages.urls import question_url
@@ -108,6 +109,23 @@ def planned_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
     return per_assignment * spec.assignments_per_hit * hit_count
 
 
+def estimated_study_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
+    """What a Prolific study's places will cost in dollars, with Prolific's fee estimated at the
+    bonus fee rate; 0 without one. Launch asks Prolific for the real figure and counts that."""
+    recruit = spec.recruit
+    if recruit is None or recruit.platform != "prolific" or recruit.reward is None:
+        return Decimal(0)
+    places = places_needed(recruit, hit_count, spec.assignments_per_hit)
+    rate = recruit.exchange_rate if recruit.currency != "USD" and recruit.exchange_rate else Decimal(1)
+    total = Decimal(recruit.reward) * places / 100 * (1 + recruit.bonus_fee_rate)
+    return (total / rate).quantize(Decimal("0.01"), rounding=ROUND_CEILING)
+
+
+def launch_cost(spec: CampaignSpec, hit_count: int) -> Decimal:
+    """Everything launching the file commits: its HITs' assignments and fees, and its study's places."""
+    return planned_cost(spec, hit_count) + estimated_study_cost(spec, hit_count)
+
+
 def campaign_warnings(loaded: CampaignFile) -> list[str]:
     """Problems worth telling the requester that do not stop a launch.
 
@@ -117,20 +135,6 @@ def campaign_warnings(loaded: CampaignFile) -> list[str]:
     spec = loaded.spec
     short = pool_shortfall(len(loaded.gold), spec.gold_per_hit, hit_count_for(spec, len(loaded.items)))
     warnings = [f"{short} (allowed by allow_gold_reuse)"] if short else []
-    recruit = spec.recruit
-    if recruit is not None and recruit.platform == "prolific":
-        # Bonuses are refused when queued, not at launch: a study may never pay one. Said here, before
-        # the launch, so a requester who will pay them adds the key now rather than finding out later.
-        if recruit.currency is None:
-            warnings.append(
-                "recruit.currency is not set: bonuses to this study's participants will be refused "
-                "(add USD, or GBP with recruit.exchange_rate, to pay them)"
-            )
-        elif recruit.currency != "USD" and recruit.exchange_rate is None:
-            warnings.append(
-                f"recruit.currency is {recruit.currency} without recruit.exchange_rate: bonuses to this "
-                "study's participants will be refused (a bonus in dollars is never paid as the same number)"
-            )
     return warnings
 
 
@@ -152,12 +156,14 @@ def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
     if short and not spec.allow_gold_reuse:
         # load_campaign_file refuses this already, naming the line; this guards callers that build files.
         raise ValueError(f"campaign {spec.name!r}: {short}, or set allow_gold_reuse: true")
-    cost = planned_cost(spec, hits_needed)
+    cost = launch_cost(spec, hits_needed)
     if cost > spec.budget:
+        study = estimated_study_cost(spec, hits_needed)
         raise BudgetExceeded(
             f"campaign {spec.name!r} needs {cost} for {hits_needed} HITs x "
-            f"{spec.assignments_per_hit} assignments at {spec.reward} plus fees, "
-            f"but its budget is {spec.budget}"
+            f"{spec.assignments_per_hit} assignments at {spec.reward} plus fees"
+            + (f" and {study} for its Prolific study's places with Prolific's fees" if study else "")
+            + f", but its budget is {spec.budget}"
         )
     stored_spec = spec.model_dump(mode="json")
     stored_spec["media_path"] = str(loaded.media_dir) if loaded.media_dir else None

@@ -108,6 +108,19 @@ class RecruitSpec(BaseModel):
         description="Panel only: the code participants who finished are given (the panel's, when it "
         "issued one); by default one hitforge makes at launch. Required with redirect_url.",
     )
+    signed_links: bool = Field(
+        False,
+        description="Panel only: each participant enters by a link made for their id (`hitforge recruit "
+        "links`), signed with the server's secret; the open link, and a link with another id, are "
+        "refused. For a lab that sends each person their own link; a panel that fills an id into one "
+        "shared link (SONA, Connect) cannot sign it.",
+    )
+    per_participant_codes: bool = Field(
+        False,
+        description="Panel only: a participant who finished gets their own completion code, derived from "
+        "their id with the server's secret, instead of one shared code; `hitforge recruit codes` lists "
+        "them to check what participants entered on the panel. Not with completion_code.",
+    )
     hits_per_participant: int = Field(
         1, ge=1, le=100, description="HITs one participant works in one place, one after another."
     )
@@ -133,17 +146,17 @@ class RecruitSpec(BaseModel):
     )
     currency: Literal["GBP", "USD"] | None = Field(
         None,
-        description="Prolific only: the currency of the Prolific workspace the study runs in (Prolific "
-        "pays rewards and bonuses in it). Required for bonuses to participants: hitforge's budget is in "
-        "US dollars, and a bonus is never paid as the same number in another currency.",
+        description="Prolific only, required: the currency of the Prolific workspace the study runs in "
+        "(Prolific pays rewards and bonuses in it). hitforge's budget is in US dollars: the study's cost "
+        "and bonuses are counted in it converted, never as the same number in another currency.",
     )
     exchange_rate: Decimal | None = Field(
         None,
         gt=0,
         le=1000,
-        description="Prolific only, required with currency GBP for bonuses: how many units of the study's "
-        "currency one US dollar is worth (0.79: $0.50 is paid as 0.40). Bonuses are converted with it, "
-        "and the budget counts what they cost in dollars.",
+        description="Prolific only, required with currency GBP: how many units of the study's currency one "
+        "US dollar is worth (0.79: $0.50 is paid as 0.40). The study's cost and bonuses are converted with "
+        "it, and the budget counts what they cost in dollars.",
     )
     bonus_fee_rate: Decimal = Field(
         Decimal("0.3334"),
@@ -166,8 +179,19 @@ class RecruitSpec(BaseModel):
             if missing:
                 raise ValueError(f"a Prolific study needs {' and '.join(missing)}")
             stray = [n for n in panel_only if getattr(self, n) is not None]
+            stray += [n for n in ("signed_links", "per_participant_codes") if getattr(self, n)]
             if stray:
                 raise ValueError(f"{', '.join(stray)}: only for platform: panel")
+            if self.currency is None:
+                raise ValueError(
+                    "a Prolific study needs currency: its workspace's (USD or GBP); the study's rewards, "
+                    "Prolific's fees and any bonus are counted in the budget, in dollars"
+                )
+            if self.currency != "USD" and self.exchange_rate is None:
+                raise ValueError(
+                    f"a study in {self.currency} needs exchange_rate: how many {self.currency} one US dollar "
+                    "is worth, to count its rewards, fees and bonuses in the budget"
+                )
             if self.currency == "USD" and self.exchange_rate not in (None, Decimal(1)):
                 raise ValueError("exchange_rate: a study in USD pays dollars as they are (leave it out)")
             if len(set(self.mirror_qualifications)) != len(self.mirror_qualifications):
@@ -192,8 +216,13 @@ class RecruitSpec(BaseModel):
         else:
             assert self.redirect_url is not None
             _check_url(self.redirect_url, "redirect_url")
-            if self.completion_code is None:
-                raise ValueError("redirect_url needs completion_code: the code participants enter there")
+            if self.completion_code is None and not self.per_participant_codes:
+                raise ValueError(
+                    "redirect_url needs completion_code (the code participants enter there) or "
+                    "per_participant_codes"
+                )
+        if self.per_participant_codes and self.completion_code is not None:
+            raise ValueError("completion_code and per_participant_codes: one code for all, or one each")
         return self
 
 

@@ -31,6 +31,7 @@ from hits.requester.tables.campaigns import (
     Submission,
     WorkerStats,
 )
+from hits.requester.tables.recruiting import Recruitment
 
 #: Outbox actions that cost money, and so count against the budget.
 PAID_ACTIONS = ("bonus", "repost")
@@ -62,7 +63,8 @@ def _stored_per_hit(campaign: Campaign) -> int:
 
 
 def committed_cost(session: Session, campaign: Campaign, hits: int | None = None) -> Decimal:
-    """Everything the campaign has committed to pay: its HITs' assignments, bonuses and re-posts.
+    """Everything the campaign has committed to pay: its HITs' assignments, bonuses, re-posts and
+    its recruiting study (rewards and the platform's fees).
 
     ``hits``: the number of its published HITs when the caller has it (the campaign page, from
     the counters); else they are counted here, seeing this transaction's own.
@@ -77,6 +79,13 @@ def committed_cost(session: Session, campaign: Campaign, hits: int | None = None
             OutboxEntry.campaign_id == campaign.id, OutboxEntry.action.in_(PAID_ACTIONS)
         )
     )
+    # A recruiting study's rewards and Prolific's fees, counted when it was launched (recruitment.py).
+    studies = session.scalar(
+        select(func.coalesce(func.sum(Recruitment.study_cost), 0)).where(
+            Recruitment.campaign_id == campaign.id
+        )
+    )
+    total += Decimal(str(studies or 0))
     return total + sum((Decimal(str(p.get("cost", "0"))) for p in extras), Decimal("0"))
 
 

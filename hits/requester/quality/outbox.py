@@ -255,6 +255,10 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
             for hit_id in payload["hits"]:
                 market.update_expiration(hit_id, when)
             outcome = f"{action} ({len(payload['hits'])} HITs)"
+        elif action == "mirror":
+            # Only ever relayed (the marketplace holds the grant already); it reaches here when no
+            # study the worker holds a place in mirrors the qualification any more.
+            return _Applied("mirror (not needed: no study mirrors it now)", not_needed=True)
         elif action == "unblock":
             market.unblock_worker(payload["worker_id"])  # lifting a missing block is harmless
         elif action == "revoke":

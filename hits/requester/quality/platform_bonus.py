@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 
 from hits.money import format_amount
 from hits.requester.files.campaign import CampaignSpec
+from hits.requester.files.recruit import RecruitSpec
 from hits.requester.recruit.relay import participant_place
 from hits.requester.tables.campaigns import Campaign
 
@@ -55,6 +56,32 @@ class PlatformBonus:
         }
 
 
+def exchange_rate(campaign_name: str, recruit: RecruitSpec, what: str) -> Decimal:
+    """Units of the study's currency one budget dollar is worth; :class:`BonusCurrencyError` when the
+    campaign file does not say (no currency, or one that is not dollars without a rate)."""
+    if recruit.currency is None:
+        raise BonusCurrencyError(
+            f"campaign {campaign_name!r}'s Prolific study pays in its workspace's currency, which the "
+            f"campaign file does not state: add recruit.currency (USD, or GBP with recruit.exchange_rate) "
+            f"to {what}"
+        )
+    if recruit.currency == BUDGET_CURRENCY:
+        return Decimal(1)
+    if recruit.exchange_rate is None:
+        raise BonusCurrencyError(
+            f"campaign {campaign_name!r}'s Prolific study pays in {recruit.currency} and its budget is in "
+            f"dollars: add recruit.exchange_rate ({recruit.currency} to one US dollar) to {what}; "
+            "nothing is paid as the same number in another currency"
+        )
+    return recruit.exchange_rate
+
+
+def study_cost_in_dollars(campaign_name: str, recruit: RecruitSpec, total: Decimal) -> Decimal:
+    """What a study costing ``total`` in its currency (rewards, fees, VAT) counts in dollars, rounded up."""
+    rate = exchange_rate(campaign_name, recruit, "count the study's cost in its budget")
+    return (total / rate).quantize(CENT, rounding=ROUND_CEILING)
+
+
 def platform_bonus(
     session: Session,
     campaign: Campaign,
@@ -82,16 +109,7 @@ def platform_bonus(
             "recruit.currency (USD, or GBP with recruit.exchange_rate) so that a bonus in dollars is not "
             "paid as the same number in another currency"
         )
-    if recruit.currency == BUDGET_CURRENCY:
-        rate = Decimal(1)
-    elif recruit.exchange_rate is None:
-        raise BonusCurrencyError(
-            f"campaign {campaign.name!r}'s Prolific study pays in {recruit.currency} and its budget is in "
-            f"dollars: add recruit.exchange_rate ({recruit.currency} to one US dollar) to pay bonuses "
-            "there; nothing is paid as the same number in another currency"
-        )
-    else:
-        rate = recruit.exchange_rate
+    rate = exchange_rate(campaign.name, recruit, "pay bonuses there")
     pay = (amount * rate).quantize(CENT, rounding=ROUND_HALF_UP)
     if pay < CENT:
         raise BonusCurrencyError(f"a bonus of ${amount} is less than 0.01 {recruit.currency}")

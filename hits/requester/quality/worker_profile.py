@@ -32,6 +32,7 @@ WORKER_ACTIONS = {
     "notify": "message sent",
     "qualify": "qualification score sent",
     "revoke": "qualification revoked",
+    "mirror": "qualification mirrored to a Prolific group",
     "override": "rejection overridden: approved and paid",
 }
 

@@ -122,6 +122,10 @@ class Recruiter(Protocol):
         """The study as it stands."""
         ...
 
+    def study_cost(self, reward: int, places: int) -> Decimal:
+        """A study's cost with the platform's fees and VAT, in its currency (reward in cents)."""
+        ...
+
     def transition_study(self, study_id: str, action: str) -> Study:
         """PUBLISH, PAUSE, START (after a pause) or STOP a study."""
         ...

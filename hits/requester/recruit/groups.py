@@ -89,19 +89,6 @@ def ensure_mirror_groups(sessions: Callable[[], Session], recruiter: Recruiter, 
     return made
 
 
-def mirror_of(session: Session, recruitment_id: int, qualification_type_id: object) -> RecruitGroup | None:
-    """The made group mirroring a qualification type for a study, if the campaign mirrors it."""
-    if not isinstance(qualification_type_id, str):
-        return None
-    return session.scalar(
-        select(RecruitGroup).where(
-            RecruitGroup.recruitment_id == recruitment_id,
-            RecruitGroup.qualification_type_id == qualification_type_id,
-            RecruitGroup.group_id.is_not(None),
-        )
-    )
-
-
 def mirror_groups(session: Session, recruitment_id: int) -> list[RecruitGroup]:
     """A study's mirror groups, in the order the campaign file names them."""
     return list(

@@ -49,16 +49,24 @@ from sqlalchemy.orm import Session
 
 from hits.db import session_scope, utcnow
 from hits.requester.recruit.base import Recruiter, RecruitError, RecruitOutcomeUnknown
-from hits.requester.recruit.groups import GROUP_ACTIONS, block_group_name, ensure_block_group, mirror_of
+from hits.requester.recruit.groups import GROUP_ACTIONS, block_group_name, ensure_block_group
+from hits.requester.recruit.mirroring import holds
 from hits.requester.tables.campaigns import OutboxEntry
-from hits.requester.tables.recruiting import RecruitAssignment, Recruitment, RecruitPlace, RecruitRelay
+from hits.requester.tables.recruiting import (
+    RecruitAssignment,
+    RecruitGroup,
+    Recruitment,
+    RecruitPlace,
+    RecruitRelay,
+)
 
 #: The outbox actions relayed, and what each becomes on the platform.
 RELAYED = {"bonus": "bonus", "block": "block", "notify": "message"}
 #: Relayed actions the marketplace no longer does (the platform does them instead).
-INSTEAD = frozenset({"bonus", "notify"})
-#: Outbox actions mirrored to a participant group when the campaign mirrors the qualification.
-MIRRORED = frozenset({"qualify", "revoke"})
+INSTEAD = frozenset({"bonus", "notify", "mirror"})
+#: Outbox actions mirrored to a participant group when a study mirrors the qualification
+#: (``mirror``: a grant the group missed, queued by ``mirroring.py``; it has no marketplace call).
+MIRRORED = frozenset({"qualify", "revoke", "mirror"})
 #: Relay actions that may simply be made again (adding or removing a member twice is harmless).
 REPEATABLE = frozenset({"block", *GROUP_ACTIONS.values()})
 #: What each relay action is called on a page.
@@ -101,17 +109,21 @@ def hand_over(session: Session, entry: OutboxEntry) -> HandedOver | None:
     existing = session.scalar(select(RecruitRelay).where(RecruitRelay.outbox_entry_id == entry.id))
     created = False
     if existing is None:
-        place = participant_place(session, entry.campaign_id, worker_id, payload.get("assignment_id"))
-        if place is None:
-            return None
         if entry.action in MIRRORED:
-            group = mirror_of(session, place.recruitment_id, payload.get("qualification_type_id"))
-            if group is None:
-                return None  # a qualification the campaign does not mirror
-            joins = entry.action == "qualify" and _score(payload.get("value")) >= 1
+            mirrored = mirroring_place(
+                session, entry.campaign_id, worker_id, payload.get("qualification_type_id")
+            )
+            if mirrored is None:
+                return None  # no study the worker holds a place in mirrors the qualification
+            place, group = mirrored
+            joins = entry.action in ("qualify", "mirror") and holds("qualify", payload)
             action = GROUP_ACTIONS["add" if joins else "remove"]
             relayed = {"group_id": str(group.group_id), "group": group.name, "qualification": group.label}
         else:
+            found = participant_place(session, entry.campaign_id, worker_id, payload.get("assignment_id"))
+            if found is None:
+                return None
+            place = found
             action, relayed = RELAYED[entry.action], _relay_payload(entry.action, payload)
         existing = RecruitRelay(
             recruitment_id=place.recruitment_id,
@@ -130,11 +142,33 @@ def hand_over(session: Session, entry: OutboxEntry) -> HandedOver | None:
     return HandedOver(existing.id, entry.action in INSTEAD, outcome, created)
 
 
-def _score(value: object) -> int:
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0
+def mirroring_place(
+    session: Session, campaign_id: int, worker_id: str, qualification_type_id: object
+) -> tuple[RecruitPlace, RecruitGroup] | None:
+    """The worker's latest place in a Prolific study that mirrors the qualification, with its group.
+
+    Any campaign's study, not only the one whose outbox granted it: a
+    qualification test's grants are queued under the test's own placeholder
+    campaign. The granting campaign's own study comes first.
+    """
+    if not worker_id or not isinstance(qualification_type_id, str):
+        return None
+    rows = session.execute(
+        select(RecruitPlace, RecruitGroup, Recruitment.campaign_id)
+        .join(Recruitment, Recruitment.id == RecruitPlace.recruitment_id)
+        .join(RecruitGroup, RecruitGroup.recruitment_id == Recruitment.id)
+        .where(
+            Recruitment.platform == "prolific",
+            RecruitPlace.worker_id == worker_id,
+            RecruitGroup.qualification_type_id == qualification_type_id,
+            RecruitGroup.group_id.is_not(None),
+        )
+        .order_by(RecruitPlace.id.desc())
+    ).all()
+    for place, group, owner in rows:
+        if owner == campaign_id:
+            return place, group
+    return (rows[0][0], rows[0][1]) if rows else None
 
 
 def participant_place(

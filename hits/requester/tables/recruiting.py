@@ -9,9 +9,10 @@ marketplace worker it signed in and the assignments it covers.
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, ForeignKey, Integer, Numeric, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hits.db import RequesterBase, UTCDateTime, utcnow
@@ -39,6 +40,9 @@ class Recruitment(RequesterBase):
     published_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     #: The participant group the study's filters block: blocked participants are added to it.
     block_group_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: What the study's rewards and Prolific's fees count in the campaign's budget, in dollars
+    #: (Prolific's cost calculator's answer, converted): written once, before the study is created.
+    study_cost: Mapped[Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)
 
 
 class RecruitPlace(RequesterBase):

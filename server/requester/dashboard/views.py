@@ -49,6 +49,7 @@ ACTION_WORDS = {
     "repost": "HITs re-posted",
     "unblock": "blocks lifted",
     "revoke": "qualifications revoked",
+    "mirror": "grants mirrored to Prolific groups",
     "override": "rejections overridden",
 }
 #: The status of the campaign row a qualification test's grading runs under (qualification.service).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -139,6 +140,17 @@ class ProlificClient:
     def get_study(self, study_id: str) -> Study:
         """One study as it stands."""
         return wire.study_of(self.call("GET", f"studies/{study_id}/"))
+
+    def study_cost(self, reward: int, places: int) -> Decimal:
+        """What a study of ``places`` at ``reward`` (cents or pence) costs, Prolific's fees and VAT
+        included, in the workspace's currency (``POST /study-cost-calculator/``; it only computes)."""
+        reply = self.call(
+            "POST", "study-cost-calculator/", json={"reward": reward, "total_available_places": places}
+        )
+        total = wire.major_units(reply.get("total_cost"))
+        if total is None or total < 0:
+            raise RecruitError(502, f"Prolific's study cost answer has no total_cost: {reply!r}")
+        return total
 
     def transition_study(self, study_id: str, action: str) -> Study:
         """PUBLISH, PAUSE, START or STOP."""

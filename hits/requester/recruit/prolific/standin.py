@@ -75,6 +75,10 @@ class StandinState:
     bonus_fee_rate: Decimal = wire.BONUS_FEE_RATE
     #: VAT on the fee, as a fraction of it (none by default, as in the documented example).
     bonus_vat_rate: Decimal = Decimal(0)
+    #: Prolific's fee on a study's rewards (the stand-in's figure: the account's own rate on Prolific),
+    #: and VAT on it, as ``POST /study-cost-calculator/`` counts them.
+    study_fee_rate: Decimal = wire.BONUS_FEE_RATE
+    study_vat_rate: Decimal = Decimal(0)
     #: (method, path) of every authorised call, in order.
     calls: list[tuple[str, str]] = field(default_factory=list)
     #: (method, path, JSON body) of every call carried out, in order: what Prolific was asked to do.
@@ -106,6 +110,7 @@ class ProlificStandin:
                 Rule("/studies/", endpoint="studies", methods=["GET", "POST"]),
                 Rule("/studies/<sid>/", endpoint="study", methods=["GET", "PATCH"]),
                 Rule("/studies/<sid>/transition/", endpoint="study_transition", methods=["POST"]),
+                Rule("/study-cost-calculator/", endpoint="study_cost", methods=["POST"]),
                 Rule("/submissions/", endpoint="submissions", methods=["GET"]),
                 Rule("/submissions/<sub>/", endpoint="submission", methods=["GET"]),
                 Rule("/submissions/<sub>/transition/", endpoint="submission_transition", methods=["POST"]),
@@ -191,6 +196,20 @@ class ProlificStandin:
         study = {**body, "id": self._new_id(), "status": "UNPUBLISHED", "maximum_allowed_time": 60}
         self.state.studies[study["id"]] = study
         return study
+
+    def _study_cost(self, request: Request, body: dict[str, Any]) -> Any:
+        # StudyCostRequest: reward in cents and places, both required; StudyCostResponse: total_cost
+        # in cents, "including VAT and fees", in the account's currency.
+        try:
+            reward, places = (Decimal(str(body[k])) for k in ("reward", "total_available_places"))
+        except (KeyError, InvalidOperation):
+            raise _Refused(400, "reward and total_available_places: numbers, both required.") from None
+        if not (reward.is_finite() and places.is_finite()) or reward < 0 or places < 0:
+            raise _Refused(400, "reward and total_available_places: 0 or more.")
+        rewards = reward * places
+        fees = wire.bonus_fees(rewards, self.state.study_fee_rate)
+        vat = (fees * self.state.study_vat_rate).quantize(Decimal("0.01"))
+        return {"total_cost": float(rewards + fees + vat)}
 
     def _study_row(self, sid: str) -> dict[str, Any]:
         if sid not in self.state.studies:
