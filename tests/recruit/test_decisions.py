@@ -16,6 +16,7 @@ from sqlalchemy import select
 from hits.db import session_scope
 from hits.market.models import Assignment
 from hits.requester.campaigns.recruitment import launch_study, settle_places
+from hits.requester.recruit.base import RecruitRefused
 from hits.requester.recruit.outbox import apply_decisions, decide_places, queue_decision
 from hits.requester.recruit.places import open_place, record_assignment
 from hits.requester.recruit.prolific import wire
@@ -26,7 +27,7 @@ from hits.requester.tables.campaigns import PublishedHIT, Submission
 from hits.requester.tables.recruiting import Recruitment, RecruitOutboxEntry, RecruitPlace
 from server.requester.recruit_pages import HOOK_SECRET_EXTENSION, RECRUITER_EXTENSION
 from tests.recruit.test_entry import csrf, enter
-from tests.recruit.test_launch_study import recruiting_campaign
+from tests.recruit.test_launch_study import campaign_with, recruiting_campaign
 from workers.recruit_tasks import settle_all
 
 FEEDBACK = "Too many of the check questions in this task were answered incorrectly."
@@ -294,3 +295,62 @@ def test_the_beat_task_settles_places_only_with_a_token(
     assert counts["campaigns"] >= 1 and counts["applied"] >= 1
     assert standin.app.state.submissions[session_id]["status"] == "APPROVED"
     assert transitions(standin, session_id) == 1
+
+
+def test_a_partly_approved_place_is_paid_its_share_once_when_the_campaign_allows_it(
+    tmp_path: Path, market: Any, requester_sessions: Any, live_server: Any, standin: RunningStandin
+) -> None:
+    prolific = ProlificClient(standin.api_url, standin.app.token)
+    campaign_id = campaign_with(
+        tmp_path, "rc-part", market, requester_sessions, live_server.url, partial_payment=True
+    )
+    launch_study(requester_sessions, prolific, campaign_id, live_server.url)
+    with session_scope(requester_sessions) as session:
+        row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
+        assert row is not None and row.partial_code
+        session.expunge(row)
+    assert row.study_id is not None
+    (code,) = [
+        c
+        for c in standin.app.state.studies[row.study_id]["completion_codes"]
+        if c["code"] == row.partial_code
+    ]
+    assert code["actor"] == "researcher" and code["actions"] == [{"action": "DYNAMIC_PAYMENT"}]
+
+    two_thirds = finished_place(
+        requester_sessions, standin, campaign_id, row, ["approve", "reject", "approve"]
+    )
+    waiting = finished_place(requester_sessions, standin, campaign_id, row, ["approve", "reject", None])
+    too_little = finished_place(requester_sessions, standin, campaign_id, row, ["approve"] + ["reject"] * 12)
+    none = finished_place(requester_sessions, standin, campaign_id, row, ["reject", "reject"])
+    with session_scope(requester_sessions) as session:
+        queued = decide_places(session, row.id, FEEDBACK, partial_code=row.partial_code)
+        entries = {e.submission_id: e for e in session.scalars(select(RecruitOutboxEntry))}
+        assert len(queued) == 3 and waiting not in entries  # its share is not known yet
+        assert entries[two_thirds].action == "partial" and entries[two_thirds].payload["percentage"] == 66
+        assert "2 of the 3 tasks" in entries[two_thirds].payload["message"]
+        assert entries[too_little].action == "reject" and entries[none].action == "reject"  # 7% and 0%
+    apply_decisions(requester_sessions, prolific)
+    paid = standin.app.state.submissions[two_thirds]
+    assert paid["status"] == "PARTIALLY APPROVED" and paid["percentage_of_reward"] == 66
+    with session_scope(requester_sessions) as session:
+        session.execute(
+            RecruitOutboxEntry.__table__.update()
+            .where(RecruitOutboxEntry.submission_id == two_thirds)
+            .values(status="pending")  # a crash lost the bookkeeping: applying again reads it first
+        )
+    again = apply_decisions(requester_sessions, prolific)
+    assert "partial (already applied)" in again.outcomes.values()
+    assert transitions(standin, two_thirds) == 1
+
+
+def test_the_stand_in_takes_complete_only_with_a_researcher_s_code_and_a_share_in_range(
+    requester_sessions: Any, standin: RunningStandin, recruiting: tuple[int, Recruitment]
+) -> None:
+    campaign_id, row = recruiting
+    place = finished_place(requester_sessions, standin, campaign_id, row, ["approve"])
+    prolific = ProlificClient(standin.api_url, standin.app.token, backoff=0, sleep=lambda _: None)
+    with pytest.raises(RecruitRefused):
+        prolific.complete(place, row.completion_code)  # the participant's code: not the researcher's
+    with pytest.raises(ValueError, match="8 to 99"):
+        prolific.pay_in_part(place, "ANY", 100, "")

@@ -160,7 +160,7 @@ def test_a_campaign_without_recruit_makes_no_study(
     assert standin.app.state.studies == {}
 
 
-def _campaign_with(
+def campaign_with(
     folder: Path, name: str, market: Any, requester_sessions: Any, url: str, **recruit: Any
 ) -> int:
     write_rating_demo(folder, items=6, gold=4, seed=1)
@@ -176,7 +176,7 @@ def test_the_study_s_cost_counts_in_the_budget_and_a_study_that_does_not_fit_is_
     # The file's estimate (3 places at $1.50 with a third on top: $6.00) fits the $10 budget, but
     # this account's fee on rewards is 150%: Prolific says $11.25, more than the budget has left.
     standin.app.state.study_fee_rate = Decimal("1.5")
-    campaign_id = _campaign_with(tmp_path, "rc-cost", market, requester_sessions, live_server.url)
+    campaign_id = campaign_with(tmp_path, "rc-cost", market, requester_sessions, live_server.url)
     with session_scope(requester_sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None
@@ -206,7 +206,7 @@ def test_the_study_s_cost_counts_in_the_budget_and_a_study_that_does_not_fit_is_
 def test_a_study_in_pounds_is_counted_in_dollars(
     tmp_path: Path, market: Any, requester_sessions: Any, live_server: Any, standin: RunningStandin
 ) -> None:
-    gbp = _campaign_with(
+    gbp = campaign_with(
         tmp_path, "rc-gbp", market, requester_sessions, live_server.url, currency="GBP", exchange_rate="0.8"
     )
     launch_study(requester_sessions, client(standin), gbp, live_server.url)

@@ -97,6 +97,7 @@ def plan_recruitment(session: Session, campaign: Campaign) -> Recruitment | None
         # Shown to the participant in the redirect; it proves nothing, hitforge decides each place itself.
         completion_code=spec.recruit.completion_code or secrets.token_hex(4).upper(),
         return_code=secrets.token_hex(4).upper(),
+        partial_code=secrets.token_hex(4).upper() if spec.recruit.partial_payment else None,
         places=places_needed(spec.recruit, int(hits or 0), spec.assignments_per_hit),
         status="planned",
     )
@@ -151,6 +152,7 @@ def study_draft(campaign: Campaign, row: Recruitment, entry_url: str) -> StudyDr
         completion_codes=(
             CompletionCode(row.completion_code, "COMPLETED"),
             CompletionCode(row.return_code, "OTHER", NO_WORK_REASON),
+            *([CompletionCode(row.partial_code, "OTHER", partial_payment=True)] if row.partial_code else []),
         ),
         filters=tuple(study_filters(recruit.eligibility, row.block_group_id)),
     )
@@ -392,7 +394,9 @@ def settle_places(
         row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
         if campaign is None or row is None:
             raise ValueError(f"campaign {campaign_id} recruits nowhere")
-        queued = decide_places(session, row.id, stored_spec(campaign).quality.rejection_feedback)
+        queued = decide_places(
+            session, row.id, stored_spec(campaign).quality.rejection_feedback, partial_code=row.partial_code
+        )
         recruitment_id = row.id
         mirrors = queue_standing_grants(session, row)
         if mirrors and send_outbox is not None:

@@ -144,6 +144,12 @@ class RecruitSpec(BaseModel):
         "qualification type id among the campaign's qualification_requirements. `hitforge recruit "
         "status` prints each group's id, for a later study's eligibility.participant_groups.",
     )
+    partial_payment: bool = Field(
+        False,
+        description="Prolific only: a place whose tasks were partly approved and partly rejected is paid "
+        "in part instead of rejected: the share of its tasks approved, as a percentage of the reward "
+        "(Prolific's DYNAMIC_PAYMENT, 8 to 99 percent; a share under 8 percent is rejected).",
+    )
     currency: Literal["GBP", "USD"] | None = Field(
         None,
         description="Prolific only, required: the currency of the Prolific workspace the study runs in "
@@ -198,8 +204,7 @@ class RecruitSpec(BaseModel):
                 raise ValueError("mirror_qualifications: each qualification once")
             return self
         stray = [n for n in prolific_only + prolific_optional if getattr(self, n) is not None]
-        if self.mirror_qualifications:
-            stray.append("mirror_qualifications")
+        stray += [n for n in ("mirror_qualifications", "partial_payment") if getattr(self, n)]
         if stray or self.eligibility != Eligibility():
             raise ValueError(f"{', '.join(stray) or 'eligibility'}: only for platform: prolific")
         if self.id_parameter is None:

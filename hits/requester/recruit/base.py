@@ -56,6 +56,9 @@ class CompletionCode:
     code_type: str
     #: When set, the code asks the participant to return the place, for this reason (no work was left).
     return_reason: str | None = None
+    #: A code only the researcher applies (the COMPLETE transition) that pays part of the reward
+    #: (Prolific's DYNAMIC_PAYMENT action): a place partly approved.
+    partial_payment: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,10 @@ class Recruiter(Protocol):
 
     def get_submission(self, submission_id: str) -> PlaceSubmission:
         """One place as it stands."""
+        ...
+
+    def pay_in_part(self, submission_id: str, code: str, percentage: int, message: str) -> PlaceSubmission:
+        """Pay ``percentage`` of the reward (8 to 99) for a place, with the study's partial-payment code."""
         ...
 
     def approve(self, submission_id: str) -> PlaceSubmission:

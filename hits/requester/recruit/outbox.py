@@ -3,7 +3,9 @@
 hitforge decides a participant's place from its own quality verdicts on the
 assignments the place covers: every one approved, the place is approved;
 any one rejected, the place is rejected (with a platform category and a
-message of at least ``MIN_REJECT_MESSAGE`` characters); anything held or
+message of at least ``MIN_REJECT_MESSAGE`` characters), or, when the
+campaign pays in part (``recruit.partial_payment``), paid the approved
+share of the reward once every task is judged; anything held or
 undecided, the place waits. Each decision is a row of ``rq_recruit_outbox``
 (unique per action and submission, and never two actions for one
 submission), written in the transaction that decided it; applying reads the
@@ -28,7 +30,9 @@ from hits.requester.tables.campaigns import Submission
 from hits.requester.tables.recruiting import RecruitAssignment, RecruitOutboxEntry, RecruitPlace
 
 #: The platform status each action leads to (a place already there was decided by an earlier attempt).
-_RESULT = {"approve": "APPROVED", "reject": "REJECTED"}
+_RESULT = {"approve": "APPROVED", "reject": "REJECTED", "partial": "PARTIALLY APPROVED"}
+#: The platform's transition each action is made with.
+_TRANSITION = {"approve": "APPROVE", "reject": "REJECT", "partial": "COMPLETE"}
 #: The category of a place rejected on hitforge's gold: its checked answers were wrong.
 REJECT_CATEGORY = "FAILED_CHECK"
 _REJECT_INTRO = (
@@ -42,8 +46,28 @@ def rejection_message(feedback: str) -> str:
     return _REJECT_INTRO + feedback
 
 
+def partial_share(verdicts: list[str | None]) -> int:
+    """The percentage of the reward a partly approved place earns: its share of tasks approved, rounded
+    down (a place is never paid more than its approved share)."""
+    return sum(1 for v in verdicts if v == "approve") * 100 // len(verdicts)
+
+
+def partial_message(approved: int, total: int, percentage: int) -> str:
+    """What a participant paid in part reads."""
+    return (
+        f"Thank you for taking part. {approved} of the {total} tasks in your place passed hitforge's checks "
+        f"against known right answers, so you are paid {percentage}% of the reward."
+    )
+
+
 def queue_decision(
-    session: Session, place: RecruitPlace, action: str, *, category: str = "", message: str = ""
+    session: Session,
+    place: RecruitPlace,
+    action: str,
+    *,
+    category: str = "",
+    message: str = "",
+    **extra: object,
 ) -> RecruitOutboxEntry:
     """Write the decision on a place once; deciding again returns the entry already written.
 
@@ -52,6 +76,8 @@ def queue_decision(
     """
     if action not in _RESULT:
         raise ValueError(f"unknown decision {action!r}")
+    if action == "partial" and int(str(extra.get("percentage", 0))) not in wire.PARTIAL_PERCENT:
+        raise ValueError("a partial payment is 8 to 99 percent of the reward")
     if action == "reject":
         if category not in wire.REJECTION_CATEGORIES:
             raise ValueError(f"unknown rejection category {category!r}")
@@ -64,7 +90,11 @@ def queue_decision(
         if existing.action != action:
             raise ValueError(f"place {place.session_id} was decided already: {existing.action}")
         return existing
-    payload = {"rejection_category": category, "message": message} if action == "reject" else {}
+    payload: dict[str, object] = {}
+    if action == "reject":
+        payload = {"rejection_category": category, "message": message}
+    elif action == "partial":
+        payload = {"code": extra["code"], "percentage": extra["percentage"], "message": message}
     entry = RecruitOutboxEntry(
         recruitment_id=place.recruitment_id, action=action, submission_id=place.session_id, payload=payload
     )
@@ -73,8 +103,15 @@ def queue_decision(
     return entry
 
 
-def decide_places(session: Session, recruitment_id: int, feedback: str) -> list[int]:
-    """Queue a decision for each finished place whose assignments are all decided; the entries' ids."""
+def decide_places(
+    session: Session, recruitment_id: int, feedback: str, partial_code: str | None = None
+) -> list[int]:
+    """Queue a decision for each finished place whose assignments are all decided; the entries' ids.
+
+    ``partial_code``: the study pays in part (``recruit.partial_payment``): a place with approved and
+    rejected tasks gets the approved share of the reward instead of a rejection, when Prolific can
+    pay that share (8 percent or more).
+    """
     places = {
         p.id: p
         for p in session.scalars(
@@ -103,6 +140,18 @@ def decide_places(session: Session, recruitment_id: int, feedback: str) -> list[
         if place.session_id in decided or not verdicts[place_id]:
             continue
         found = verdicts[place_id]
+        if "reject" in found and partial_code:
+            if any(v not in ("approve", "reject") for v in found):
+                continue  # paid in part once every task is judged: its share is not known yet
+            share = partial_share(found)
+            if share in wire.PARTIAL_PERCENT:
+                approved = sum(1 for v in found if v == "approve")
+                message = partial_message(approved, len(found), share)
+                entry = queue_decision(
+                    session, place, "partial", message=message, code=partial_code, percentage=share
+                )
+                queued.append(entry.id)
+                continue
         if "reject" in found:
             entry = queue_decision(
                 session, place, "reject", category=REJECT_CATEGORY, message=rejection_message(feedback)
@@ -163,11 +212,15 @@ def _apply(recruiter: Recruiter, action: str, submission_id: str, payload: dict[
     status = recruiter.get_submission(submission_id).status
     if status == _RESULT[action]:
         return f"{action} (already applied)", status
-    if status not in wire.TRANSITIONS_FROM[action.upper()]:
+    if status not in wire.TRANSITIONS_FROM[_TRANSITION[action]]:
         # Returned, timed out, or decided on the platform: a status once changed is final there.
         return f"{action} (not applied: {status} on Prolific)", status
     if action == "approve":
         return action, recruiter.approve(submission_id).status or _RESULT[action]
+    if action == "partial":
+        percentage = int(str(payload["percentage"]))
+        paid = recruiter.pay_in_part(submission_id, str(payload["code"]), percentage, str(payload["message"]))
+        return f"partial ({percentage}% of the reward)", paid.status or _RESULT[action]
     message = payload.get("message", "")
     if len(message) < wire.MIN_REJECT_MESSAGE:  # written checked; checked again before anything is sent
         raise RecruitRefused(0, "a rejection message under 100 characters is never sent")

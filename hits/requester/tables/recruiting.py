@@ -43,6 +43,8 @@ class Recruitment(RequesterBase):
     #: What the study's rewards and Prolific's fees count in the campaign's budget, in dollars
     #: (Prolific's cost calculator's answer, converted): written once, before the study is created.
     study_cost: Mapped[Decimal | None] = mapped_column(Numeric(12, 2), nullable=True)
+    #: The researcher's code that pays a place in part (``recruit.partial_payment``); None without.
+    partial_code: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class RecruitPlace(RequesterBase):

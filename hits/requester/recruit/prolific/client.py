@@ -183,6 +183,18 @@ class ProlificClient:
             submission_id, {"action": "REJECT", "rejection_category": category, "message": message}
         )
 
+    def pay_in_part(self, submission_id: str, code: str, percentage: int, message: str) -> PlaceSubmission:
+        """COMPLETE a place with the study's DYNAMIC_PAYMENT code: Prolific pays ``percentage`` of the
+        reward (8 to 99) and the place ends PARTIALLY APPROVED. Idempotent, as every transition."""
+        if percentage not in wire.PARTIAL_PERCENT:
+            raise ValueError(f"a partial payment is 8 to 99 percent of the reward, not {percentage}")
+        data: dict[str, Any] = {"percentage_of_reward": percentage}
+        if message:
+            data["message_to_participant"] = message
+        return self._transition(
+            submission_id, {"action": "COMPLETE", "completion_code": code, "completion_code_data": data}
+        )
+
     def complete(self, submission_id: str, code: str) -> PlaceSubmission:
         """COMPLETE a submission with a researcher's completion code."""
         return self._transition(submission_id, {"action": "COMPLETE", "completion_code": code})

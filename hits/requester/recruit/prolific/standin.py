@@ -273,8 +273,27 @@ class ProlificStandin:
             if len(body.get("message") or "") < wire.MIN_REJECT_MESSAGE:
                 raise _Refused(400, "message: Ensure this field has at least 100 characters.")
         if action == "COMPLETE":
-            row["entered_code"] = row["study_code"] = body.get("completion_code")
+            return self._complete(row, body)
         self._set_status(row, _SUBMISSION_RESULT[action])
+        return row
+
+    def _complete(self, row: dict[str, Any], body: dict[str, Any]) -> Any:
+        # The documented rule: the code is one of the study's, and its actor the researcher; a
+        # DYNAMIC_PAYMENT code needs percentage_of_reward, 8 to 99, and pays that share.
+        study = self.state.studies.get(str(row["study_id"]), {})
+        codes = {c.get("code"): c for c in study.get("completion_codes", [])}
+        code = codes.get(body.get("completion_code"))
+        if code is None or code.get("actor") != "researcher":
+            raise _Refused(400, "completion_code: not a researcher's completion code of this study.")
+        row["entered_code"] = row["study_code"] = code["code"]
+        if {"action": "DYNAMIC_PAYMENT"} in code.get("actions", []):
+            share = (body.get("completion_code_data") or {}).get("percentage_of_reward")
+            if isinstance(share, bool) or not isinstance(share, int | float) or not 8 <= share <= 99:
+                raise _Refused(400, "completion_code_data.percentage_of_reward: 8 to 99 is required.")
+            row["percentage_of_reward"] = share
+            self._set_status(row, "PARTIALLY APPROVED")
+        else:
+            self._set_status(row, _SUBMISSION_RESULT["COMPLETE"])
         return row
 
     # -- bonuses, groups, messages, hooks -------------------------------------------------------------

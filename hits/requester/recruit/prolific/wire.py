@@ -14,7 +14,7 @@ from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
 from urllib.parse import urlencode
 
-from hits.requester.recruit.base import PlaceSubmission, Study, StudyDraft
+from hits.requester.recruit.base import CompletionCode, PlaceSubmission, Study, StudyDraft
 
 #: Where Prolific takes a participant who finished, with the completion code.
 COMPLETION_URL = "https://app.prolific.com/submissions/complete"
@@ -45,6 +45,8 @@ TRANSITIONS_FROM: dict[str, frozenset[str]] = {
     "REJECT": frozenset({"AWAITING REVIEW"}),
     "COMPLETE": frozenset({"ACTIVE", "AWAITING REVIEW"}),
 }
+#: What Prolific takes as a partial payment's ``percentage_of_reward`` (8 to 99, inclusive).
+PARTIAL_PERCENT = range(8, 100)
 #: Places given back by the participant or by the clock: their HITs go to someone else.
 FREED = frozenset({"RETURNED", "TIMED-OUT"})
 STUDY_ACTIONS = frozenset({"PUBLISH", "PAUSE", "START", "STOP"})
@@ -74,6 +76,16 @@ def bonus_fees(amount_cents: Decimal, rate: Decimal = BONUS_FEE_RATE) -> Decimal
     return (amount_cents * rate).quantize(Decimal("0.01"), rounding=ROUND_CEILING)
 
 
+def _code_actions(code: CompletionCode) -> list[dict[str, Any]]:
+    # hitforge decides each place itself, from its quality verdicts; a place that found no work left
+    # asks the participant to return it; a place partly approved is paid in part (DYNAMIC_PAYMENT).
+    if code.partial_payment:
+        return [{"action": "DYNAMIC_PAYMENT"}]
+    if code.return_reason:
+        return [{"action": "REQUEST_RETURN", "return_reason": code.return_reason}]
+    return [{"action": "MANUALLY_REVIEW"}]
+
+
 def study_body(draft: StudyDraft) -> dict[str, Any]:
     """The ``POST /studies/`` body of a draft: participants arrive by URL with their ids in it."""
     return {
@@ -88,10 +100,9 @@ def study_body(draft: StudyDraft) -> dict[str, Any]:
                 "code_type": c.code_type,
                 # hitforge decides each place itself, from its quality verdicts; a place that found
                 # no work left asks the participant to return it.
-                "actions": [{"action": "REQUEST_RETURN", "return_reason": c.return_reason}]
-                if c.return_reason
-                else [{"action": "MANUALLY_REVIEW"}],
-                "actor": "participant",
+                "actions": _code_actions(c),
+                # A partial payment is hitforge's decision: only the researcher applies its code.
+                "actor": "researcher" if c.partial_payment else "participant",
             }
             for c in draft.completion_codes
         ],
