@@ -140,7 +140,32 @@ def status(campaign: str) -> None:
     )
     for state, count in sorted(counts.items()):
         console.print(f"  {state}: {count}", highlight=False)
+    _print_money(campaign)
     _print_groups(row.id)
+
+
+def _print_money(name: str) -> None:
+    """What the study cost the budget and what Prolific has paid, from hitforge's records."""
+    from hits.db import session_scope
+    from hits.requester.campaigns.recruitment import recruit_spec, recruitment_of
+    from hits.requester.recruit.summary import study_summary
+    from hits.settings import load_settings
+    from server.cli.sessions import open_sessions
+
+    with session_scope(open_sessions("requester", load_settings())) as session:
+        campaign, _ = recruitment_of(session, name)
+        summary = study_summary(session, campaign.id, recruit_spec(campaign))
+    if summary is None:
+        return
+    counted = f"${summary.study_cost}" if summary.study_cost is not None else "not counted (launched before)"
+    held = f", {summary.bonuses_held} held" if summary.bonuses_held else ""
+    console.print(
+        f"  money: the study counted {counted} in the budget; rewards approved "
+        f"{summary.rewards_approved} {summary.currency or ''}, bonuses paid {summary.bonuses_paid} "
+        f"{summary.currency or ''}{held}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _print_groups(recruitment_id: int) -> None:

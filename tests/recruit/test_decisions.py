@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,15 +16,16 @@ from sqlalchemy import select
 
 from hits.db import session_scope
 from hits.market.models import Assignment
-from hits.requester.campaigns.recruitment import launch_study, settle_places
+from hits.requester.campaigns.recruitment import launch_study, recruit_spec, settle_places
 from hits.requester.recruit.base import RecruitRefused
 from hits.requester.recruit.outbox import apply_decisions, decide_places, queue_decision
 from hits.requester.recruit.places import open_place, record_assignment
 from hits.requester.recruit.prolific import wire
 from hits.requester.recruit.prolific.client import ProlificClient
 from hits.requester.recruit.prolific.standin import RunningStandin
+from hits.requester.recruit.summary import study_summary
 from hits.requester.recruit.sync import sync_places
-from hits.requester.tables.campaigns import PublishedHIT, Submission
+from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission
 from hits.requester.tables.recruiting import Recruitment, RecruitOutboxEntry, RecruitPlace
 from server.requester.recruit_pages import HOOK_SECRET_EXTENSION, RECRUITER_EXTENSION
 from tests.recruit.test_entry import csrf, enter
@@ -342,6 +344,16 @@ def test_a_partly_approved_place_is_paid_its_share_once_when_the_campaign_allows
     again = apply_decisions(requester_sessions, prolific)
     assert "partial (already applied)" in again.outcomes.values()
     assert transitions(standin, two_thirds) == 1
+
+    with session_scope(requester_sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        summary = study_summary(session, campaign_id, recruit_spec(campaign))
+    assert summary is not None and summary.places == 3 and summary.taken == 4
+    # The waiting place was never polled here: its status on Prolific is not known yet.
+    assert summary.by_status == {"PARTIALLY APPROVED": 1, "REJECTED": 2, "not read yet": 1}
+    # 66% of the $1.50 reward: nothing else approved yet. The study counted 3 x 1.50 with a third on top.
+    assert summary.rewards_approved == Decimal("0.99") and summary.study_cost == Decimal("6.00")
 
 
 def test_the_stand_in_takes_complete_only_with_a_researcher_s_code_and_a_share_in_range(

@@ -15,7 +15,10 @@ from typing import Any
 
 from flask import abort, flash, redirect, request, url_for
 
+from hits.requester.campaigns.recruitment import recruit_spec
 from hits.requester.quality.relay_view import relay_page, resolve_for_campaign
+from hits.requester.recruit.summary import study_summary
+from hits.requester.tables.campaigns import Campaign
 from server.db import requester_session
 from server.requester.dashboard.base import (
     bp,
@@ -40,9 +43,12 @@ MESSAGE_WORDS = {
 
 
 def recruiting_context(campaign_id: int) -> dict[str, Any]:
-    """What the campaign page shows of its relays (the page number from ``relays_page``)."""
-    page = relay_page(requester_session(), campaign_id, page_number(request.args.get("relays_page")))
-    return {"relays": page, "resolve_words": RESOLVE_WORDS, "message_words": MESSAGE_WORDS}
+    """What the campaign page shows of its study and its relays (the page number from ``relays_page``)."""
+    rs = requester_session()
+    page = relay_page(rs, campaign_id, page_number(request.args.get("relays_page")))
+    campaign = rs.get(Campaign, campaign_id) if page is not None else None
+    study = study_summary(rs, campaign_id, recruit_spec(campaign)) if campaign is not None else None
+    return {"relays": page, "study": study, "resolve_words": RESOLVE_WORDS, "message_words": MESSAGE_WORDS}
 
 
 @bp.post("/campaigns/<int:campaign_id>/relays/resolve")
