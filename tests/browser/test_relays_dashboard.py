@@ -65,7 +65,11 @@ def test_held_relays_are_listed_and_resolved_on_the_campaign_page(
         assert "bonus of 0.50 USD: Careful work" in first and participant.pid in first
         assert "held" in first and "message: About your work" in table.inner_text()
         assert "added to the study's blocklist group" in table.inner_text()
-        assert_accessible(page, "the campaign page with its relays")
+        # The study at a glance: its places by Prolific status and its money, above the relays.
+        assert "1 of 3 places taken" in page.locator("#study-summary").inner_text()
+        money = page.locator("#study-money").inner_text()
+        assert "In the budget" in money and "$6.00" in money
+        assert_accessible(page, "the campaign page with its study and relays")
         page.screenshot(path=str(shots / "campaign-relays.png"), full_page=True)
 
         page.get_by_label("Note for the audit log").first.fill("Checked the study's bonus payments")
