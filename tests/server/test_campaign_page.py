@@ -30,6 +30,8 @@ from hits.requester.tables.campaigns import (
     OutboxEntry,
     PublishedHIT,
     ReviewAction,
+    StaffCampaign,
+    StaffUser,
     Submission,
 )
 from tests.helpers import campaign_bot, launch_demo_campaign
@@ -285,3 +287,40 @@ def test_every_page_of_items_lists_its_own_fifty_in_order_early_and_late(
     assert sum(listed, []) == [f"item-{n:03d}" for n in range(120)]
     found = BeautifulSoup(http.get(f"{base}?q=item-11").text, "html.parser")
     assert found.find(id="count").get_text().startswith("10 items matching")  # type: ignore[union-attr]
+
+
+def test_a_qa_reviewer_reviews_a_campaign_but_cannot_change_its_course_or_its_money(
+    live_server, requester_sessions
+) -> None:
+    with session_scope(requester_sessions) as session:
+        campaign = Campaign(
+            name=f"qa-scope-{uuid.uuid4().hex[:6]}",
+            template="rating",
+            spec={},
+            budget=Decimal("10.00"),
+            status="running",
+        )
+        session.add(campaign)
+        session.flush()
+        campaign_id = campaign.id
+    qa = staff_session(live_server.url, requester_sessions, role="qa")
+    with session_scope(requester_sessions) as session:
+        user = session.scalar(select(StaffUser).order_by(StaffUser.id.desc()).limit(1))
+        assert user is not None and user.role == "qa"
+        session.add(StaffCampaign(staff_user_id=user.id, campaign_id=campaign_id))
+    base = f"{live_server.url}/dashboard/campaigns/{campaign_id}"
+    page = BeautifulSoup(qa.get(base).text, "html.parser")
+    assert page.find(id="manage-owners") is not None  # says who may, instead of buttons that fail
+    assert not page.find("button", attrs={"value": "pause"}) and not page.find("input", id="budget")
+    token = _csrf(qa.get(base).text)
+    for form in ({"change": "budget", "budget": "1000000.00"}, {"change": "pause"}, {"change": "cancel"}):
+        assert qa.post(f"{base}/control", data={"csrf_token": token, **form}).status_code == 403, form
+    resolve = {"csrf_token": token, "relay": "1", "answer": "done"}
+    assert qa.post(f"{base}/relays/resolve", data=resolve).status_code == 403
+    with session_scope(requester_sessions) as session:
+        kept = session.get(Campaign, campaign_id)
+        assert kept is not None and kept.budget == Decimal("10.00") and kept.status == "running"
+    admin = staff_session(live_server.url, requester_sessions)
+    form = {"csrf_token": _csrf(admin.get(base).text), "change": "budget", "budget": "12.00"}
+    raised = admin.post(f"{base}/control", data=form)
+    assert raised.status_code == 200 and "set to $12.00" in raised.text

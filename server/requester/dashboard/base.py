@@ -164,6 +164,23 @@ def signed_in_staff() -> StaffUser:
     return staff
 
 
+#: The roles that own campaigns: they launch them and change their course and their money. A QA
+#: reviewer reviews the work of the campaigns it is given; pausing one, raising its budget or saying
+#: whether Prolific paid a bonus is its requester's (or an admin's) call.
+OWNER_ROLES = ("admin", "requester")
+
+
+def may_manage(staff: StaffUser | None) -> bool:
+    """Whether ``staff`` may launch campaigns, change their course and budget, and resolve relays."""
+    return staff is not None and staff.role in OWNER_ROLES
+
+
+def manager_required() -> None:
+    """403 for a signed-in user whose role may not manage campaigns (a QA reviewer)."""
+    if not may_manage(signed_in_staff()):
+        abort(403)
+
+
 def campaign_or_404(campaign_id: int) -> None:
     """404 for a campaign that does not exist or that the user may not see (the same answer)."""
     if not may_see_campaign(requester_session(), signed_in_staff(), campaign_id):

@@ -34,6 +34,8 @@ from server.requester.dashboard import plots
 from server.requester.dashboard.base import (
     bp,
     campaign_or_404,
+    manager_required,
+    may_manage,
     page_number,
     signed_in_staff,
     staff_required,
@@ -92,6 +94,7 @@ def campaign_page(campaign_id: int) -> Any:
         labelled=labelled or 0,
         change_words=CHANGE_WORDS,
         allowed={k for k, v in control.ALLOWED_FROM.items() if campaign.status in v},
+        may_manage=may_manage(signed_in_staff()),
         **recruiting_context(campaign_id),
     )
 
@@ -118,8 +121,9 @@ def gold_plot(campaign_id: int) -> Any:
 @bp.post("/campaigns/<int:campaign_id>/control")
 @staff_required
 def control_campaign(campaign_id: int) -> Any:
-    """Pause, resume, cancel or extend the campaign, or set its budget."""
+    """Pause, resume, cancel or extend the campaign, or set its budget (its requester or an admin)."""
     campaign = _campaign(campaign_id)
+    manager_required()
     rs = requester_session()
     change = request.form.get("change", "")
     note = request.form.get("note", "")[:2000]

@@ -44,18 +44,16 @@ from server.requester.dashboard.base import (
     bp,
     campaign_or_404,
     current_staff,
+    may_manage,
     signed_in_staff,
     staff_required,
 )
 from server.requester.hit_pages.preview import first_page, practice_preview
 
-#: The roles that may launch: a QA reviewer reviews what others launched.
-LAUNCH_ROLES = ("admin", "requester")
-
 
 def may_launch(staff: StaffUser | None) -> bool:
-    """Whether ``staff`` may upload and launch campaigns."""
-    return staff is not None and staff.role in LAUNCH_ROLES
+    """Whether ``staff`` may upload and launch campaigns (a QA reviewer reviews what others launched)."""
+    return may_manage(staff)
 
 
 @bp.context_processor

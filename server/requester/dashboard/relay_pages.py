@@ -23,6 +23,8 @@ from server.db import requester_session
 from server.requester.dashboard.base import (
     bp,
     campaign_or_404,
+    manager_required,
+    may_manage,
     page_number,
     row_id,
     signed_in_staff,
@@ -48,7 +50,13 @@ def recruiting_context(campaign_id: int) -> dict[str, Any]:
     page = relay_page(rs, campaign_id, page_number(request.args.get("relays_page")))
     campaign = rs.get(Campaign, campaign_id) if page is not None else None
     study = study_summary(rs, campaign_id, recruit_spec(campaign)) if campaign is not None else None
-    return {"relays": page, "study": study, "resolve_words": RESOLVE_WORDS, "message_words": MESSAGE_WORDS}
+    return {
+        "relays": page,
+        "study": study,
+        "resolve_words": RESOLVE_WORDS,
+        "message_words": MESSAGE_WORDS,
+        "may_resolve": may_manage(signed_in_staff()),
+    }
 
 
 @bp.post("/campaigns/<int:campaign_id>/relays/resolve")
@@ -56,6 +64,7 @@ def recruiting_context(campaign_id: int) -> dict[str, Any]:
 def resolve_relay(campaign_id: int) -> Any:
     """A person's answer about a held relay: carried out on Prolific, or not (it is sent again)."""
     campaign_or_404(campaign_id)
+    manager_required()  # whether Prolific paid is the requester's call: "not paid" pays again
     relay_id = row_id(request.form.get("relay"))
     answer = request.form.get("answer", "")
     if relay_id is None or answer not in RESOLVE_WORDS:
