@@ -85,6 +85,10 @@ def test_a_token_sees_and_decides_what_its_user_may_on_the_dashboard(live_server
         logged = session.scalars(select(ReviewAction).where(ReviewAction.campaign_id == campaign_id)).all()
     assert (entry.action, entry.payload["feedback"]) == ("reject", "The ratings ignore the pictures.")
     assert [(a.action, a.note) for a in logged] == [("reject", "from a script")]
+    # A reviewer reviews; the campaign's course and budget are its requester's (or an admin's).
+    for change in ({"change": "budget", "budget": "999.00"}, {"change": "pause"}):
+        refused = _api(base, qa).post(f"{base}/campaigns/{campaign_id}/control", json=change)
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "NotPermitted", change
 
 
 def test_bad_calls_get_a_clear_json_error(live_server, requester_sessions) -> None:

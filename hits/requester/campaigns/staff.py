@@ -117,6 +117,17 @@ def scoped_campaign_ids(staff: StaffUser) -> Select[int]:
     return select(Campaign.id).where(campaign_scope(staff))
 
 
+#: The roles that own campaigns: they launch them and change their course and their money. A QA
+#: reviewer reviews the work of the campaigns it is given; pausing one, raising its budget or saying
+#: whether Prolific paid a bonus is its requester's (or an admin's) call.
+OWNER_ROLES = ("admin", "requester")
+
+
+def may_manage(staff: StaffUser | None) -> bool:
+    """Whether ``staff`` may launch campaigns, change their course and budget, and resolve relays."""
+    return staff is not None and staff.role in OWNER_ROLES
+
+
 def may_see_campaign(session: Session, staff: StaffUser, campaign_id: int) -> bool:
     """Whether ``campaign_id`` exists and ``staff`` may see and act on it."""
     found = session.scalar(select(Campaign.id).where(Campaign.id == campaign_id, campaign_scope(staff)))

@@ -20,7 +20,7 @@ from sqlalchemy import Select
 from werkzeug.exceptions import HTTPException
 
 from hits.requester.campaigns.api_tokens import user_of_token
-from hits.requester.campaigns.staff import may_see_campaign, scoped_campaign_ids
+from hits.requester.campaigns.staff import may_manage, may_see_campaign, scoped_campaign_ids
 from hits.requester.tables.campaigns import Campaign, StaffUser
 from server import MAX_ROW_ID
 from server.db import requester_session
@@ -93,6 +93,17 @@ class ApiContext:
         found = self.session.get(Campaign, campaign_id)
         if found is None or not may_see_campaign(self.session, self.user, campaign_id):
             raise not_found(f"campaign {campaign_id}")
+        return found
+
+    def owned_campaign(self, campaign_id: int) -> Campaign:
+        """A campaign the user may see and manage (its requester or an admin); else 404, or 403 (QA)."""
+        found = self.campaign(campaign_id)
+        if not may_manage(self.user):
+            raise ApiError(
+                403,
+                "NotPermitted",
+                "changing a campaign's course or budget is for its requester or an admin, not a QA reviewer",
+            )
         return found
 
     def page(self) -> tuple[int, int]:

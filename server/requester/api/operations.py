@@ -73,7 +73,7 @@ def get_results(ctx: ApiContext) -> Any:
     ),
 )
 def control_campaign(ctx: ApiContext) -> Any:
-    campaign = ctx.campaign(ctx.args["campaign_id"])
+    campaign = ctx.owned_campaign(ctx.args["campaign_id"])
     change, note = ctx.args["change"], ctx.args.get("note", "")
     try:
         if change == "budget":

@@ -26,7 +26,7 @@ from flask import (
 )
 from markupsafe import Markup, escape
 
-from hits.requester.campaigns.staff import may_see_campaign
+from hits.requester.campaigns.staff import may_manage, may_see_campaign
 from hits.requester.quality.evidence_marks import (
     CrowdEvidence,
     Mark,
@@ -162,17 +162,6 @@ def signed_in_staff() -> StaffUser:
     staff = current_staff()
     assert staff is not None  # staff_required ran first
     return staff
-
-
-#: The roles that own campaigns: they launch them and change their course and their money. A QA
-#: reviewer reviews the work of the campaigns it is given; pausing one, raising its budget or saying
-#: whether Prolific paid a bonus is its requester's (or an admin's) call.
-OWNER_ROLES = ("admin", "requester")
-
-
-def may_manage(staff: StaffUser | None) -> bool:
-    """Whether ``staff`` may launch campaigns, change their course and budget, and resolve relays."""
-    return staff is not None and staff.role in OWNER_ROLES
 
 
 def manager_required() -> None:
