@@ -13,17 +13,22 @@ from exiting), and each provider has a lane that
   heatmap in time closes the breaker, one more timeout opens it again.
 
 A call that is not made is answered at once with why (the record the
-caller logs). Lanes live in the process, like the providers they guard.
+caller logs). The calls in flight are the process's own (its threads); the
+breaker is the deployment's when the lane is given the shared breakers
+(``hits/shared_breakers.py``: Redis, else a file every process of the host
+opens), so a provider one process saw time out is left alone by all.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TypeVar
+
+from hits.shared_breakers import Breakers, LocalBreakers
 
 #: Calls of one provider that may be running at once, hung ones included.
 MAX_IN_FLIGHT = 4
@@ -45,6 +50,7 @@ class Lane:
         max_in_flight: int = MAX_IN_FLIGHT,
         breaker_timeouts: int = BREAKER_TIMEOUTS,
         cooldown: float = COOLDOWN_SECONDS,
+        breakers: Breakers | None = None,
     ) -> None:
         self.name = name
         self.max_in_flight = max_in_flight
@@ -52,18 +58,16 @@ class Lane:
         self.cooldown = cooldown
         self._lock = threading.Lock()
         self._in_flight = 0
-        self._timeouts = 0
-        self._closed_until = 0.0
+        self._breakers = breakers or LocalBreakers()
+        # A provider's lane name carries its settings: hashed, a short key of fixed length.
+        self._key = "heatmap-provider:" + hashlib.sha256(name.encode()).hexdigest()[:24]
 
     def admit(self) -> str | None:
         """Take a place for one call; None when taken, else why the provider is not called now."""
+        wait, timeouts = self._breakers.state(self._key)
+        if wait > 0:
+            return f"not called: it timed out {timeouts} times in a row; it is tried again in {wait:.0f} s"
         with self._lock:
-            wait = self._closed_until - time.monotonic()
-            if wait > 0:
-                return (
-                    f"not called: it timed out {self._timeouts} times in a row; "
-                    f"it is tried again in {wait:.0f} s"
-                )
             if self._in_flight >= self.max_in_flight:
                 return f"not called: {self._in_flight} earlier calls to it are still running"
             self._in_flight += 1
@@ -77,33 +81,33 @@ class Lane:
     def answered(self, ok: bool) -> None:
         """A call ended within the time limit; a heatmap closes the breaker."""
         if ok:
-            with self._lock:
-                self._timeouts = 0
+            self._breakers.succeeded(self._key)
 
     def timed_out(self) -> None:
         """A call outlived the time limit; too many in a row open the breaker."""
-        with self._lock:
-            self._timeouts += 1
-            if self._timeouts >= self.breaker_timeouts:
-                self._closed_until = time.monotonic() + self.cooldown
-                log.warning(
-                    "heatmap provider %s timed out %d times in a row: not called for %.0f s",
-                    self.name,
-                    self._timeouts,
-                    self.cooldown,
-                )
+        timeouts = self._breakers.failed(self._key, self.breaker_timeouts, self.cooldown)
+        if timeouts >= self.breaker_timeouts:
+            log.warning(
+                "heatmap provider %s timed out %d times in a row: not called for %.0f s",
+                self.name,
+                timeouts,
+                self.cooldown,
+            )
 
 
 _lanes: dict[str, Lane] = {}
 _lanes_lock = threading.Lock()
 
 
-def lane_named(name: str) -> Lane:
-    """The process's lane for the provider called ``name`` (made on first use, never at import)."""
+def lane_named(name: str, breakers: Breakers | None = None) -> Lane:
+    """The process's lane for the provider called ``name`` (made on first use, never at import).
+
+    ``breakers``: where its breaker lives (the deployment's shared ones); by default this process.
+    """
     with _lanes_lock:
         lane = _lanes.get(name)
         if lane is None:
-            lane = _lanes[name] = Lane(name)
+            lane = _lanes[name] = Lane(name, breakers=breakers)
         return lane
 
 

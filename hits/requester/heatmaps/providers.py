@@ -40,6 +40,7 @@ from hits.requester.heatmaps.builtin import BlobProvider
 from hits.requester.heatmaps.lanes import BREAKER_TIMEOUTS, Lane, lane_named, start_call
 from hits.requester.heatmaps.remote import HttpProvider
 from hits.requester.heatmaps.source import HeatmapProvider, ImageSource
+from hits.shared_breakers import Breakers
 
 ENTRY_POINT_GROUP = "hitforge.heatmap_providers"
 __all__ = [
@@ -160,14 +161,17 @@ def _timed(job: Callable[[], Any]) -> Outcome:
     return Outcome("ok", heat=heat, seconds=time.monotonic() - started)
 
 
-def compute_all(jobs: Mapping[str, Job | Callable[[], Any] | None], limit: float) -> dict[str, Outcome]:
+def compute_all(
+    jobs: Mapping[str, Job | Callable[[], Any] | None], limit: float, breakers: Breakers | None = None
+) -> dict[str, Outcome]:
     """Run every job at once; each gives a heatmap, or fails, or is cut off after ``limit`` seconds.
 
     A job that is None has no provider: ``unavailable``; so is a :class:`Job`
     whose provider is not called now (:mod:`hits.requester.heatmaps.lanes`: too many of
     its calls still running, or it timed out too often lately). The call
     returns within ``limit`` seconds (plus a little bookkeeping) whatever the
-    jobs do.
+    jobs do. ``breakers``: where the providers' breakers live (the deployment's, shared by every
+    process); by default each process's own.
     """
     out: dict[str, Outcome] = {
         k: Outcome("unavailable", detail="no live provider") for k, j in jobs.items() if j is None
@@ -177,7 +181,7 @@ def compute_all(jobs: Mapping[str, Job | Callable[[], Any] | None], limit: float
     for key, job in jobs.items():
         if job is None:
             continue
-        lane = lane_named(job.lane) if isinstance(job, Job) else None
+        lane = lane_named(job.lane, breakers) if isinstance(job, Job) else None
         refusal = lane.admit() if lane is not None else None
         if refusal is not None:
             out[key] = Outcome("unavailable", detail=refusal)

@@ -52,6 +52,7 @@ from hits.requester.templates import get_template
 from hits.requester.templates.arrangements import arrangements_for
 from hits.requester.templates.heatmap.checks import normal_text
 from hits.requester.templates.heatmap.options import HeatmapOptions, parse_options
+from hits.shared_breakers import breakers_for
 from server.db import read_only_request, requester_session, runtime
 from server.requester.hit_pages.access import AccessRefused, PageAccess, page_access
 from server.requester.hit_pages.media import is_local
@@ -340,7 +341,8 @@ def make() -> Any:
         plan = _plan(request.form)
     except Refused as refused:
         return _refusal(refused)
-    outcomes = compute_all(plan["jobs"], plan["limit"])
+    # The providers' breakers are the deployment's: a provider one process saw time out, all leave alone.
+    outcomes = compute_all(plan["jobs"], plan["limit"], breakers_for(runtime().settings))
     overlays = {
         token: overlay_png(outcome.heat, plan["size"])
         for token, outcome in outcomes.items()
