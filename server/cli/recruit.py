@@ -154,7 +154,8 @@ def _print_money(name: str) -> None:
 
     with session_scope(open_sessions("requester", load_settings())) as session:
         campaign, _ = recruitment_of(session, name)
-        summary = study_summary(session, campaign.id, recruit_spec(campaign))
+        recruit = recruit_spec(campaign)
+        summary = study_summary(session, campaign.id, recruit.reward, recruit.currency) if recruit else None
     if summary is None:
         return
     counted = f"${summary.study_cost}" if summary.study_cost is not None else "not counted (launched before)"

@@ -348,7 +348,9 @@ def test_a_partly_approved_place_is_paid_its_share_once_when_the_campaign_allows
     with session_scope(requester_sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None
-        summary = study_summary(session, campaign_id, recruit_spec(campaign))
+        recruit = recruit_spec(campaign)
+        assert recruit is not None
+        summary = study_summary(session, campaign_id, recruit.reward, recruit.currency)
     assert summary is not None and summary.places == 3 and summary.taken == 4
     # The waiting place was never polled here: its status on Prolific is not known yet.
     assert summary.by_status == {"PARTIALLY APPROVED": 1, "REJECTED": 2, "not read yet": 1}

@@ -15,7 +15,6 @@ from decimal import Decimal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.requester.files.recruit import RecruitSpec
 from hits.requester.tables.recruiting import Recruitment, RecruitOutboxEntry, RecruitPlace, RecruitRelay
 
 #: Platform statuses in the order a study moves through them, for a table people read left to right.
@@ -53,10 +52,13 @@ class StudySummary:
     bonuses_held: int = 0
 
 
-def study_summary(session: Session, campaign_id: int, recruit: RecruitSpec | None) -> StudySummary | None:
-    """The campaign's study at a glance; None when it recruits nowhere."""
+def study_summary(
+    session: Session, campaign_id: int, reward: int | None, currency: str | None
+) -> StudySummary | None:
+    """The campaign's study at a glance (``reward`` a place in cents or pence, in ``currency``, as its
+    file's ``recruit`` section says); None when it recruits nowhere."""
     row = session.scalar(select(Recruitment).where(Recruitment.campaign_id == campaign_id))
-    if row is None or recruit is None:
+    if row is None:
         return None
     statuses = Counter(
         {
@@ -70,7 +72,7 @@ def study_summary(session: Session, campaign_id: int, recruit: RecruitSpec | Non
     )
     ordered = {s: statuses.pop(s) for s in STATUS_ORDER if s in statuses}
     ordered.update(sorted(statuses.items()))
-    reward = Decimal(recruit.reward or 0) / 100
+    per_place = Decimal(reward or 0) / 100
     share = sum(
         (
             Decimal(str((payload or {}).get("percentage", 0))) / 100
@@ -100,9 +102,9 @@ def study_summary(session: Session, campaign_id: int, recruit: RecruitSpec | Non
         places=row.places,
         taken=sum(ordered.values()),
         by_status=ordered,
-        currency=recruit.currency,
+        currency=currency,
         study_cost=row.study_cost,
-        rewards_approved=(reward * (ordered.get("APPROVED", 0) + share)).quantize(CENT),
+        rewards_approved=(per_place * (ordered.get("APPROVED", 0) + share)).quantize(CENT),
         bonuses_paid=paid.quantize(CENT),
         bonuses_held=sum(1 for s, _ in bonuses if s == "held"),
     )

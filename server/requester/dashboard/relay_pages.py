@@ -49,7 +49,8 @@ def recruiting_context(campaign_id: int) -> dict[str, Any]:
     rs = requester_session()
     page = relay_page(rs, campaign_id, page_number(request.args.get("relays_page")))
     campaign = rs.get(Campaign, campaign_id) if page is not None else None
-    study = study_summary(rs, campaign_id, recruit_spec(campaign)) if campaign is not None else None
+    recruit = recruit_spec(campaign) if campaign is not None else None
+    study = study_summary(rs, campaign_id, recruit.reward, recruit.currency) if recruit is not None else None
     return {
         "relays": page,
         "study": study,
