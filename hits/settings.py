@@ -86,6 +86,18 @@ class Settings:
     mturk_call_rate: float = 0.0
     #: The bearer token a remote Prometheus scrapes ``/metrics`` with (empty: loopback scrapes only).
     metrics_token: str = field(default="", repr=False)
+    #: Which half this server serves (``HITFORGE_SERVE``): "all" (the default: one app), "market"
+    #: (the MTurk API and the worker site) or "requester" (HIT pages, dashboard, its API,
+    #: qualification tests, recruiting): the two halves on separate machines (docs/operations.md).
+    serve: str = "all"
+
+    @property
+    def serves_market(self) -> bool:
+        return self.serve in ("all", "market")
+
+    @property
+    def serves_requester(self) -> bool:
+        return self.serve in ("all", "requester")
 
     @property
     def requester_database_url_is_market(self) -> bool:
@@ -165,7 +177,16 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         beat_lease_seconds=float(_positive(env, "HITFORGE_BEAT_LEASE_SECONDS", 30)),
         redis_url=_redis_url(env, broker_url),
         mturk_call_rate=_rate(env, "HITFORGE_MTURK_CALL_RATE"),
+        serve=_serve(env.get("HITFORGE_SERVE", "")),
     )
+
+
+def _serve(value: str) -> str:
+    """``HITFORGE_SERVE``: all, market or requester; anything else is a mistake said at start-up."""
+    value = value.strip().lower() or "all"
+    if value not in ("all", "market", "requester"):
+        raise ValueError(f"HITFORGE_SERVE must be all, market or requester, not {value!r}")
+    return value
 
 
 def _log_format(value: str) -> str:

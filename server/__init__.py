@@ -40,6 +40,9 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
         # ``server/signin_session.py``); Flask's default is 31 days.
         PERMANENT_SESSION_LIFETIME=max(settings.worker_session.lifetime, settings.staff_session.lifetime),
         WTF_CSRF_TIME_LIMIT=None,
+        # Cookies are kept per host name, not per port: two halves served apart under one name
+        # (127.0.0.1:8000 and :8001) would overwrite each other's session. Each half names its own.
+        SESSION_COOKIE_NAME="session" if settings.serve == "all" else f"hitforge_{settings.serve}_session",
         MAX_CONTENT_LENGTH=2 * 1024 * 1024,
     )
     if test_config:
@@ -65,18 +68,23 @@ def create_app(test_config: dict[str, Any] | None = None, settings: Settings | N
     task_queue.init_app(app, settings)
     csrf = CSRFProtect(app)
     init_templating(app)
-    mturk_api.init_app(app)
-    csrf.exempt(mturk_api.bp)
-    worker_site.init_app(app, csrf)
-    hit_pages.init_app(app)
     cdn.init_app(app, settings)
-    dashboard.init_app(app)
-    api.init_app(app, csrf)
-    qualify.init_app(app)
-    recruit_pages.init_app(app)
-    if settings.metrics_enabled:
-        requester_metrics.init_app(app)
-    clock.init_app(app, "mturk_api", "worker_site")
+    # Both halves in one app by default; HITFORGE_SERVE=market or requester serves one, for the two
+    # on separate machines. They meet only at the API and in capabilities.py (answered "nobody" here
+    # when the other half is elsewhere).
+    if settings.serves_market:
+        mturk_api.init_app(app)
+        csrf.exempt(mturk_api.bp)
+        worker_site.init_app(app, csrf)
+        clock.init_app(app, "mturk_api", "worker_site")
+    if settings.serves_requester:
+        hit_pages.init_app(app)
+        dashboard.init_app(app)
+        api.init_app(app, csrf)
+        qualify.init_app(app)
+        recruit_pages.init_app(app)
+        if settings.metrics_enabled:
+            requester_metrics.init_app(app)
 
     @app.before_request
     def _nonce() -> None:

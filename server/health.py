@@ -64,9 +64,13 @@ def _broker() -> None:
 
 def _checks() -> dict[str, Callable[[], None]]:
     rt = runtime()
-    checks: dict[str, Callable[[], None]] = {"market_database": lambda: _database(rt.market_engine, "market")}
+    checks: dict[str, Callable[[], None]] = {}
+    # Only the databases of the half (or halves) this server serves: HITFORGE_SERVE.
+    if rt.settings.serves_market:
+        checks["market_database"] = lambda: _database(rt.market_engine, "market")
     # One database for both halves still carries each half's migrations (two version tables).
-    checks["requester_database"] = lambda: _database(rt.requester_engine, "requester")
+    if rt.settings.serves_requester:
+        checks["requester_database"] = lambda: _database(rt.requester_engine, "requester")
     checks["broker"] = _broker
     return checks
 

@@ -135,10 +135,12 @@ class Bot:
         data = _form_fields(task_form)
         self._look_at_pictures(task_form, task_url)
         data.update(self.fill_form(task_form, self.truth, self.profile, self.rng))
-        handoff = BeautifulSoup(self._post(str(task_form["action"]) or task_url, data).text, "html.parser")
-        out_form = handoff.find("form", id="handoff")
+        # A form's action is relative to its own page, as a browser resolves it: the HIT page may be
+        # on another host than the worker site (the requester side on a machine of its own).
+        answered = self._post(urljoin(urljoin(self.base_url + "/", task_url), str(task_form["action"])), data)
+        out_form = BeautifulSoup(answered.text, "html.parser").find("form", id="handoff")
         if not isinstance(out_form, Tag):
-            raise CrowdError("HIT page refused the answers")
+            raise CrowdError(f"HIT page refused the answers: HTTP {answered.status_code}")
         done = self._post(str(out_form["action"]), _form_fields(out_form))
         if "submitted" not in done.text:
             raise CrowdError(f"externalSubmit failed: HTTP {done.status_code}")
