@@ -20,15 +20,14 @@ from sqlalchemy.orm import Session
 
 from hits.requester.answers import LEFT_OUT
 from hits.requester.quality.copying import agreement_p_value
+from hits.requester.quality.model_consensus import leave_one_out
 from hits.requester.quality.policy import GoldRecord
 from hits.requester.quality.worker_model import (
     PARTNER_MIN_SHARED,
     PARTNER_P,
     Evidence,
     WorkerEvidence,
-    consensus_voters,
     partner_record,
-    probability_right,
 )
 from hits.requester.tables.campaigns import HITSlot, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.quality import CopyingPair
@@ -107,6 +106,25 @@ def campaign_evidence(
     total = sum(counts.values()) + len(counts)
     priors = {label: (n + 1) / total for label, n in counts.items()}
     accuracy = {w: (r.correct + 1) / (r.total + 2) for w, r in records.items()}
+    # Every ordinary answer of the wanted workers' against the others' on its item, in one pass.
+    asked = [
+        ((row.published_hit_id, position), row.worker_id, _label(given[position]))
+        for row in own
+        for given in [(row.answers or {}).get("answers", [])]
+        for position in (items[row.published_hit_id] if agreement else ())
+        if position < len(given)
+    ]
+    found = iter(
+        leave_one_out(
+            labels,
+            asked,
+            lambda w: accuracy.get(w, 0.5),
+            priors,
+            lambda a, b: (min(a, b), max(a, b)) in partners,
+        )
+        if asked
+        else []
+    )
     out: dict[str, tuple[list[list[Evidence]], list[bool]]] = {w: ([], []) for w in wanted}
     for row in own:
         evidence = [Evidence(1.0, True)] * int(row.gold_correct or 0)
@@ -115,14 +133,7 @@ def campaign_evidence(
         for position in items[row.published_hit_id] if agreement else ():
             if position >= len(given):
                 continue
-            others = consensus_voters(
-                labels[(row.published_hit_id, position)],
-                row.worker_id,
-                lambda a, b: (min(a, b), max(a, b)) in partners,
-            )
-            p = probability_right(
-                _label(given[position]), [(label, accuracy.get(w, 0.5)) for w, label in others], priors
-            )
+            p = next(found)
             if p is not None:
                 evidence.append(Evidence(p, False))
         out[row.worker_id][0].append(evidence)

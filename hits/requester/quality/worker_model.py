@@ -58,6 +58,13 @@ GRID = (np.arange(400) + 0.5) / 400
 _LOG_GRID = np.log(GRID)
 #: The CUSUM level at which a turn is declared (log odds: about e^6.5 = 650 to 1 for the turn).
 TURN_LEVEL = 6.5
+#: The false-alarm budget of the turn test: a run of the CUSUM that started after ``k`` answers must
+#: reach log(k / TURN_FALSE_ALARM) (and at least :data:`TURN_LEVEL`). Each start is a test of its own
+#: (by Ville's inequality an honest worker's run from one start reaches log(1/a) with probability at
+#: most a), and a long record has many starts: a fixed level takes chance streaks late in a long
+#: diligent record for turns, where this keeps the whole record's false alarms at most
+#: TURN_FALSE_ALARM x (1 + ln n) after n answers.
+TURN_FALSE_ALARM = 0.01
 #: The CUSUM level above which approvals wait (more than one wrong gold answer of a good worker's).
 HOLD_LEVEL = 2.5
 #: The CUSUM's "answering well" is the worker's estimated accuracy, but at least this far above the
@@ -147,10 +154,11 @@ def log_likelihood(evidence: Sequence[Evidence], classes: int) -> np.ndarray:
     """The log likelihood of the worker's answers at each accuracy of :data:`GRID`."""
     if not evidence:
         return np.zeros_like(GRID)
-    p = np.fromiter((e.p_right for e in evidence), float, len(evidence))
+    # Answers with the same p (every gold answer is 0 or 1) share a row: computed once, counted n times.
+    p, n = np.unique(np.fromiter((e.p_right for e in evidence), float, len(evidence)), return_counts=True)
     wrong = (1 - GRID) / (max(2, classes) - 1)
     # p q + (1 - p)(1 - q)/(K - 1) for every answer at every grid point, summed in logs.
-    return np.log(np.outer(p, GRID - wrong) + wrong).sum(axis=0)
+    return n @ np.log(np.outer(p, GRID - wrong) + wrong)
 
 
 @dataclass(frozen=True)
@@ -194,16 +202,30 @@ def turn_alternatives(threshold: float, classes: int, accuracy: float) -> tuple[
     return good, bad
 
 
-def turn_statistic(
-    evidence: Sequence[Evidence], *, threshold: float, classes: int, accuracy: float
-) -> list[float]:
-    """The CUSUM statistic after each answer: max(0, S + log L(q1) / L(q0)), oldest first."""
-    good, bad = turn_alternatives(threshold, classes, accuracy)
+def turn_level_after(start: int, base: float = TURN_LEVEL) -> float:
+    """The level a CUSUM run that started after ``start`` answers must reach to be a turn (see
+    :data:`TURN_FALSE_ALARM`): ``base`` early in a record, rising with the log of its length."""
+    return max(base, math.log(max(1, start) / TURN_FALSE_ALARM))
+
+
+def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: int) -> list[float]:
+    """The CUSUM statistic after each answer: max(0, S + log L(q1) / L(q0)), oldest first.
+
+    q0 ("answering as before") at each answer is the worker's gold accuracy on the gold answers
+    *before* it ((right + 1) / (total + 2), through :func:`turn_alternatives`): known before the
+    answer, so an honest worker's likelihood ratios stay a martingale; and gold, not the posterior,
+    whose agreement evidence leans high for a good worker (0.92 for workers right 85% of the time in
+    the simulation): a q0 above the worker's true accuracy makes each wrong answer look like a turn.
+    """
     k = max(2, classes) - 1
     out: list[float] = []
     s = 0.0
+    right = total = 0
     for e in evidence:
+        good, bad = turn_alternatives(threshold, classes, (right + 1) / (total + 2))
         p = e.p_right
+        if e.gold:
+            right, total = right + (p >= 0.5), total + 1
         s = max(
             0.0, s + math.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
         )
@@ -265,7 +287,7 @@ def judge_model(
     if agreement is not None:
         evidence["agreement_accuracy"] = round(agreement.mean(), 4)
         evidence["p_agreement_accuracy_below_threshold"] = round(agreement.p_below(threshold), 4)
-    stats = turn_statistic(flat, threshold=threshold, classes=classes, accuracy=posterior.mean())
+    stats = turn_statistic(flat, threshold=threshold, classes=classes)
     evidence["turn_statistic"] = round(stats[-1] if stats else 0.0, 3)
     turn = _turn(
         flat, stats, turn_level=turn_level, threshold=threshold, confidence=confidence, classes=classes
@@ -319,7 +341,7 @@ def _turn(
         start = at
         while start > 0 and stats[start - 1] > 0:
             start -= 1
-        if start == 0:
+        if start == 0 or level < turn_level_after(start, turn_level):
             continue
         before = Posterior.of(flat[:start], classes)
         after = Posterior.of(flat[start : at + 1], classes)
