@@ -28,7 +28,7 @@ def test_leave_one_out_matches_probability_right_with_and_without_copying_pairs(
     # Every voter's own answer, and an outsider's answer to an item it did not vote on.
     wanted = [(n, w, label) for n, votes in items.items() for w, label in votes]
     wanted += [(n, "outsider", 2) for n in range(0, 300, 7)]
-    got = leave_one_out(items, wanted, lambda w: accuracy.get(w, 0.5), PRIORS, partners)
+    got = leave_one_out(items, wanted, lambda w: accuracy.get(w, 0.5), PRIORS, partners, {"w1", "w2"})
     assert any(p is None for p in got)  # a lone voter's item has no consensus
     assert sum(any(partners(a, b) for a, _ in v for b, _ in v) for v in items.values()) > 0
     for (n, worker, answer), p in zip(wanted, got, strict=True):

@@ -53,7 +53,7 @@ def campaign_evidence(
         select(
             Submission.worker_id,
             Submission.published_hit_id,
-            Submission.answers,
+            Submission.id,
             Submission.gold_correct,
             Submission.gold_total,
             Submission.decision,
@@ -77,14 +77,22 @@ def campaign_evidence(
     labels: dict[tuple[int, int], list[tuple[str, Hashable]]] = defaultdict(list)
     counts: Counter[Hashable] = Counter()
     plain = True
-    for worker, hit, answers, decision in session.execute(
-        select(Submission.worker_id, Submission.published_hit_id, Submission.answers, Submission.decision)
+    # Everyone's answers on those HITs, the wanted workers' own among them (read once, by id).
+    answered: dict[int, list[Any]] = {}
+    for sid, worker, hit, answers, decision in session.execute(
+        select(
+            Submission.id,
+            Submission.worker_id,
+            Submission.published_hit_id,
+            Submission.answers,
+            Submission.decision,
+        )
         .where(Submission.published_hit_id.in_(hit_ids))
         .order_by(Submission.submitted_at.nulls_last(), Submission.id)
     ):
+        given = answered[sid] = (answers or {}).get("answers", [])
         if decision in LEFT_OUT:
             continue
-        given = (answers or {}).get("answers", [])
         for position in items[hit]:
             if position < len(given):
                 label = _label(given[position])
@@ -103,6 +111,7 @@ def campaign_evidence(
         )
     }
     partners = _partners(session, campaign_id, records) if agreement else set()
+    partnered = {w for pair in partners for w in pair}
     total = sum(counts.values()) + len(counts)
     priors = {label: (n + 1) / total for label, n in counts.items()}
     accuracy = {w: (r.correct + 1) / (r.total + 2) for w, r in records.items()}
@@ -110,7 +119,7 @@ def campaign_evidence(
     asked = [
         ((row.published_hit_id, position), row.worker_id, _label(given[position]))
         for row in own
-        for given in [(row.answers or {}).get("answers", [])]
+        for given in [answered[row.id]]
         for position in (items[row.published_hit_id] if agreement else ())
         if position < len(given)
     ]
@@ -121,6 +130,7 @@ def campaign_evidence(
             lambda w: accuracy.get(w, 0.5),
             priors,
             lambda a, b: (min(a, b), max(a, b)) in partners,
+            partnered,
         )
         if asked
         else []
@@ -129,7 +139,7 @@ def campaign_evidence(
     for row in own:
         evidence = [Evidence(1.0, True)] * int(row.gold_correct or 0)
         evidence += [Evidence(0.0, True)] * int((row.gold_total or 0) - (row.gold_correct or 0))
-        given = (row.answers or {}).get("answers", [])
+        given = answered[row.id]
         for position in items[row.published_hit_id] if agreement else ():
             if position >= len(given):
                 continue

@@ -13,7 +13,7 @@ and the call, exactly as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -32,12 +32,14 @@ def leave_one_out(
     accuracy: Callable[[str], float],
     priors: Mapping[Hashable, float],
     partners: Callable[[str, str], bool],
+    partnered: Collection[str],
 ) -> list[float | None]:
     """P(answer is right | the others' answers to its item) for each (item, worker, answer) of ``wanted``.
 
     The same figures as ``probability_right(answer, [(label, accuracy(w)) for w, label in
     consensus_voters(items[item], worker, partners)], priors)``, in one pass: None where nobody
-    else answered. Every label must be one of ``priors`` (the campaign's label frequencies).
+    else answered. Every label must be one of ``priors`` (the campaign's label frequencies);
+    ``partnered``: every worker ``partners`` pairs with anyone (only their items are checked for pairs).
     """
     labels = list(priors)
     column = {label: i for i, label in enumerate(labels)}
@@ -57,7 +59,11 @@ def leave_one_out(
     np.add.at(totals, (np.asarray(vote_item, int), np.asarray(vote_label, int)), right - wrong)
     log_prior = np.log(np.maximum(np.asarray([priors[label] for label in labels], float), 1e-6))
     # Items where two voters are partners: the consensus drops one of them, so no plain subtraction.
-    paired = {item for item, votes in items.items() if _has_pair(votes, partners)}
+    paired = {
+        item
+        for item, votes in items.items()
+        if sum(w in partnered for w, _ in votes) > 1 and _has_pair(votes, partners)
+    }
     out: list[float | None] = [None] * len(wanted)
     fast: list[int] = []
     rows, answer_col, own_col, own_q = [], [], [], []

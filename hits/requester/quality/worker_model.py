@@ -169,7 +169,11 @@ class Posterior:
 
     @classmethod
     def of(cls, evidence: Sequence[Evidence], classes: int) -> Posterior:
-        log_w = log_likelihood(evidence, classes)
+        return cls.from_log(log_likelihood(evidence, classes))
+
+    @classmethod
+    def from_log(cls, log_w: np.ndarray) -> Posterior:
+        """The posterior of a log likelihood on :data:`GRID` (uniform prior)."""
         w = np.exp(log_w - log_w.max())
         return cls(w / w.sum())
 
@@ -217,20 +221,22 @@ def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: i
     whose agreement evidence leans high for a good worker (0.92 for workers right 85% of the time in
     the simulation): a q0 above the worker's true accuracy makes each wrong answer look like a turn.
     """
+    if not evidence:
+        return []
     k = max(2, classes) - 1
-    out: list[float] = []
-    s = 0.0
-    right = total = 0
-    for e in evidence:
-        good, bad = turn_alternatives(threshold, classes, (right + 1) / (total + 2))
-        p = e.p_right
-        if e.gold:
-            right, total = right + (p >= 0.5), total + 1
-        s = max(
-            0.0, s + math.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
-        )
-        out.append(s)
-    return out
+    p = np.fromiter((e.p_right for e in evidence), float, len(evidence))
+    gold = np.fromiter((e.gold for e in evidence), bool, len(evidence))
+    # Gold right and gold seen before each answer (not counting it).
+    right = np.concatenate(([0], np.cumsum(gold & (p >= 0.5))[:-1]))
+    total = np.concatenate(([0], np.cumsum(gold)[:-1]))
+    # q0 per answer, kept within the bounds turn_alternatives keeps it in.
+    low, high = turn_alternatives(threshold, classes, 0.0)[0], turn_alternatives(threshold, classes, 1.0)[0]
+    good = np.clip((right + 1) / (total + 2), low, high)
+    bad = turn_alternatives(threshold, classes, 0.0)[1]
+    step = np.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
+    # max(0, S + step) at every answer: the running sum less its lowest point so far (0 included).
+    running = np.cumsum(step)
+    return list(running - np.minimum(np.minimum.accumulate(running), 0.0))
 
 
 @dataclass(frozen=True)
@@ -268,10 +274,12 @@ def judge_model(
     flat = [e for a in worker.assignments for e in a]
     gold = [e for e in flat if e.gold]
     ordinary = [e for e in flat if not e.gold]
-    posterior = Posterior.of(flat, classes)
+    # The ordinary answers' likelihood once: for the agreement posterior, and with gold's for the whole.
+    ordinary_log = log_likelihood(ordinary, classes)
+    posterior = Posterior.from_log(ordinary_log + log_likelihood(gold, classes))
     p_below = posterior.p_below(threshold)
     gold_right = sum(e.p_right >= 0.5 for e in gold)
-    agreement = Posterior.of(ordinary, classes) if ordinary else None
+    agreement = Posterior.from_log(ordinary_log) if ordinary else None
     evidence: dict[str, Any] = {
         "model": "one-coin",
         "gold_correct": gold_right,
