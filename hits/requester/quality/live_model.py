@@ -77,8 +77,9 @@ def campaign_evidence(
     labels: dict[tuple[int, int], list[tuple[str, Hashable]]] = defaultdict(list)
     counts: Counter[Hashable] = Counter()
     plain = True
-    # Everyone's answers on those HITs, the wanted workers' own among them (read once, by id).
-    answered: dict[int, list[Any]] = {}
+    # Everyone's labels on those HITs' ordinary items (position, label), the wanted workers' own
+    # among them: read and parsed once, by submission id.
+    answered: dict[int, list[tuple[int, Hashable]]] = {}
     for sid, worker, hit, answers, decision in session.execute(
         select(
             Submission.id,
@@ -90,15 +91,16 @@ def campaign_evidence(
         .where(Submission.published_hit_id.in_(hit_ids))
         .order_by(Submission.submitted_at.nulls_last(), Submission.id)
     ):
-        given = answered[sid] = (answers or {}).get("answers", [])
+        given = (answers or {}).get("answers", [])
+        answered[sid] = [
+            (position, _label(given[position])) for position in items[hit] if position < len(given)
+        ]
         if decision in LEFT_OUT:
             continue
-        for position in items[hit]:
-            if position < len(given):
-                label = _label(given[position])
-                plain = plain and label is not None
-                labels[(hit, position)].append((worker, label))
-                counts[label] += 1
+        for position, label in answered[sid]:
+            plain = plain and label is not None
+            labels[(hit, position)].append((worker, label))
+            counts[label] += 1
     agreement = plain and 2 <= len(counts) <= MAX_CLASSES
     classes = max(2, len(counts)) if agreement else 2
     voters = {w for votes in labels.values() for w, _ in votes} | set(wanted)
@@ -117,11 +119,9 @@ def campaign_evidence(
     accuracy = {w: (r.correct + 1) / (r.total + 2) for w, r in records.items()}
     # Every ordinary answer of the wanted workers' against the others' on its item, in one pass.
     asked = [
-        ((row.published_hit_id, position), row.worker_id, _label(given[position]))
+        ((row.published_hit_id, position), row.worker_id, label)
         for row in own
-        for given in [answered[row.id]]
-        for position in (items[row.published_hit_id] if agreement else ())
-        if position < len(given)
+        for position, label in (answered[row.id] if agreement else ())
     ]
     found = iter(
         leave_one_out(
@@ -139,10 +139,7 @@ def campaign_evidence(
     for row in own:
         evidence = [Evidence(1.0, True)] * int(row.gold_correct or 0)
         evidence += [Evidence(0.0, True)] * int((row.gold_total or 0) - (row.gold_correct or 0))
-        given = answered[row.id]
-        for position in items[row.published_hit_id] if agreement else ():
-            if position >= len(given):
-                continue
+        for _ in answered[row.id] if agreement else ():
             p = next(found)
             if p is not None:
                 evidence.append(Evidence(p, False))

@@ -30,12 +30,15 @@ voter, not two). Who is a partner is the caller's (the copying test's counts).
 
 **A turn for the worse** is found on the same evidence by a CUSUM test
 (:func:`turn_statistic`): each answer adds the log likelihood ratio of
-"answering at random" against "answering as before" (the worker's own rate,
-at least :data:`TURN_MARGIN` above the threshold); the running sum, floored
-at 0, crosses :data:`TURN_LEVEL` soon after a worker turns (about 7 gold
-answers' worth of evidence at random against 0.85), and an honest worker's
-sum drifts down. A crossing is a turn when the answers since the sum rose
-are, on their own, below the threshold with the confidence asked for,
+"answering at random" against "answering as before" (the worker's gold
+accuracy before it, at least :data:`TURN_MARGIN` above the threshold); the
+running sum, floored at 0, crosses the level soon after a worker turns
+(:data:`TURN_LEVEL`, about 7 gold answers' worth of evidence at random
+against 0.85, early in a record; rising with the log of the record's length,
+:data:`TURN_FALSE_ALARM`, so that a long honest record's chance streaks are
+not taken for turns), and an honest worker's sum drifts down. A crossing is
+a turn when the answers since the sum rose are, on their own, below the
+threshold with the confidence asked for,
 whether or not the earlier record had approved the worker. While the sum is
 above :data:`HOLD_LEVEL` approvals wait; undecided work whose own evidence
 leans below the threshold (:data:`PENDING_DOUBT`) waits too, and work done
@@ -67,9 +70,9 @@ TURN_LEVEL = 6.5
 TURN_FALSE_ALARM = 0.01
 #: The CUSUM level above which approvals wait (more than one wrong gold answer of a good worker's).
 HOLD_LEVEL = 2.5
-#: The CUSUM's "answering well" is the worker's estimated accuracy, but at least this far above the
-#: threshold: a worker who turned early has a whole-record estimate dragged down by the turn itself,
-#: which would blunt the test just when it is needed (an honest worker above about 0.53 still drifts
+#: The CUSUM's "answering well" is the worker's gold accuracy so far, but at least this far above the
+#: threshold: a worker with little gold yet has an estimate near 0.5, which would blunt the test
+#: just when it is needed (an honest worker above about 0.53 still drifts
 #: down at threshold 0.6).
 TURN_MARGIN = 0.2
 #: The answers since the statistic rose must be below the threshold with at least this probability (or
@@ -343,9 +346,9 @@ def _turn(
     threshold with ``confidence`` on their own, whether or not the earlier record approved the worker
     (a worker who turns before being approved is caught the same way). A worker bad from the start
     (the statistic never back at 0) is the whole record's to judge. None when there is none."""
-    for at, level in enumerate(stats):
-        if level < turn_level:
-            continue
+    # Only the answers where the statistic reaches the lowest level can be turns.
+    for at in np.flatnonzero(np.asarray(stats) >= turn_level).tolist():
+        level = stats[at]
         start = at
         while start > 0 and stats[start - 1] > 0:
             start -= 1
