@@ -8,6 +8,10 @@ the time, the rest at random). The timed part is
 :func:`hits.requester.quality.gold_verdicts.judge_gold` for the workers of the newest ``--batch``
 assignments (what a sync batch decides), once with ``worker_model: false`` and once with
 ``worker_model: true``, alternating, ``--repeats`` times; the medians and their ratio are printed.
+Each side is what a sync batch pays for it: off, gold's posterior and the signals for undecided
+workers (the agreement signal's Dawid-Skene fit among them); on, the model (its leave-one-out
+consensus for every ordinary answer of the batch's workers) and the other signals (the model
+counts agreement itself, so the fit is skipped).
 """
 
 from __future__ import annotations

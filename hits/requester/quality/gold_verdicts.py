@@ -58,14 +58,12 @@ def judge_gold(
             [r.worker_id for r in unsure],
             straightline=straightline,
             confidence=policy.confidence,
+            # The model counted agreement itself: the signal would not be counted, so not fitted.
+            agreement=not policy.worker_model,
         )
         for record in unsure:
             verdict, signals = verdicts[record.worker_id], evidence[record.worker_id]
-            counted = [
-                name
-                for name in signals["suspicious"]
-                if name in policy.signals and not (policy.worker_model and name == "agreement")
-            ]
+            counted = [name for name in signals["suspicious"] if name in policy.signals]
             sharpened = combined_verdict(
                 verdict, counted, gold_total=record.gold_total, min_gold=policy.min_gold
             )

@@ -20,15 +20,14 @@ from sqlalchemy.orm import Session
 
 from hits.requester.answers import LEFT_OUT
 from hits.requester.quality.copying import agreement_p_value
+from hits.requester.quality.model_consensus import leave_one_out
 from hits.requester.quality.policy import GoldRecord
 from hits.requester.quality.worker_model import (
     PARTNER_MIN_SHARED,
     PARTNER_P,
     Evidence,
     WorkerEvidence,
-    consensus_voters,
     partner_record,
-    probability_right,
 )
 from hits.requester.tables.campaigns import HITSlot, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.quality import CopyingPair
@@ -54,7 +53,7 @@ def campaign_evidence(
         select(
             Submission.worker_id,
             Submission.published_hit_id,
-            Submission.answers,
+            Submission.id,
             Submission.gold_correct,
             Submission.gold_total,
             Submission.decision,
@@ -78,20 +77,30 @@ def campaign_evidence(
     labels: dict[tuple[int, int], list[tuple[str, Hashable]]] = defaultdict(list)
     counts: Counter[Hashable] = Counter()
     plain = True
-    for worker, hit, answers, decision in session.execute(
-        select(Submission.worker_id, Submission.published_hit_id, Submission.answers, Submission.decision)
+    # Everyone's labels on those HITs' ordinary items (position, label), the wanted workers' own
+    # among them: read and parsed once, by submission id.
+    answered: dict[int, list[tuple[int, Hashable]]] = {}
+    for sid, worker, hit, answers, decision in session.execute(
+        select(
+            Submission.id,
+            Submission.worker_id,
+            Submission.published_hit_id,
+            Submission.answers,
+            Submission.decision,
+        )
         .where(Submission.published_hit_id.in_(hit_ids))
         .order_by(Submission.submitted_at.nulls_last(), Submission.id)
     ):
+        given = (answers or {}).get("answers", [])
+        answered[sid] = [
+            (position, _label(given[position])) for position in items[hit] if position < len(given)
+        ]
         if decision in LEFT_OUT:
             continue
-        given = (answers or {}).get("answers", [])
-        for position in items[hit]:
-            if position < len(given):
-                label = _label(given[position])
-                plain = plain and label is not None
-                labels[(hit, position)].append((worker, label))
-                counts[label] += 1
+        for position, label in answered[sid]:
+            plain = plain and label is not None
+            labels[(hit, position)].append((worker, label))
+            counts[label] += 1
     agreement = plain and 2 <= len(counts) <= MAX_CLASSES
     classes = max(2, len(counts)) if agreement else 2
     voters = {w for votes in labels.values() for w, _ in votes} | set(wanted)
@@ -104,25 +113,34 @@ def campaign_evidence(
         )
     }
     partners = _partners(session, campaign_id, records) if agreement else set()
+    partnered = {w for pair in partners for w in pair}
     total = sum(counts.values()) + len(counts)
     priors = {label: (n + 1) / total for label, n in counts.items()}
     accuracy = {w: (r.correct + 1) / (r.total + 2) for w, r in records.items()}
+    # Every ordinary answer of the wanted workers' against the others' on its item, in one pass.
+    asked = [
+        ((row.published_hit_id, position), row.worker_id, label)
+        for row in own
+        for position, label in (answered[row.id] if agreement else ())
+    ]
+    found = iter(
+        leave_one_out(
+            labels,
+            asked,
+            lambda w: accuracy.get(w, 0.5),
+            priors,
+            lambda a, b: (min(a, b), max(a, b)) in partners,
+            partnered,
+        )
+        if asked
+        else []
+    )
     out: dict[str, tuple[list[list[Evidence]], list[bool]]] = {w: ([], []) for w in wanted}
     for row in own:
         evidence = [Evidence(1.0, True)] * int(row.gold_correct or 0)
         evidence += [Evidence(0.0, True)] * int((row.gold_total or 0) - (row.gold_correct or 0))
-        given = (row.answers or {}).get("answers", [])
-        for position in items[row.published_hit_id] if agreement else ():
-            if position >= len(given):
-                continue
-            others = consensus_voters(
-                labels[(row.published_hit_id, position)],
-                row.worker_id,
-                lambda a, b: (min(a, b), max(a, b)) in partners,
-            )
-            p = probability_right(
-                _label(given[position]), [(label, accuracy.get(w, 0.5)) for w, label in others], priors
-            )
+        for _ in answered[row.id] if agreement else ():
+            p = next(found)
             if p is not None:
                 evidence.append(Evidence(p, False))
         out[row.worker_id][0].append(evidence)

@@ -58,8 +58,12 @@ def collect_signals_many(
     *,
     straightline: bool = True,
     confidence: float = 0.9,
+    agreement: bool = True,
 ) -> dict[str, dict[str, Any]]:
     """:func:`collect_signals` for several workers, with one Dawid-Skene fit for all of them.
+
+    ``agreement: False`` skips the agreement signal and its fit (the worker model counts
+    agreement itself, and the fit is most of the cost).
 
     The fit covers every item any of them labelled, with everyone's labels
     for those items: each worker's estimate rests on at least the data a fit
@@ -96,13 +100,13 @@ def collect_signals_many(
             found[worker_id].append(straightline_signal(answers[worker_id]))
     # Below the minimum, agreement could not be judged: reading everyone's labels would only cost
     # time. (agreement_signals fits Dawid-Skene only once someone has enough labels for it.)
-    enough = [w for w in wanted if len(answers[w]) >= AGREEMENT_MIN_ANSWERS]
+    enough = [w for w in wanted if len(answers[w]) >= AGREEMENT_MIN_ANSWERS] if agreement else []
     if enough:
         labels = _labels_on_shared_items(session, campaign_id, [s for w in enough for s in own[w]])
-        agreement = agreement_signals(labels, confidence=confidence) if not labels.empty else {}
+        agreed = agreement_signals(labels, confidence=confidence) if not labels.empty else {}
         for worker_id in enough:
-            if worker_id in agreement:
-                found[worker_id].append(agreement[worker_id])
+            if worker_id in agreed:
+                found[worker_id].append(agreed[worker_id])
     out = {}
     for worker_id, signals in found.items():
         evidence: dict[str, Any] = {s.name: {"value": s.value, **s.evidence} for s in signals}

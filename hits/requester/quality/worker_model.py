@@ -30,12 +30,15 @@ voter, not two). Who is a partner is the caller's (the copying test's counts).
 
 **A turn for the worse** is found on the same evidence by a CUSUM test
 (:func:`turn_statistic`): each answer adds the log likelihood ratio of
-"answering at random" against "answering as before" (the worker's own rate,
-at least :data:`TURN_MARGIN` above the threshold); the running sum, floored
-at 0, crosses :data:`TURN_LEVEL` soon after a worker turns (about 7 gold
-answers' worth of evidence at random against 0.85), and an honest worker's
-sum drifts down. A crossing is a turn when the answers since the sum rose
-are, on their own, below the threshold with the confidence asked for,
+"answering at random" against "answering as before" (the worker's gold
+accuracy before it, at least :data:`TURN_MARGIN` above the threshold); the
+running sum, floored at 0, crosses the level soon after a worker turns
+(:data:`TURN_LEVEL`, about 7 gold answers' worth of evidence at random
+against 0.85, early in a record; rising with the log of the record's length,
+:data:`TURN_FALSE_ALARM`, so that a long honest record's chance streaks are
+not taken for turns), and an honest worker's sum drifts down. A crossing is
+a turn when the answers since the sum rose are, on their own, below the
+threshold with the confidence asked for,
 whether or not the earlier record had approved the worker. While the sum is
 above :data:`HOLD_LEVEL` approvals wait; undecided work whose own evidence
 leans below the threshold (:data:`PENDING_DOUBT`) waits too, and work done
@@ -58,11 +61,18 @@ GRID = (np.arange(400) + 0.5) / 400
 _LOG_GRID = np.log(GRID)
 #: The CUSUM level at which a turn is declared (log odds: about e^6.5 = 650 to 1 for the turn).
 TURN_LEVEL = 6.5
+#: The false-alarm budget of the turn test: a run of the CUSUM that started after ``k`` answers must
+#: reach log(k / TURN_FALSE_ALARM) (and at least :data:`TURN_LEVEL`). Each start is a test of its own
+#: (by Ville's inequality an honest worker's run from one start reaches log(1/a) with probability at
+#: most a), and a long record has many starts: a fixed level takes chance streaks late in a long
+#: diligent record for turns, where this keeps the whole record's false alarms at most
+#: TURN_FALSE_ALARM x (1 + ln n) after n answers.
+TURN_FALSE_ALARM = 0.01
 #: The CUSUM level above which approvals wait (more than one wrong gold answer of a good worker's).
 HOLD_LEVEL = 2.5
-#: The CUSUM's "answering well" is the worker's estimated accuracy, but at least this far above the
-#: threshold: a worker who turned early has a whole-record estimate dragged down by the turn itself,
-#: which would blunt the test just when it is needed (an honest worker above about 0.53 still drifts
+#: The CUSUM's "answering well" is the worker's gold accuracy so far, but at least this far above the
+#: threshold: a worker with little gold yet has an estimate near 0.5, which would blunt the test
+#: just when it is needed (an honest worker above about 0.53 still drifts
 #: down at threshold 0.6).
 TURN_MARGIN = 0.2
 #: The answers since the statistic rose must be below the threshold with at least this probability (or
@@ -147,10 +157,11 @@ def log_likelihood(evidence: Sequence[Evidence], classes: int) -> np.ndarray:
     """The log likelihood of the worker's answers at each accuracy of :data:`GRID`."""
     if not evidence:
         return np.zeros_like(GRID)
-    p = np.fromiter((e.p_right for e in evidence), float, len(evidence))
+    # Answers with the same p (every gold answer is 0 or 1) share a row: computed once, counted n times.
+    p, n = np.unique(np.fromiter((e.p_right for e in evidence), float, len(evidence)), return_counts=True)
     wrong = (1 - GRID) / (max(2, classes) - 1)
     # p q + (1 - p)(1 - q)/(K - 1) for every answer at every grid point, summed in logs.
-    return np.log(np.outer(p, GRID - wrong) + wrong).sum(axis=0)
+    return n @ np.log(np.outer(p, GRID - wrong) + wrong)
 
 
 @dataclass(frozen=True)
@@ -161,7 +172,11 @@ class Posterior:
 
     @classmethod
     def of(cls, evidence: Sequence[Evidence], classes: int) -> Posterior:
-        log_w = log_likelihood(evidence, classes)
+        return cls.from_log(log_likelihood(evidence, classes))
+
+    @classmethod
+    def from_log(cls, log_w: np.ndarray) -> Posterior:
+        """The posterior of a log likelihood on :data:`GRID` (uniform prior)."""
         w = np.exp(log_w - log_w.max())
         return cls(w / w.sum())
 
@@ -194,21 +209,37 @@ def turn_alternatives(threshold: float, classes: int, accuracy: float) -> tuple[
     return good, bad
 
 
-def turn_statistic(
-    evidence: Sequence[Evidence], *, threshold: float, classes: int, accuracy: float
-) -> list[float]:
-    """The CUSUM statistic after each answer: max(0, S + log L(q1) / L(q0)), oldest first."""
-    good, bad = turn_alternatives(threshold, classes, accuracy)
+def turn_level_after(start: int, base: float = TURN_LEVEL) -> float:
+    """The level a CUSUM run that started after ``start`` answers must reach to be a turn (see
+    :data:`TURN_FALSE_ALARM`): ``base`` early in a record, rising with the log of its length."""
+    return max(base, math.log(max(1, start) / TURN_FALSE_ALARM))
+
+
+def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: int) -> list[float]:
+    """The CUSUM statistic after each answer: max(0, S + log L(q1) / L(q0)), oldest first.
+
+    q0 ("answering as before") at each answer is the worker's gold accuracy on the gold answers
+    *before* it ((right + 1) / (total + 2), through :func:`turn_alternatives`): known before the
+    answer, so an honest worker's likelihood ratios stay a martingale; and gold, not the posterior,
+    whose agreement evidence leans high for a good worker (0.92 for workers right 85% of the time in
+    the simulation): a q0 above the worker's true accuracy makes each wrong answer look like a turn.
+    """
+    if not evidence:
+        return []
     k = max(2, classes) - 1
-    out: list[float] = []
-    s = 0.0
-    for e in evidence:
-        p = e.p_right
-        s = max(
-            0.0, s + math.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
-        )
-        out.append(s)
-    return out
+    p = np.fromiter((e.p_right for e in evidence), float, len(evidence))
+    gold = np.fromiter((e.gold for e in evidence), bool, len(evidence))
+    # Gold right and gold seen before each answer (not counting it).
+    right = np.concatenate(([0], np.cumsum(gold & (p >= 0.5))[:-1]))
+    total = np.concatenate(([0], np.cumsum(gold)[:-1]))
+    # q0 per answer, kept within the bounds turn_alternatives keeps it in.
+    low, high = turn_alternatives(threshold, classes, 0.0)[0], turn_alternatives(threshold, classes, 1.0)[0]
+    good = np.clip((right + 1) / (total + 2), low, high)
+    bad = turn_alternatives(threshold, classes, 0.0)[1]
+    step = np.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
+    # max(0, S + step) at every answer: the running sum less its lowest point so far (0 included).
+    running = np.cumsum(step)
+    return list(running - np.minimum(np.minimum.accumulate(running), 0.0))
 
 
 @dataclass(frozen=True)
@@ -246,10 +277,12 @@ def judge_model(
     flat = [e for a in worker.assignments for e in a]
     gold = [e for e in flat if e.gold]
     ordinary = [e for e in flat if not e.gold]
-    posterior = Posterior.of(flat, classes)
+    # The ordinary answers' likelihood once: for the agreement posterior, and with gold's for the whole.
+    ordinary_log = log_likelihood(ordinary, classes)
+    posterior = Posterior.from_log(ordinary_log + log_likelihood(gold, classes))
     p_below = posterior.p_below(threshold)
     gold_right = sum(e.p_right >= 0.5 for e in gold)
-    agreement = Posterior.of(ordinary, classes) if ordinary else None
+    agreement = Posterior.from_log(ordinary_log) if ordinary else None
     evidence: dict[str, Any] = {
         "model": "one-coin",
         "gold_correct": gold_right,
@@ -265,7 +298,7 @@ def judge_model(
     if agreement is not None:
         evidence["agreement_accuracy"] = round(agreement.mean(), 4)
         evidence["p_agreement_accuracy_below_threshold"] = round(agreement.p_below(threshold), 4)
-    stats = turn_statistic(flat, threshold=threshold, classes=classes, accuracy=posterior.mean())
+    stats = turn_statistic(flat, threshold=threshold, classes=classes)
     evidence["turn_statistic"] = round(stats[-1] if stats else 0.0, 3)
     turn = _turn(
         flat, stats, turn_level=turn_level, threshold=threshold, confidence=confidence, classes=classes
@@ -313,13 +346,13 @@ def _turn(
     threshold with ``confidence`` on their own, whether or not the earlier record approved the worker
     (a worker who turns before being approved is caught the same way). A worker bad from the start
     (the statistic never back at 0) is the whole record's to judge. None when there is none."""
-    for at, level in enumerate(stats):
-        if level < turn_level:
-            continue
+    # Only the answers where the statistic reaches the lowest level can be turns.
+    for at in np.flatnonzero(np.asarray(stats) >= turn_level).tolist():
+        level = stats[at]
         start = at
         while start > 0 and stats[start - 1] > 0:
             start -= 1
-        if start == 0:
+        if start == 0 or level < turn_level_after(start, turn_level):
             continue
         before = Posterior.of(flat[:start], classes)
         after = Posterior.of(flat[start : at + 1], classes)
