@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sqlalchemy import or_, select, tuple_
+from sqlalchemy import ColumnElement, or_, select, tuple_
 from sqlalchemy.orm import Session
 
 from hits.db import insert_missing, utcnow
@@ -277,22 +277,16 @@ def store_verdicts(session: Session, campaign_id: int, report: CopyingReport) ->
     Written in key order, after the batch's worker records are locked; flushes.
     """
     judged = sorted(report.judged, key=lambda v: (v.first, v.second))
-    # One read for all of them: judge_copying's rows may be gone from the session (it holds
-    # unchanged objects weakly), and a get each loaded them again one statement a pair.
-    keys = [(v.first, v.second) for v in judged]
-    rows = (
-        {
-            (r.first_worker, r.second_worker): r
-            for r in session.scalars(
-                select(CopyingPair).where(
-                    CopyingPair.campaign_id == campaign_id,
-                    tuple_(CopyingPair.first_worker, CopyingPair.second_worker).in_(keys),
-                )
-            )
-        }
-        if keys
-        else {}
-    )
+    # Only rows that can change are read, in one statement: those suspicious now and those
+    # flagged before (few). A get a pair read every pair judged, thousands a batch at scale.
+    suspicious = [(v.first, v.second) for v in judged if v.suspicious]
+    wanted: ColumnElement[bool] = CopyingPair.flagged.is_(True)
+    if suspicious:
+        wanted = or_(wanted, tuple_(CopyingPair.first_worker, CopyingPair.second_worker).in_(suspicious))
+    rows = {
+        (r.first_worker, r.second_worker): r
+        for r in session.scalars(select(CopyingPair).where(CopyingPair.campaign_id == campaign_id, wanted))
+    }
     for verdict in judged:
         row = rows.get((verdict.first, verdict.second))
         if row is None or not (verdict.suspicious or row.flagged) or row.evidence == verdict.evidence:
