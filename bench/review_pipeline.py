@@ -19,9 +19,11 @@ import logging
 import os
 import platform
 import random
+import re
 import shutil
 import subprocess
 import time
+import urllib.request
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -70,6 +72,8 @@ def _setup(var_dir: Path, hits: int, env: dict[str, str]) -> tuple[Any, Any, Any
         "assignments_per_hit": ASSIGNMENTS,
         "items_per_hit": ITEMS,
         "gold_per_hit": GOLD,
+        # 200 gold items recur across HITs (as before the pool check); the bench has no cheats.
+        "allow_gold_reuse": True,
         "items": "items.jsonl",
         "gold": "gold.jsonl",
         "media_dir": "media",
@@ -208,7 +212,10 @@ def main() -> None:
         "HITFORGE_VAR_DIR": str(var_dir),
         "HITFORGE_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "HITFORGE_SYNC_INTERVAL": "2.0",
+        # The API server's processes sum their call counters here (printed at the end).
+        "PROMETHEUS_MULTIPROC_DIR": str(var_dir / "metrics"),
     }
+    (var_dir / "metrics").mkdir()
     for name in ("HITFORGE_DATABASE_URL", "HITFORGE_MARKET_DATABASE_URL", "HITFORGE_BROKER_URL"):
         if os.environ.get(name):
             env[name] = os.environ[name]
@@ -231,6 +238,7 @@ def main() -> None:
     cpu_before = {"database": named_cpu(is_database), "broker": named_cpu(_is_broker)}
     bench_before = os.times()
     cpu: dict[str, float] = {}
+    calls: dict[str, float] = {}
     try:
         while time.monotonic() - began < args.timeout:
             synced, decided, applied = _counts(requester, campaign_id)
@@ -251,6 +259,7 @@ def main() -> None:
             # This process: setup excluded; with no server processes it also serves the API.
             "bench process": sum(os.times()[:2]) - sum(bench_before[:2]),
         }
+        calls = _api_calls(port)
     finally:
         for w in workers:
             stop_process(w)
@@ -278,6 +287,24 @@ def main() -> None:
             f"{1000 * spent / total:.1f} ms an assignment): "
             + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
         )
+    if calls:
+        print(
+            f"API calls an assignment: {sum(calls.values()) / total:.3f} ("
+            + ", ".join(f"{op} {n / total:.3f}" for op, n in sorted(calls.items(), key=lambda kv: -kv[1]))
+            + ")"
+        )
+
+
+def _api_calls(port: int) -> dict[str, float]:
+    """The API server's calls by operation (all outcomes), from its ``/metrics``."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as reply:  # noqa: S310
+        text = reply.read().decode()
+    calls: dict[str, float] = {}
+    for match in re.finditer(r"^hitforge_mturk_api_calls_total\{([^}]*)\} (\S+)$", text, re.M):
+        op = re.search(r'operation="([^"]*)"', match[1])
+        if op:
+            calls[op[1]] = calls.get(op[1], 0.0) + float(match[2])
+    return calls
 
 
 def _is_broker(name: str) -> bool:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import DateTime, Engine, create_engine, event, exc
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import (
     DeclarativeBase,
     Session,
@@ -336,6 +337,21 @@ def session_scope(factory: Callable[[], Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def insert_missing(session: Session, model: type[Any], rows: list[dict[str, Any]]) -> None:
+    """INSERT ``rows`` of ``model`` in one statement, skipping any whose key exists already.
+
+    For rows several transactions may create at once (a worker's record, a
+    pair's): the one that loses the race waits for the winner and skips its
+    row, as a savepoint per row caught the IntegrityError, at one statement
+    instead of a savepoint, an INSERT and a flush of the session per row.
+    """
+    if not rows:
+        return
+    dialect = session.connection().dialect.name
+    insert_for = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    session.execute(insert_for(model).on_conflict_do_nothing(), rows)
 
 
 def as_loaded(session: Session, cls: type[_Model], values: Mapping[str, Any]) -> _Model:

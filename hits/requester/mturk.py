@@ -24,6 +24,9 @@ from hits.money import format_amount
 from hits.settings import Settings
 from hits.wire.authenticity import API_MEMBER
 
+#: MTurk's largest page: every list the requester side reads asks for it.
+PAGE_SIZE = 100
+
 
 class MarketplaceError(Exception):
     """An error the marketplace reported; ``code`` is its TurkErrorCode or error type."""
@@ -230,15 +233,25 @@ class Marketplace:
             raise ServiceUnavailable("Unreachable", str(exc)) from exc
 
     def _pages(self, name: str, key: str, **params: Any) -> Iterator[list[dict[str, Any]]]:
-        """The ``key`` list of each page of ``name``, following NextToken."""
+        """The ``key`` list of each page of ``name``, following NextToken.
+
+        With ``MaxResults``, a page shorter than that is the last: MTurk (and
+        hitforge, which pages by key) puts a NextToken on every page with rows,
+        a short last one too, and the empty page it leads to would cost a call
+        of its own (a third of the sync's calls, at three assignments a HIT).
+        """
+        size = params.get("MaxResults")
         try:
             pages = iter(self.client.get_paginator(name).paginate(**params))
             while True:
-                self._pace()  # each page is a call of its own (the last, finding none, costs one too)
+                self._pace()  # each page is a call of its own
                 page = next(pages, None)
                 if page is None:
                     return
-                yield list(page.get(key, []))
+                items = list(page.get(key, []))
+                yield items
+                if size is not None and len(items) < size:
+                    return
         except ClientError as exc:
             raise translate(exc) from exc
         except _UNREACHABLE as exc:
@@ -290,7 +303,7 @@ class Marketplace:
 
     def find_hit_by_annotation(self, annotation: str) -> dict[str, Any] | None:
         """The requester's HIT whose RequesterAnnotation is ``annotation``, if any."""
-        for hit in self._paginate("list_hits", "HITs"):
+        for hit in self._paginate("list_hits", "HITs", MaxResults=PAGE_SIZE):
             if hit.get("RequesterAnnotation") == annotation:
                 return dict(hit)
         return None
@@ -300,13 +313,15 @@ class Marketplace:
         for page in self.reviewable_hit_pages(hit_type_id):
             yield from page
 
-    def reviewable_hit_pages(self, hit_type_id: str, page_size: int = 100) -> Iterator[list[dict[str, Any]]]:
+    def reviewable_hit_pages(
+        self, hit_type_id: str, page_size: int = PAGE_SIZE
+    ) -> Iterator[list[dict[str, Any]]]:
         """ListReviewableHITs of one HIT type, a page (``page_size`` HITs at most) at a time."""
         return self._pages(
             "list_reviewable_hits", "HITs", HITTypeId=hit_type_id, Status="Reviewable", MaxResults=page_size
         )
 
-    def all_reviewable_hit_pages(self, page_size: int = 100) -> Iterator[list[dict[str, Any]]]:
+    def all_reviewable_hit_pages(self, page_size: int = PAGE_SIZE) -> Iterator[list[dict[str, Any]]]:
         """ListReviewableHITs of every HIT type of this requester, a page at a time."""
         return self._pages("list_reviewable_hits", "HITs", Status="Reviewable", MaxResults=page_size)
 
@@ -314,8 +329,13 @@ class Marketplace:
         return dict(self._call("get_hit", HITId=hit_id)["HIT"])
 
     def assignments_for_hit(self, hit_id: str, statuses: list[str]) -> Iterator[dict[str, Any]]:
+        """ListAssignmentsForHIT in pages of 100 (most HITs: one call)."""
         return self._paginate(
-            "list_assignments_for_hit", "Assignments", HITId=hit_id, AssignmentStatuses=statuses
+            "list_assignments_for_hit",
+            "Assignments",
+            HITId=hit_id,
+            AssignmentStatuses=statuses,
+            MaxResults=PAGE_SIZE,
         )
 
     def get_assignment(self, assignment_id: str) -> dict[str, Any]:
@@ -386,6 +406,7 @@ class Marketplace:
             Query=name,
             MustBeRequestable=False,
             MustBeOwnedByCaller=True,
+            MaxResults=PAGE_SIZE,
         ):
             if qtype.get("Name") == name:
                 return dict(qtype)
@@ -423,7 +444,11 @@ class Marketplace:
 
     def bonus_payments(self, assignment_id: str) -> list[dict[str, Any]]:
         """ListBonusPayments for one assignment, every page."""
-        return list(self._paginate("list_bonus_payments", "BonusPayments", AssignmentId=assignment_id))
+        return list(
+            self._paginate(
+                "list_bonus_payments", "BonusPayments", AssignmentId=assignment_id, MaxResults=PAGE_SIZE
+            )
+        )
 
     def block_worker(self, worker_id: str, reason: str) -> None:
         """CreateWorkerBlock (blocking again only updates the reason)."""

@@ -21,11 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sqlalchemy import or_, select, tuple_
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import ColumnElement, or_, select, tuple_
 from sqlalchemy.orm import Session
 
-from hits.db import utcnow
+from hits.db import insert_missing, utcnow
 from hits.requester.files.campaign import QualityPolicy
 from hits.requester.quality.copying import (
     EXAMPLES,
@@ -174,20 +173,21 @@ def _lock_pairs(
     )
     found = {(r.first_worker, r.second_worker): r for r in session.scalars(query)}
     missing = [k for k in keys if k not in found]
-    for first, second in missing:
-        try:
-            with session.begin_nested():
-                session.add(
-                    CopyingPair(
-                        campaign_id=campaign_id,
-                        first_worker=first,
-                        second_worker=second,
-                        evidence={},
-                        **dict.fromkeys(COUNTS, 0),
-                    )
-                )
-        except IntegrityError:
-            pass  # another batch created it first
+    # In key order; a pair another batch created first is skipped (then read, locked, below).
+    insert_missing(
+        session,
+        CopyingPair,
+        [
+            {
+                "campaign_id": campaign_id,
+                "first_worker": first,
+                "second_worker": second,
+                "evidence": {},
+                **dict.fromkeys(COUNTS, 0),
+            }
+            for first, second in missing
+        ],
+    )
     if missing:
         found.update(((r.first_worker, r.second_worker), r) for r in session.scalars(query))
     return found
@@ -276,8 +276,19 @@ def store_verdicts(session: Session, campaign_id: int, report: CopyingReport) ->
 
     Written in key order, after the batch's worker records are locked; flushes.
     """
-    for verdict in sorted(report.judged, key=lambda v: (v.first, v.second)):
-        row = session.get(CopyingPair, (campaign_id, verdict.first, verdict.second))
+    judged = sorted(report.judged, key=lambda v: (v.first, v.second))
+    # Only rows that can change are read, in one statement: those suspicious now and those
+    # flagged before (few). A get a pair read every pair judged, thousands a batch at scale.
+    suspicious = [(v.first, v.second) for v in judged if v.suspicious]
+    wanted: ColumnElement[bool] = CopyingPair.flagged.is_(True)
+    if suspicious:
+        wanted = or_(wanted, tuple_(CopyingPair.first_worker, CopyingPair.second_worker).in_(suspicious))
+    rows = {
+        (r.first_worker, r.second_worker): r
+        for r in session.scalars(select(CopyingPair).where(CopyingPair.campaign_id == campaign_id, wanted))
+    }
+    for verdict in judged:
+        row = rows.get((verdict.first, verdict.second))
         if row is None or not (verdict.suspicious or row.flagged) or row.evidence == verdict.evidence:
             continue  # a pair never suspicious is not shown: its counts are all it needs
         row.suspicious, row.p_value, row.evidence = verdict.suspicious, verdict.p_value, verdict.evidence

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import or_, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from hits.db import insert_missing
 from hits.requester.answers import HELD_ON_AUTHENTICITY, HELD_ON_FLAG
 from hits.requester.files.campaign import QualityPolicy, stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
@@ -73,23 +73,24 @@ def lock_worker_stats(
     )
     found = {s.worker_id: s for s in session.scalars(query)}
     missing = [w for w in wanted if w not in found]
-    for worker_id in missing:
-        try:
-            with session.begin_nested():
-                session.add(
-                    WorkerStats(
-                        campaign_id=campaign_id,
-                        worker_id=worker_id,
-                        gold_correct=0,
-                        gold_total=0,
-                        assignments=0,
-                        approved=0,
-                        rejected=0,
-                        flagged=False,
-                    )
-                )
-        except IntegrityError:
-            pass  # another task created it first
+    # In worker order; a record another task created first is skipped (then read, locked, below).
+    insert_missing(
+        session,
+        WorkerStats,
+        [
+            {
+                "campaign_id": campaign_id,
+                "worker_id": worker_id,
+                "gold_correct": 0,
+                "gold_total": 0,
+                "assignments": 0,
+                "approved": 0,
+                "rejected": 0,
+                "flagged": False,
+            }
+            for worker_id in missing
+        ],
+    )
     if missing:
         found.update(
             (s.worker_id, s) for s in session.scalars(query.where(WorkerStats.worker_id.in_(missing)))

@@ -81,20 +81,30 @@ def sample_approved(
     if not work or (rule.rate <= 0 and rule.first_per_worker <= 0):
         return []
     ids = [s.assignment_id for s in work]
-    drawn = set(session.scalars(select(SpotCheck.assignment_id).where(SpotCheck.assignment_id.in_(ids))))
-    firsts: dict[str, int] = {}
-    if rule.first_per_worker > 0:
-        firsts = dict(
-            session.execute(
-                select(SpotCheck.worker_id, func.count())
-                .where(
-                    SpotCheck.campaign_id == campaign.id,
-                    SpotCheck.worker_id.in_({s.worker_id for s in work}),
-                    SpotCheck.reason == "first",
-                )
-                .group_by(SpotCheck.worker_id)
-            ).all()
-        )
+    workers = {s.worker_id for s in work}
+    # The reads do not flush the caller's pending rows (a pipeline batch calls this once a
+    # worker, and a flush each time was a fifth of the batch's time): the spot checks this
+    # transaction added and has not flushed yet are counted from the session instead.
+    pending = [o for o in session.new if isinstance(o, SpotCheck) and o.campaign_id == campaign.id]
+    with session.no_autoflush:
+        drawn = set(session.scalars(select(SpotCheck.assignment_id).where(SpotCheck.assignment_id.in_(ids))))
+        firsts: dict[str, int] = {}
+        if rule.first_per_worker > 0:
+            firsts = dict(
+                session.execute(
+                    select(SpotCheck.worker_id, func.count())
+                    .where(
+                        SpotCheck.campaign_id == campaign.id,
+                        SpotCheck.worker_id.in_(workers),
+                        SpotCheck.reason == "first",
+                    )
+                    .group_by(SpotCheck.worker_id)
+                ).all()
+            )
+    for check in pending:
+        drawn.add(check.assignment_id)
+        if check.reason == "first" and check.worker_id in workers:
+            firsts[check.worker_id] = firsts.get(check.worker_id, 0) + 1
     seed = int(campaign.spec.get("seed") or 0)
     added = []
     for submission in work:
