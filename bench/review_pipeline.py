@@ -278,6 +278,27 @@ def main() -> None:
             f"{1000 * spent / total:.1f} ms an assignment): "
             + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
         )
+    _export(settings, args, total, marks, elapsed, cpu, served)
+
+
+def _export(
+    settings: Any,
+    args: Any,
+    total: int,
+    marks: dict[str, float],
+    elapsed: float,
+    cpu: dict[str, float],
+    served: str,
+) -> None:
+    """The run's figures for ``python -m bench`` (bench/results.py)."""
+    from bench.results import export
+
+    export({
+        "assignments": total, "database": settings.database_url.split(":", 1)[0],
+        "broker": settings.broker_url.split(":", 1)[0], "server": served,
+        "celery_workers": args.celery_workers, "marks": marks, "elapsed": elapsed,
+        "throughput": total / elapsed, "cpu": cpu,
+    })  # fmt: skip
 
 
 def _is_broker(name: str) -> bool:
