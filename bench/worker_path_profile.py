@@ -137,11 +137,8 @@ def main() -> None:
                 "now", in_statements["now"] + time.perf_counter() - c.info["t0"]
             ),
         )
-        event.listen(
-            engine,
-            "checkout",
-            lambda dbapi, *_: backends.add(getattr(getattr(dbapi, "info", None), "backend_pid", 0)),
-        )
+        if engine.dialect.name == "postgresql":  # psycopg's connection knows its backend's pid
+            event.listen(engine, "checkout", lambda dbapi, *_: backends.add(dbapi.info.backend_pid))
 
     def timed(kind: str, call):  # type: ignore[no-untyped-def]
         sent.clear()
