@@ -100,7 +100,7 @@ def worker_path(runs: Runs) -> str:
             mine = site["hitforge"]
             turkle, floor = site.get("turkle"), site.get("floor")
             cpu = f"{mine['server_cpu_ms']:.1f}"
-            if mine["database_cpu_ms"]:
+            if mine["database_cpu_ms"] > 0:  # every PostgreSQL process's: others' work included
                 cpu += f" (+{mine['database_cpu_ms']:.1f} db)"
             share = f"{mine['rate'] / floor['rate']:.1%}" if floor and floor["rate"] else "-"
             latency = ", ".join(f"{k} {p50:.0f}/{p99:.0f}" for k, (p50, p99) in mine["latency_ms"].items())
