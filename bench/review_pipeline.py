@@ -75,6 +75,7 @@ def _setup(var_dir: Path, hits: int, env: dict[str, str]) -> tuple[Any, Any, Any
         "media_dir": "media",
         "auto_approval_delay_seconds": 86400,
         "quality": {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4},
+        "allow_gold_reuse": True,  # as before the gold-pool check: 200 gold items for every size
     }
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
     with session_scope(requester) as session:
