@@ -22,9 +22,13 @@ the same at every size.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import uuid
 from collections import defaultdict
@@ -248,16 +252,29 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000", help="HITs, comma-separated")
     parser.add_argument("--repeat", type=int, default=30, help="requests of each kind per size")
     parser.add_argument("--postgres", help="a PostgreSQL server URL: each size gets a fresh database there")
+    parser.add_argument("--one-size", help=argparse.SUPPRESS)  # internal: measure one size, write JSON here
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     run = uuid.uuid4().hex[:8]
+    if args.one_size:
+        # A size measured in a process of its own (below): its figures go to the file named.
+        run_size(100, args, run)  # thrown away: the process's first requests
+        figures = run_size(sizes[0], args, run)
+        Path(args.one_size).write_text(json.dumps(figures))
+        return
     by_request: dict[str, dict[str, float]] = defaultdict(dict)
-    # A small size first, its figures thrown away: whichever size came first paid for the
-    # process's first requests (imports done on first use, caches), about 1.5x every figure.
-    run_size(100, args, run)
     for size in sizes:
-        for name, ms in run_size(size, args, run).items():
-            by_request[name][str(size)] = ms
+        # One process a size, each warmed by a throw-away small size first: in one process the
+        # earlier sizes' apps (their clock threads, their objects) slowed the later sizes' API
+        # calls, and the first size paid for the process's first requests.
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "figures.json"
+            argv = [sys.executable, "-m", "bench.growth", "--sizes", str(size), "--repeat", str(args.repeat),
+                    "--one-size", str(out)]  # fmt: skip
+            argv += ["--postgres", args.postgres] if args.postgres else []
+            subprocess.run(argv, check=True)
+            for name, ms in json.loads(out.read_text()).items():
+                by_request[name][str(size)] = ms
     database = "postgresql" if args.postgres else "sqlite"
     print(f"\nmedian server ms a request ({database}, {args.repeat} requests each)")
     print(f"{'request':46s}" + "".join(f"{size:>12,}" for size in sizes) + f"{'ratio':>8}")
