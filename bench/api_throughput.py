@@ -36,6 +36,7 @@ import boto3
 from botocore.config import Config
 
 from bench.cpu import is_database, named_cpu, tree_cpu
+from bench.results import export
 from bench.serving import SERVERS, serve, stop
 from demo.runner import free_port
 from hits.db import make_engine, make_session_factory, session_scope
@@ -117,20 +118,23 @@ class _CpuMeter:
         self.spent = tuple(after - before for after, before in zip(self._read(), self.start, strict=True))
 
 
-def _report(name: str, calls: int, latencies: list[float], seconds: float, cpu: _CpuMeter) -> str:
+def _report(
+    name: str, calls: int, latencies: list[float], seconds: float, cpu: _CpuMeter
+) -> tuple[str, dict[str, Any]]:
     ordered = sorted(latencies)
     p50 = statistics.median(ordered) * 1000
     p99 = ordered[int(len(ordered) * 0.99) - 1] * 1000 if ordered else 0.0
-    per_call = " / ".join(f"{spent / max(calls, 1) * 1e6:,.0f}" for spent in cpu.spent)
+    per_call = [spent / max(calls, 1) * 1e6 for spent in cpu.spent]
+    figures = {"rate": calls / seconds, "p50": p50, "p99": p99, "calls": calls, "cpu_us": per_call}
     return (
         f"{name:38s} {calls / seconds:8,.0f}/s   p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   ({calls:,} calls; "
-        f"CPU us a call, client / server / database: {per_call})"
-    )
+        f"CPU us a call, client / server / database: {' / '.join(f'{us:,.0f}' for us in per_call)})"
+    ), figures
 
 
 def _measure(
     name: str, make_call: Callable[[Any], int], clients: list[Any], seconds: float, server_pid: int
-) -> str:
+) -> tuple[str, dict[str, Any]]:
     with _CpuMeter(server_pid) as cpu:
         calls, latencies = _hammer(make_call, clients, seconds)
     return _report(name, calls, latencies, seconds, cpu)
@@ -202,12 +206,14 @@ def main() -> None:
             return 1
 
         seconds = args.seconds
-        lines = [
-            _measure("no-op floor (do-nothing server)", nothing, noop_clients, seconds, noop.pid),
-            _measure("page floor (do-nothing server)", page, noop_clients, seconds, noop.pid),
-            _measure("CreateHIT", create, clients, seconds, server.pid),
-            _measure("ListAssignmentsForHIT pages (10 each)", page, clients, seconds, server.pid),
-        ]
+        measured = {
+            "noop_floor": _measure(
+                "no-op floor (do-nothing server)", nothing, noop_clients, seconds, noop.pid
+            ),
+            "page_floor": _measure("page floor (do-nothing server)", page, noop_clients, seconds, noop.pid),
+            "create_hit": _measure("CreateHIT", create, clients, seconds, server.pid),
+            "pages": _measure("ListAssignmentsForHIT pages (10 each)", page, clients, seconds, server.pid),
+        }
     finally:
         for process in (server, noop):
             if process is not None:
@@ -217,8 +223,17 @@ def main() -> None:
     print(f"database: {database}; server: {args.server}, {args.server_processes} processes x "
           f"{args.server_threads} threads; "
           f"clients: {args.threads} threads, {args.seconds:g} s each")  # fmt: skip
-    for line in lines:
+    for line, _ in measured.values():
         print(line)
+    export(
+        {
+            "database": database,
+            "server": f"{args.server} {args.server_processes} x {args.server_threads}",
+            "threads": args.threads,
+            "seconds": args.seconds,
+            **{name: figures for name, (_, figures) in measured.items()},
+        }
+    )
 
 
 if __name__ == "__main__":

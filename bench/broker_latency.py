@@ -18,6 +18,7 @@ from pathlib import Path
 
 from kombu import Connection
 
+from bench.results import export
 from workers.broker import EmbeddedTransport
 
 
@@ -49,11 +50,12 @@ def measure(connection: Connection, count: int) -> list[float]:
     return latencies
 
 
-def report(name: str, latencies: list[float]) -> None:
+def report(name: str, latencies: list[float]) -> dict[str, float]:
     ms = sorted(x * 1000 for x in latencies)
-    p95 = ms[int(len(ms) * 0.95) - 1]
+    p95 = ms[max(0, int(len(ms) * 0.95) - 1)]
     median = statistics.median(ms)
     print(f"{name:<30} n={len(ms):<4} median {median:7.1f} ms   p95 {p95:7.1f} ms   max {ms[-1]:7.1f} ms")
+    return {"median": median, "p95": p95, "max": ms[-1]}
 
 
 def main() -> None:
@@ -65,9 +67,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'broker.sqlite'}"
         embedded = Connection(url, transport=EmbeddedTransport)
-        report("embedded (SQLite, 0.05 s poll)", measure(embedded, args.count))
+        figures = {"embedded": report("embedded (SQLite, 0.05 s poll)", measure(embedded, args.count))}
     if args.redis:
-        report("redis", measure(Connection(args.redis), args.count))
+        figures["redis"] = report("redis", measure(Connection(args.redis), args.count))
+    export({"count": args.count, "brokers": figures})
 
 
 if __name__ == "__main__":

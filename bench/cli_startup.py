@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.results import export
+
 COMMANDS = [
     ["--help"],
     ["launch", "--help"],
@@ -71,14 +73,17 @@ def main() -> int:
         env = {**os.environ, "HITFORGE_VAR_DIR": var_dir}
         print(f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores")
         print(f"{'command':<28} {'median':>8} {'min':>8} {'max':>8} {'CPU median':>11}  ({args.runs} runs)")
+        rows = []
         for command in COMMANDS:
             walls, cpus = time_runs([*base, *command], args.runs, env)
             label = "hitforge " + " ".join(command)
+            rows.append([label, statistics.median(walls), min(walls), max(walls), statistics.median(cpus)])
             print(
                 f"{label:<28} {statistics.median(walls) * 1000:>6.0f} ms"
                 f" {min(walls) * 1000:>5.0f} ms {max(walls) * 1000:>5.0f} ms"
                 f" {statistics.median(cpus) * 1000:>8.0f} ms"
             )
+    export({"runs": args.runs, "commands": rows})
     return 0
 
 

@@ -136,6 +136,15 @@ def main() -> None:
         f"median of {args.repeats}: model off {off * 1000:.0f} ms, on {on * 1000:.0f} ms, "
         f"on/off {on / off:.2f}"
     )
+    _export(args, len(records), off, on)
+
+
+def _export(args: argparse.Namespace, workers: int, off: float, on: float) -> None:
+    """The run's figures for ``python -m bench`` (bench/results.py)."""
+    from bench.results import export
+
+    export({"hits": args.hits, "batch": args.batch, "repeats": args.repeats, "workers": workers,
+            "off_ms": off * 1000, "on_ms": on * 1000, "ratio": on / off})  # fmt: skip
 
 
 if __name__ == "__main__":

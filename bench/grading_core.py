@@ -25,6 +25,7 @@ from collections.abc import Callable
 import scipy
 from scipy.stats import beta
 
+from bench.results import export
 from hits.requester.quality import policy
 from hits.requester.quality.policy import GoldRecord, judge_worker
 from hits.requester.templates import get_template
@@ -117,6 +118,19 @@ def main() -> None:
     print(f"cached, warm cache:  {args.assignments / warm:>12,.0f} assignments/s ({warm:.3f} s)")
     print(f"no memo, betainc:    {len(piece) / direct:>12,.0f} assignments/s (on {len(piece):,})")
     print(f"old path, beta.cdf:  {len(piece) / old:>12,.0f} assignments/s (on {len(piece):,})")
+    export(
+        {
+            "assignments": args.assignments,
+            "workers": args.workers,
+            "slice": len(piece),
+            "rates": {
+                "cached, cold cache": args.assignments / cold,
+                "cached, warm cache": args.assignments / warm,
+                "no memo, betainc": len(piece) / direct,
+                "old path, beta.cdf": len(piece) / old,
+            },
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import statistics
 import uuid
 from pathlib import Path
 
+from bench.results import export
 from bench.serving import serve, stop
 from bench.worker_path import Result, measure
 from bench.worker_path_client import HitforgeFlow
@@ -84,6 +85,16 @@ def main() -> None:
     print(f"metrics off: {rate['off']:.1f} submissions/s, server CPU {cpu['off']:.2f} ms/submission")
     print(
         f"on/off: throughput {rate['on'] / rate['off']:.1%}, CPU per submission {cpu['on'] / cpu['off']:.1%}"
+    )
+    export(
+        {
+            "workers": args.workers,
+            "rounds": args.rounds,
+            "seconds": args.seconds,
+            "rate": rate,
+            "cpu_ms": cpu,
+            "round_rates": {name: [r.rate for r in rs] for name, rs in results.items()},
+        }
     )
 
 

@@ -24,9 +24,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import func, insert, select, text
 from werkzeug.security import generate_password_hash
 
+from bench.results import export
 from hits.db import make_engine, make_session_factory, session_scope, utcnow
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -44,6 +45,7 @@ from hits.schema import upgrade
 from hits.settings import load_settings
 
 WORKERS = 300
+CHUNK = 10_000  # HITs a round of inserts
 
 
 def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, str, str]:
@@ -76,89 +78,19 @@ def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, st
         session.add(campaign)
         session.flush()
         cid = campaign.id
-        session.execute(
-            insert(Item),
-            [
-                {
-                    "campaign_id": cid,
-                    "external_id": f"i{n}",
-                    "payload": {"image": f"{n}.png", "sentence": "A shape."},
-                }
-                for n in range(2 * hits)
-            ],
-        )
-        session.execute(
-            insert(GoldItem),
-            [
-                {
-                    "campaign_id": cid,
-                    "external_id": f"g{n}",
-                    "payload": {"image": f"g{n}.png", "sentence": "Gold."},
-                    "answer": {"rating": 3},
-                }
-                for n in range(hits)
-            ],
-        )
-        items = list(session.scalars(select(Item.id).where(Item.campaign_id == cid).order_by(Item.id)))
-        golds = list(
-            session.scalars(select(GoldItem.id).where(GoldItem.campaign_id == cid).order_by(GoldItem.id))
-        )
-        session.execute(
-            insert(PublishedHIT),
-            [
-                {
-                    "campaign_id": cid,
-                    "mturk_hit_id": f"3H{n:012d}",
-                    "status": "complete",
-                    "page_token": f"{n:032x}",
-                }
-                for n in range(hits)
-            ],
-        )
-        published = list(session.scalars(select(PublishedHIT.id).where(PublishedHIT.campaign_id == cid)))
-        session.execute(
-            insert(HITSlot),
-            [
-                row
-                for n, pid in enumerate(published)
-                for row in (
-                    {"published_hit_id": pid, "position": 0, "item_id": items[2 * n]},
-                    {"published_hit_id": pid, "position": 1, "item_id": items[2 * n + 1]},
-                    {"published_hit_id": pid, "position": 2, "gold_item_id": golds[n]},
-                )
-            ],
-        )
-        rows = []
+        rows: list[dict[str, Any]] = []  # the first submissions, for the audit log's rows
         held_of: dict[str, str] = {}
-        now = utcnow()
-        for n, pid in enumerate(published):
-            for k, worker in enumerate(rng.sample(workers, per_hit)):
-                bad = worker in flagged
-                assignment = f"3A{n:010d}{k:02d}"
-                rows.append(
-                    {
-                        "assignment_id": assignment,
-                        "published_hit_id": pid,
-                        "worker_id": worker,
-                        "answers": {"answers": [rng.randint(1, 4), rng.randint(1, 4), 3 if not bad else 1]},
-                        "work_seconds": rng.uniform(20, 90),
-                        # Over the last 40 hours: the campaign page's throughput has hours to count.
-                        "submitted_at": now - timedelta(seconds=rng.uniform(0, 40 * 3600)),
-                        "gold_correct": 0 if bad else 1,
-                        "gold_total": 1,
-                        "graded": True,
-                        "decision": "held" if bad else "approve",
-                        "evidence": {"signals": {"suspicious": ["straightline"]}, "held_for": "flag"}
-                        if bad
-                        else {},
-                    }
-                )
-                if bad:
-                    held_of.setdefault(worker, assignment)
-        session.execute(insert(Submission), rows)
         counts: dict[str, int] = {}
-        for row in rows:
-            counts[row["worker_id"]] = counts.get(row["worker_id"], 0) + 1
+        now = utcnow()
+        # In chunks of HITs, so that a million HITs' rows never sit in memory at once.
+        for first in range(0, hits, CHUNK):
+            chunk = _seed_chunk(session, cid, range(first, min(hits, first + CHUNK)), per_hit, now, rng)
+            for row in chunk:
+                worker = row["worker_id"]
+                counts[worker] = counts.get(worker, 0) + 1
+                if worker in flagged:
+                    held_of.setdefault(worker, row["assignment_id"])
+            rows += chunk[: max(0, 2000 - len(rows))]
         session.execute(
             insert(WorkerStats),
             [
@@ -192,7 +124,7 @@ def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, st
                     "staff_user_id": staff.id,
                     "action": "approve",
                     "note": "looked fine",
-                    "assignments": [rows[n]["assignment_id"]],
+                    "assignments": [rows[n % len(rows)]["assignment_id"]],
                 }
                 for n in range(2000)
             ],
@@ -200,8 +132,93 @@ def seed(url: str, hits: int, per_hit: int, rng: random.Random) -> tuple[int, st
         # Rows inserted through Core pass by the counters' listeners: count them as the migration
         # counts an upgraded database's.
         recount(session, cid)
-        worker = workers[0]
+        # The first flagged worker (on a tiny campaign, the first one with held work).
+        worker = workers[0] if workers[0] in held_of else next(iter(held_of))
         return cid, worker, held_of[worker]
+
+
+def _seed_chunk(
+    session: Any, cid: int, numbers: range, per_hit: int, now: Any, rng: random.Random
+) -> list[dict[str, Any]]:
+    """HITs ``numbers`` of the campaign with their items, gold, slots and submissions; the submissions."""
+    workers = [f"A{n:012d}" for n in range(WORKERS)]
+    flagged = set(workers[::10])
+    last_item = session.scalar(select(func.max(Item.id))) or 0
+    last_gold = session.scalar(select(func.max(GoldItem.id))) or 0
+    last_hit = session.scalar(select(func.max(PublishedHIT.id))) or 0
+    session.execute(
+        insert(Item),
+        [
+            {
+                "campaign_id": cid,
+                "external_id": f"i{n}",
+                "payload": {"image": f"{n}.png", "sentence": "A shape."},
+            }
+            for n in range(2 * numbers.start, 2 * numbers.stop)
+        ],
+    )
+    session.execute(
+        insert(GoldItem),
+        [
+            {"campaign_id": cid, "external_id": f"g{n}",
+             "payload": {"image": f"g{n}.png", "sentence": "Gold."},
+             "answer": {"rating": 3}}
+            for n in numbers
+        ],
+    )  # fmt: skip
+    session.execute(
+        insert(PublishedHIT),
+        [
+            {
+                "campaign_id": cid,
+                "mturk_hit_id": f"3H{n:012d}",
+                "status": "complete",
+                "page_token": f"{n:032x}",
+            }
+            for n in numbers
+        ],
+    )
+    items = list(session.scalars(select(Item.id).where(Item.id > last_item).order_by(Item.id)))
+    golds = list(session.scalars(select(GoldItem.id).where(GoldItem.id > last_gold).order_by(GoldItem.id)))
+    published = list(
+        session.scalars(select(PublishedHIT.id).where(PublishedHIT.id > last_hit).order_by(PublishedHIT.id))
+    )
+    session.execute(
+        insert(HITSlot),
+        [
+            row
+            for k, pid in enumerate(published)
+            for row in (
+                {"published_hit_id": pid, "position": 0, "item_id": items[2 * k]},
+                {"published_hit_id": pid, "position": 1, "item_id": items[2 * k + 1]},
+                {"published_hit_id": pid, "position": 2, "gold_item_id": golds[k]},
+            )
+        ],
+    )
+    rows = []
+    for n, pid in zip(numbers, published, strict=True):
+        for k, worker in enumerate(rng.sample(workers, per_hit)):
+            bad = worker in flagged
+            rows.append(
+                {
+                    "assignment_id": f"3A{n:010d}{k:02d}",
+                    "published_hit_id": pid,
+                    "worker_id": worker,
+                    "answers": {"answers": [rng.randint(1, 4), rng.randint(1, 4), 3 if not bad else 1]},
+                    "work_seconds": rng.uniform(20, 90),
+                    # Over the last 40 hours: the campaign page's throughput has hours to count.
+                    "submitted_at": now - timedelta(seconds=rng.uniform(0, 40 * 3600)),
+                    "gold_correct": 0 if bad else 1,
+                    "gold_total": 1,
+                    "graded": True,
+                    "decision": "held" if bad else "approve",
+                    "evidence": {"signals": {"suspicious": ["straightline"]}, "held_for": "flag"}
+                    if bad
+                    else {},
+                }
+            )
+    session.execute(insert(Submission), rows)
+    return rows
 
 
 def timed(client: Any, path: str, repeat: int) -> float:
@@ -268,9 +285,12 @@ def main() -> None:
     }
     print(f"floor (sign-in page): {floor:.1f} ms")
     print(f"{'page':28} {'median ms':>10} {'x floor':>8}")
+    measured = {}
     for name, path in pages.items():
-        ms = timed(client, path, args.repeat)
+        ms = measured[name] = timed(client, path, args.repeat)
         print(f"{name:28} {ms:10.1f} {ms / floor:8.1f}")
+    database = settings.database_url.split(":", 1)[0]
+    export({"database": database, "hits": args.hits, "floor": floor, "pages": measured})
 
 
 if __name__ == "__main__":

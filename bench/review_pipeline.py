@@ -294,6 +294,8 @@ def main() -> None:
             + ")"
         )
 
+    _export(settings, args, total, marks, elapsed, cpu, served, calls)
+
 
 def _api_calls(port: int) -> dict[str, float]:
     """The API server's calls by operation (all outcomes), from its ``/metrics``."""
@@ -305,6 +307,28 @@ def _api_calls(port: int) -> dict[str, float]:
         if op:
             calls[op[1]] = calls.get(op[1], 0.0) + float(match[2])
     return calls
+
+
+def _export(
+    settings: Any,
+    args: Any,
+    total: int,
+    marks: dict[str, float],
+    elapsed: float,
+    cpu: dict[str, float],
+    served: str,
+    calls: dict[str, float],
+) -> None:
+    """The run's figures for ``python -m bench`` (bench/results.py)."""
+    from bench.results import export
+
+    export({
+        "assignments": total, "database": settings.database_url.split(":", 1)[0],
+        "broker": settings.broker_url.split(":", 1)[0], "server": served,
+        "celery_workers": args.celery_workers, "marks": marks, "elapsed": elapsed,
+        "throughput": total / elapsed, "cpu": cpu,
+        "calls_per_assignment": sum(calls.values()) / total if calls else None,
+    })  # fmt: skip
 
 
 def _is_broker(name: str) -> bool:

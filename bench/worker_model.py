@@ -16,8 +16,17 @@ def main() -> None:
     crowd = sys.argv[1] if len(sys.argv) > 1 else "issue"
     seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     started = time.perf_counter()
-    print(compare(crowd, seeds))
+    table = compare(crowd, seeds)
+    print(table)
     print(f"\n{time.perf_counter() - started:.0f} s")
+    _export(crowd, seeds, table, time.perf_counter() - started)
+
+
+def _export(crowd: str, seeds: int, table: str, seconds: float) -> None:
+    """The run's table for ``python -m bench`` (bench/results.py)."""
+    from bench.results import export
+
+    export({"crowd": crowd, "seeds": seeds, "table": table, "seconds": seconds})
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from bench.cpu import is_database, named_cpu, tree_cpu
+from bench.results import export
 from bench.serving import SERVERS, serve, stop
 from bench.worker_path_client import Browser, Flow, HitforgeFlow, Stats, run_crowd
 from bench.worker_path_seed import Seeded, seed, top_up
@@ -62,6 +63,27 @@ class Result:
     @property
     def rate(self) -> float:
         return self.stats.submissions / self.seconds if self.seconds else 0.0
+
+    def figures(self) -> dict[str, object]:
+        """This run's figures as JSON: rate, CPU a submission, p50/p99 of requests begun after warm-up."""
+        subs = max(self.stats.submissions, 1)
+        latency = {}
+        for kind in KINDS:
+            began = sorted(self.stats.steady.get(kind, []))
+            if began:
+                p99 = began[max(0, int(len(began) * 0.99) - 1)]
+                latency[kind] = [statistics.median(began) * 1000, p99 * 1000]
+        return {
+            "site": self.site,
+            "workers": self.workers,
+            "rate": self.rate,
+            "submissions": self.stats.submissions,
+            "failed_accepts_per_submission": self.stats.failed_accepts / subs,
+            "errors": self.stats.errors,
+            "server_cpu_ms": self.server_cpu / subs * 1000,
+            "database_cpu_ms": self.database_cpu / subs * 1000,
+            "latency_ms": latency,
+        }
 
     def line(self) -> str:
         s = self.stats
@@ -254,6 +276,16 @@ def main() -> None:
             if args.against_turkle:
                 _drop_postgres(args.postgres, f"{pg_name}_turkle")
     _summary(results, settings.market_database_url, args, seeded)
+    export(
+        {
+            "database": settings.market_database_url.split(":", 1)[0],
+            "hits": seeded.hits,
+            "think": args.think,
+            "seconds": args.seconds,
+            "server": f"{args.server} {args.server_processes} x {args.server_threads}",
+            "runs": [r.figures() for r in results],
+        }
+    )
 
 
 def _summary(results: list[Result], database_url: str, args: argparse.Namespace, seeded: Seeded) -> None:

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -45,6 +46,9 @@ class Seeded:
     requester_id: str
     hit_type_id: str
     hits: int
+    #: The requester's key, for benchmarks that also call the API as it.
+    access_key_id: str = ""
+    secret_access_key: str = ""
 
 
 def seed(market: sessionmaker[Session], hits: int, *, progress: bool = False) -> Seeded:
@@ -68,32 +72,37 @@ def seed(market: sessionmaker[Session], hits: int, *, progress: bool = False) ->
         session.add(hit_type)
         session.flush()
         hit_type_id = hit_type.id
-    seeded = Seeded(key.requester_id, hit_type_id, hits)
+    seeded = Seeded(key.requester_id, hit_type_id, hits, key.access_key_id, key.secret_access_key)
     _insert_hits(market, seeded, hits, progress=progress)
     return seeded
 
 
-def _insert_hits(market: sessionmaker[Session], seeded: Seeded, hits: int, *, progress: bool = False) -> None:
+def hit_rows(seeded: Seeded, count: int, before: int, status: str = ASSIGNABLE) -> list[dict[str, Any]]:
+    """``count`` HIT rows of the seeded type as CreateHIT leaves them, older than the ``before`` newest."""
     now = utcnow()
     expires = now + timedelta(days=7)
+    return [
+        {
+            "id": new_entity_id(),
+            "hit_type_id": seeded.hit_type_id,
+            "requester_id": seeded.requester_id,
+            "question": QUESTION,
+            "max_assignments": 1,
+            "status": status,
+            "review_status": "NotReviewed",
+            # Distinct creation times, so "oldest first" is one order whatever the ids.
+            "created_at": now - timedelta(microseconds=before + count - n),
+            "expires_at": expires,
+        }
+        for n in range(count)
+    ]
+
+
+def _insert_hits(market: sessionmaker[Session], seeded: Seeded, hits: int, *, progress: bool = False) -> None:
     written = 0
     while written < hits:
         count = min(BATCH, hits - written)
-        rows = [
-            {
-                "id": new_entity_id(),
-                "hit_type_id": seeded.hit_type_id,
-                "requester_id": seeded.requester_id,
-                "question": QUESTION,
-                "max_assignments": 1,
-                "status": ASSIGNABLE,
-                "review_status": "NotReviewed",
-                # Distinct creation times, so "oldest first" is one order whatever the ids.
-                "created_at": now - timedelta(microseconds=hits - written - n),
-                "expires_at": expires,
-            }
-            for n in range(count)
-        ]
+        rows = hit_rows(seeded, count, hits - written - count)
         with session_scope(market) as session:
             session.execute(insert(HIT), rows)
         written += count
