@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import FrameLocator, Locator, Page
+from playwright.sync_api import FrameLocator, Locator, Page, expect
 from sqlalchemy import select
 
 from demo.tasks import save_png, write_jsonl
@@ -96,7 +96,8 @@ def test_worker_edits_deletes_draws_merges_and_describes_and_the_triples_are_sto
     frame = _open_hit(page, live_server.url, hit_id, "objects-worker")
     item = frame.locator("fieldset.objects-item").nth(0)
     assert _objects(item) == SEEDS  # the seeds, boxes drawn and listed
-    assert item.locator(".objects-box").count() == 5
+    # The boxes are drawn once the picture has loaded (slow on a loaded machine): waited for, not raced.
+    expect(item.locator(".objects-box")).to_have_count(5)
     assert item.locator("li.objects-entry").count() == 5
     assert item.get_by_label("Object 2 label").input_value() == "blue square"
     item.locator("img").scroll_into_view_if_needed()
@@ -240,7 +241,7 @@ def test_preview_shows_the_seeds_without_letting_anyone_edit_them_and_focus_is_v
     frame = page.frame_locator("#hit-frame")
     item = frame.locator("fieldset.objects-item").first
     item.wait_for()
-    assert item.locator(".objects-box").count() == 5  # the seeds are shown ...
+    expect(item.locator(".objects-box")).to_have_count(5)  # the seeds are shown (once the picture loads) ...
     assert item.locator(".objects-box[tabindex]").count() == 0  # ... but cannot be focused, moved or drawn on
     assert item.locator(".objects-handle").count() == 0
     assert item.get_by_label("Object 1 label").is_disabled()
