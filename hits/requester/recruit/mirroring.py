@@ -47,8 +47,9 @@ def mirror_target(group_row_id: int, grant_entry_id: int) -> str:
 
 
 def holds(action: str, payload: dict[str, object]) -> bool:
-    """Whether a grant or revocation leaves the worker holding the qualification (a score of 1 or more)."""
-    if action != "qualify":
+    """Whether a grant (``qualify``, or its ``mirror``) or a revocation leaves the worker holding the
+    qualification (a score of 1 or more)."""
+    if action not in ("qualify", "mirror"):
         return False
     try:
         return int(str(payload.get("value"))) >= 1
@@ -80,10 +81,11 @@ def queue_standing_grants(
         return []
     queued: list[int] = []
     for group in groups:
-        for grant_id, worker_id, joins, held_before in _latest_grants(session, group, wanted):
-            if not joins and not held_before:
-                continue  # never held it: nothing of theirs is in the group to take out
-            if _already_mirrored(session, recruitment.id, group.id, grant_id):
+        # Never held it: nothing of theirs is in the group to take out.
+        grants = [g for g in _latest_grants(session, group, wanted) if g[2] or g[3]]
+        mirrored = _already_mirrored(session, recruitment.id, group.id, [g[0] for g in grants])
+        for grant_id, worker_id, joins, _ in grants:
+            if grant_id in mirrored:
                 continue
             entry_id = _queue_once(
                 session,
@@ -132,22 +134,27 @@ def _latest_grants(
     ]
 
 
-def _already_mirrored(session: Session, recruitment_id: int, group_row_id: int, grant_id: int) -> bool:
-    relayed = session.scalar(
-        select(RecruitRelay.id).where(
-            RecruitRelay.recruitment_id == recruitment_id, RecruitRelay.outbox_entry_id == grant_id
-        )
-    )
-    if relayed is not None:
-        return True
-    return (
-        session.scalar(
-            select(OutboxEntry.id).where(
-                OutboxEntry.action == "mirror", OutboxEntry.target == mirror_target(group_row_id, grant_id)
+def _already_mirrored(
+    session: Session, recruitment_id: int, group_row_id: int, grant_ids: list[int]
+) -> set[int]:
+    """Those of ``grant_ids`` relayed to this study, directly or by a ``mirror`` entry: two queries in
+    all, not two a participant (settling asks every minute)."""
+    if not grant_ids:
+        return set()
+    relayed = set(
+        session.scalars(
+            select(RecruitRelay.outbox_entry_id).where(
+                RecruitRelay.recruitment_id == recruitment_id, RecruitRelay.outbox_entry_id.in_(grant_ids)
             )
         )
-        is not None
     )
+    targets = {mirror_target(group_row_id, g): g for g in grant_ids}
+    queued = session.scalars(
+        select(OutboxEntry.target).where(
+            OutboxEntry.action == "mirror", OutboxEntry.target.in_(list(targets))
+        )
+    )
+    return relayed | {targets[t] for t in queued}
 
 
 def _queue_once(session: Session, campaign_id: int, target: str, payload: dict[str, object]) -> int | None:

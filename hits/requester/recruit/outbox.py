@@ -46,12 +46,6 @@ def rejection_message(feedback: str) -> str:
     return _REJECT_INTRO + feedback
 
 
-def partial_share(verdicts: list[str | None]) -> int:
-    """The percentage of the reward a partly approved place earns: its share of tasks approved, rounded
-    down (a place is never paid more than its approved share)."""
-    return sum(1 for v in verdicts if v == "approve") * 100 // len(verdicts)
-
-
 def partial_message(approved: int, total: int, percentage: int) -> str:
     """What a participant paid in part reads."""
     return (
@@ -143,9 +137,10 @@ def decide_places(
         if "reject" in found and partial_code:
             if any(v not in ("approve", "reject") for v in found):
                 continue  # paid in part once every task is judged: its share is not known yet
-            share = partial_share(found)
+            approved = found.count("approve")
+            # Rounded down: a place is never paid more than its approved share.
+            share = approved * 100 // len(found)
             if share in wire.PARTIAL_PERCENT:
-                approved = sum(1 for v in found if v == "approve")
                 message = partial_message(approved, len(found), share)
                 entry = queue_decision(
                     session, place, "partial", message=message, code=partial_code, percentage=share

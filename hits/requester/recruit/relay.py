@@ -116,7 +116,7 @@ def hand_over(session: Session, entry: OutboxEntry) -> HandedOver | None:
             if mirrored is None:
                 return None  # no study the worker holds a place in mirrors the qualification
             place, group = mirrored
-            joins = entry.action in ("qualify", "mirror") and holds("qualify", payload)
+            joins = holds(entry.action, payload)
             action = GROUP_ACTIONS["add" if joins else "remove"]
             relayed = {"group_id": str(group.group_id), "group": group.name, "qualification": group.label}
         else:
