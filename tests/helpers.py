@@ -300,6 +300,11 @@ def accept_in_browser(page: Any, base_url: str, worker: str, hit_id: str) -> Any
     """Sign ``worker`` up in a Playwright ``page`` and accept ``hit_id``; the HIT's page in its frame."""
     sign_up_in_browser(page, base_url, worker)
     page.locator(f'tr[data-hit-id="{hit_id}"] button').click()
+    # The click returns once the navigation commits, before the work page is parsed: a check
+    # run then would see an empty document (an axe run once found no heading at all).
+    page.wait_for_url("**/work/**")
+    page.locator("#hit-frame").wait_for(state="attached")
+    page.wait_for_load_state("domcontentloaded")
     return page.frame_locator("#hit-frame")
 
 

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from flask import Blueprint, Flask, abort, current_app, redirect, render_template, request, url_for
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from werkzeug.wrappers import Response
 
 from hits.requester.campaigns.recruitment import stored_spec
@@ -286,7 +286,12 @@ def next_hit(session_id: str) -> Any:
 def _after_submit(worker_id: str, hit_type_id: str) -> str | None:
     """The place page of a participant who submitted a HIT of their campaign (the worker site asks)."""
     db = requester_session()
-    campaign = db.scalar(select(Campaign).where(Campaign.hit_type_id == hit_type_id).limit(1))
+    # Either of the campaign's types: adaptive gold puts its HITs for trusted workers in a second one.
+    campaign = db.scalar(
+        select(Campaign)
+        .where(or_(Campaign.hit_type_id == hit_type_id, Campaign.trusted_hit_type_id == hit_type_id))
+        .limit(1)
+    )
     if campaign is None:
         return None
     found = working_place_of(db, worker_id, campaign.id)

@@ -15,6 +15,7 @@ from pathlib import Path
 from hits.money import dollars, mturk_fee
 from hits.requester.campaigns.service import campaign_warnings, launch_cost
 from hits.requester.files.campaign import CampaignFile, hit_count_for, load_campaign_file
+from hits.requester.pages.gold import page_plans
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class CampaignPlan:
     budget: Decimal
     #: Practice items (``training:``): shown to workers, never HITs, paid or graded.
     training_items: int = 0
+    #: Adaptive gold: how the HITs split between newcomers and trusted workers, in words.
+    adaptive_gold: str = ""
 
     @property
     def assignments(self) -> int:
@@ -58,6 +61,17 @@ def plan_for(loaded: CampaignFile) -> CampaignPlan:
     spec = loaded.spec
     hits = hit_count_for(spec, len(loaded.items))
     last = len(loaded.items) - (hits - 1) * spec.items_per_hit if hits else 0
+    adaptive = ""
+    if spec.adaptive_gold is not None and hits:
+        a = spec.adaptive_gold
+        plans = page_plans(len(loaded.items), spec.items_per_hit, spec.gold_per_hit, a.counts())
+        last = plans[-1].items
+        trusted = sum(p.for_trusted for p in plans)
+        page = spec.items_per_hit + spec.gold_per_hit
+        adaptive = (
+            f"{hits - trusted} HITs for anyone with {a.newcomers} gold of {page} slots, {trusted} for "
+            f"trusted workers with {a.trusted}; trust after {a.trust_after_gold} gold answers"
+        )
     return CampaignPlan(
         name=spec.name,
         template=spec.template,
@@ -73,6 +87,7 @@ def plan_for(loaded: CampaignFile) -> CampaignPlan:
         cost=launch_cost(spec, hits),
         budget=spec.budget,
         training_items=len(spec.training),
+        adaptive_gold=adaptive,
     )
 
 
@@ -117,6 +132,7 @@ def plan_lines(plan: CampaignPlan) -> list[str]:
         f"HITs:         {plan.hits}",
         f"per HIT:      {per_hit} + {plan.gold_per_hit} gold, "
         f"{_plural(plan.assignments_per_hit, 'assignment')}",
+        *([f"adaptive:     {plan.adaptive_gold}"] if plan.adaptive_gold else []),
         f"assignments:  {plan.assignments}",
         f"reward:       {dollars(plan.reward)} per assignment + {dollars(plan.fee)} fee "
         f"= {dollars(per_assignment)}",

@@ -18,7 +18,7 @@ from hits.money import mturk_fee
 from hits.requester.files.campaign import CampaignFile, CampaignSpec, hit_count_for
 from hits.requester.files.recruit import places_needed
 from hits.requester.mturk import Marketplace, MarketplaceError
-from hits.requester.pages.gold import pool_shortfall
+from hits.requester.pages.gold import page_plans, pool_shortfall
 from hits.requester.pages.urls import question_url
 from hits.requester.tables.campaigns import Campaign, GoldItem, HITSlot, Item, PublishedHIT
 
@@ -191,20 +191,27 @@ def plan_hits(
     gold: list[GoldItem],
     batch: int = 0,
 ) -> None:
-    """Cut items into HITs and insert gold at random positions (seeded, reproducible)."""
+    """Cut items into HITs and insert gold at random positions (seeded, reproducible).
+
+    How many items and gold items each HIT holds is ``pages.gold.page_plans``'
+    (with ``adaptive_gold``, HITs for newcomers carry more gold and HITs for
+    trusted workers less, on pages of the same size).
+    """
     # A later batch of work (``add_work``) gets its own draw: the same seed again would lay the
     # gold out as it did on the first HITs.
     seed = spec.seed or campaign.id
     rng = random.Random(seed if not batch else f"{seed}:{batch}")
     gold_cycle = list(gold)
     rng.shuffle(gold_cycle)
-    cursor = 0
-    for start in range(0, len(items), spec.items_per_hit):
-        chunk: list[Item | GoldItem] = list(items[start : start + spec.items_per_hit])
-        for _ in range(min(spec.gold_per_hit, len(gold_cycle))):
+    cursor = start = 0
+    adaptive = spec.adaptive_gold.counts() if spec.adaptive_gold else None
+    for plan in page_plans(len(items), spec.items_per_hit, spec.gold_per_hit, adaptive):
+        chunk: list[Item | GoldItem] = list(items[start : start + plan.items])
+        start += plan.items
+        for _ in range(min(plan.gold, len(gold_cycle))):
             chunk.insert(rng.randrange(len(chunk) + 1), gold_cycle[cursor % len(gold_cycle)])
             cursor += 1
-        published = PublishedHIT(campaign_id=campaign.id)
+        published = PublishedHIT(campaign_id=campaign.id, for_trusted=plan.for_trusted)
         session.add(published)
         session.flush()
         for position, entry in enumerate(chunk):
@@ -230,6 +237,8 @@ class PendingHIT:
     published_id: int
     request_token: str
     page_token: str | None
+    #: Adaptive gold: published under the campaign's trust requirement as well.
+    for_trusted: bool = False
 
 
 @dataclass
@@ -242,6 +251,14 @@ class PublishPlan:
     #: HITs of the campaign, published or not.
     total: int
     requirements: list[dict[str, Any]]
+    #: Adaptive gold: the requirement HITs for trusted workers carry on top of ``requirements``.
+    trusted_requirement: dict[str, Any] | None = None
+
+    def requirements_of(self, p: PendingHIT) -> list[dict[str, Any]]:
+        """What HIT ``p`` requires of a worker: the campaign's requirements, and trust if it is for them."""
+        if p.for_trusted and self.trusted_requirement is not None:
+            return [*self.requirements, self.trusted_requirement]
+        return self.requirements
 
 
 def plan_publishing(sessions: Callable[[], Session], market: Marketplace, campaign_id: int) -> PublishPlan:
@@ -257,7 +274,7 @@ def plan_publishing(sessions: Callable[[], Session], market: Marketplace, campai
             raise ValueError(f"campaign {campaign_id} does not exist")
         spec = CampaignSpec.model_validate({k: v for k, v in campaign.spec.items() if k != "media_path"})
         pending = [
-            PendingHIT(row.id, row.unique_request_token, row.page_token)
+            PendingHIT(row.id, row.unique_request_token, row.page_token, row.for_trusted)
             for row in session.scalars(
                 select(PublishedHIT)
                 .where(PublishedHIT.campaign_id == campaign_id, PublishedHIT.mturk_hit_id.is_(None))
@@ -284,6 +301,11 @@ def plan_publishing(sessions: Callable[[], Session], market: Marketplace, campai
             plan.requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
         except MarketplaceError as exc:
             raise PublishInterrupted(plan.campaign_name, plan.total - len(pending), plan.total, exc) from exc
+    if spec.adaptive_gold is not None:
+        try:
+            plan.trusted_requirement = trust_requirement(sessions, market, campaign_id, spec)
+        except MarketplaceError as exc:
+            raise PublishInterrupted(plan.campaign_name, plan.total - len(pending), plan.total, exc) from exc
     return plan
 
 
@@ -306,14 +328,14 @@ def publish_campaign(
     report = PublishReport(0, 0)
     for done, p in enumerate(plan.pending, start=1):
         try:
-            hit, created = create_campaign_hit(market, plan.spec, plan.requirements, p, hit_page_url)
+            hit, created = create_campaign_hit(market, plan.spec, plan.requirements_of(p), p, hit_page_url)
         except MarketplaceError as exc:
             raise PublishInterrupted(plan.campaign_name, earlier + done - 1, plan.total, exc) from exc
         if created:
             report.published += 1
         else:
             report.already_there += 1
-        record_campaign_hit(sessions, campaign_id, p.published_id, hit)
+        record_campaign_hit(sessions, campaign_id, p.published_id, hit, for_trusted=p.for_trusted)
         if progress:
             progress(done, len(plan.pending))
     with session_scope(sessions) as session:
@@ -368,7 +390,12 @@ def create_external_hit(
 
 
 def record_campaign_hit(
-    sessions: Callable[[], Session], campaign_id: int, published_id: int, hit: dict[str, Any]
+    sessions: Callable[[], Session],
+    campaign_id: int,
+    published_id: int,
+    hit: dict[str, Any],
+    *,
+    for_trusted: bool = False,
 ) -> None:
     """Record a created HIT's id on its row: from now on the id finds the row (as the token did before)."""
     with session_scope(sessions) as session:
@@ -377,7 +404,10 @@ def record_campaign_hit(
         assert row is not None and campaign is not None
         row.mturk_hit_id = hit["HITId"]
         row.status = "open"
-        campaign.hit_type_id = hit["HITTypeId"]
+        if for_trusted:
+            campaign.trusted_hit_type_id = hit["HITTypeId"]
+        else:
+            campaign.hit_type_id = hit["HITTypeId"]
 
 
 def soft_block_requirement(
@@ -400,6 +430,30 @@ def soft_block_requirement(
     return {
         "QualificationTypeId": qtype_id,
         "Comparator": "DoesNotExist",
+        "ActionsGuarded": "DiscoverPreviewAndAccept",
+    }
+
+
+def trust_requirement(
+    sessions: Callable[[], Session], market: Marketplace, campaign_id: int, spec: CampaignSpec
+) -> dict[str, Any]:
+    """The campaign's trust qualification (created once) as the requirement its trusted HITs carry.
+
+    ``Exists`` guarding discovery, preview and accept: a worker sees those HITs
+    (with less gold) only once the pipeline has granted them the
+    qualification (``quality.followups.on_trusted``).
+    """
+    qtype_id = market.ensure_qualification_type(
+        f"hitforge trusted: {spec.name}",
+        f"Workers whose record on the campaign {spec.name} is confidently good.",
+    )
+    with session_scope(sessions) as session:
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        campaign.trust_qualification_type_id = qtype_id
+    return {
+        "QualificationTypeId": qtype_id,
+        "Comparator": "Exists",
         "ActionsGuarded": "DiscoverPreviewAndAccept",
     }
 

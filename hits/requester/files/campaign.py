@@ -29,11 +29,12 @@ from hits.requester.fileerrors import (
     read_jsonl,
     validation_errors,
 )
+from hits.requester.files.adaptive_gold import AdaptiveGold
 from hits.requester.files.guidance import Guidance, check_guidance_files, scale_problem
 from hits.requester.files.recruit import RecruitSpec
 from hits.requester.files.training import MAX_TRAINING, TrainingItem, check_training
 from hits.requester.files.workflow import WorkflowOptions, check_first_stage
-from hits.requester.pages.gold import pool_shortfall
+from hits.requester.pages.gold import page_plans, pool_shortfall
 from hits.requester.templates import TemplateError, get_template
 
 
@@ -291,6 +292,12 @@ class CampaignSpec(BaseModel):
         description="The gold file (JSON Lines: items with their right answers), relative to the "
         "campaign file.",
     )
+    adaptive_gold: AdaptiveGold | None = Field(
+        None,
+        description="More gold on the HITs newcomers take, less on those only trusted workers may take; "
+        "pages keep items_per_hit + gold_per_hit slots and the campaign's gold does not grow "
+        "(docs/quality.md, Adaptive gold).",
+    )
     allow_gold_reuse: bool = Field(
         False,
         description="Accept a gold pool smaller than HITs x gold_per_hit: gold items then recur across HITs, "
@@ -363,6 +370,10 @@ class CampaignSpec(BaseModel):
             self.gold_per_hit = 0  # the default of 1 does not apply to gold-less templates
         if self.gold_per_hit and not self.gold:
             raise ValueError("gold_per_hit is above 0, so a gold file is required")
+        if self.adaptive_gold is not None:
+            problem = self.adaptive_gold.problem(self.items_per_hit, self.gold_per_hit)
+            if problem:
+                raise ValueError(problem)
         if self.workflow is not None:
             check_first_stage(self)
         if self.guidance is not None and self.guidance.scale is not None:
@@ -450,8 +461,11 @@ def load_items(path: str | Path, template_name: str) -> list[LoadedItem]:
 
 
 def hit_count_for(spec: CampaignSpec, item_count: int) -> int:
-    """How many HITs ``item_count`` items make, ``spec.items_per_hit`` to a HIT."""
-    return -(-item_count // spec.items_per_hit)
+    """How many HITs ``item_count`` items make, ``spec.items_per_hit`` to a HIT (``adaptive_gold``
+    moves items between pages, ``pages.gold.page_plans``)."""
+    if spec.adaptive_gold is None:
+        return -(-item_count // spec.items_per_hit)
+    return len(page_plans(item_count, spec.items_per_hit, spec.gold_per_hit, spec.adaptive_gold.counts()))
 
 
 def _check_gold_pool(loaded: CampaignFile, lines: dict[tuple[Any, ...], int]) -> None:

@@ -135,3 +135,50 @@ def pool_shortfall(gold_count: int, gold_per_hit: int, hits: int) -> str | None:
         "while ordinary items never do, telling such a worker which items are gold; add at least "
         f"{per_worker - gold_count} gold items or lower gold_per_hit"
     )
+
+
+@dataclass(frozen=True)
+class PagePlan:
+    """One planned HIT's share of the work: how many items and gold items its page holds, and whom for.
+
+    ``for_trusted``: a HIT with less gold, published under a requirement only
+    the campaign's trusted workers meet (adaptive gold, ``docs/quality.md``).
+    """
+
+    items: int
+    gold: int
+    for_trusted: bool = False
+
+
+def page_plans(
+    item_count: int, items_per_hit: int, gold_per_hit: int, adaptive: tuple[int, int] | None = None
+) -> list[PagePlan]:
+    """The HITs ``item_count`` items make, in plan order.
+
+    Without ``adaptive`` every page holds ``items_per_hit`` items and
+    ``gold_per_hit`` gold (the last one fewer items). With ``adaptive =
+    (newcomers, trusted)`` every page still holds ``items_per_hit +
+    gold_per_hit`` slots, so all pages look alike, but a HIT for newcomers
+    carries ``newcomers`` gold and one for trusted workers ``trusted``. A HIT
+    is a newcomers' one whenever that keeps the gold placed so far within
+    ``gold_per_hit`` per HIT, so the campaign's gold (and its gold per
+    assignment) is never above what the plain plan would place: it is moved
+    from trusted workers' pages to newcomers' ones, not added.
+    """
+    if adaptive is None:
+        return [
+            PagePlan(min(items_per_hit, item_count - start), gold_per_hit)
+            for start in range(0, item_count, items_per_hit)
+        ]
+    newcomers, trusted = adaptive
+    page = items_per_hit + gold_per_hit
+    plans: list[PagePlan] = []
+    placed, remaining = 0, item_count
+    while remaining > 0:
+        for_trusted = placed + newcomers > gold_per_hit * (len(plans) + 1)
+        gold = trusted if for_trusted else newcomers
+        items = min(page - gold, remaining)
+        plans.append(PagePlan(items, gold, for_trusted))
+        placed += gold
+        remaining -= items
+    return plans

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from hits.db import insert_missing
 from hits.requester.answers import HELD_ON_AUTHENTICITY, HELD_ON_FLAG
+from hits.requester.files.adaptive_gold import AdaptiveGold
 from hits.requester.files.campaign import QualityPolicy, stored_policy
 from hits.requester.pages.gold import exposures_for, slots_with_gold
 from hits.requester.quality import followups, spot_checks
@@ -36,6 +37,7 @@ from hits.requester.quality.live_copying import (
     with_copying,
 )
 from hits.requester.quality.policy import WorkerVerdict, judge_error_rate
+from hits.requester.quality.trust import queue_trust_changes
 from hits.requester.quality.worker_model import model_reason
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -225,6 +227,13 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             )
         else:
             _hold_suspects(pending[worker_id], verdict, suspects)
+    adaptive = campaign.spec.get("adaptive_gold")
+    if adaptive and has_gold:
+        # After the decisions: a worker flagged just now has ``flagged`` set, and loses trust.
+        judged = {w: (verdicts[w], stats[w]) for w in stats}
+        created.extend(
+            queue_trust_changes(session, campaign, AdaptiveGold.model_validate(adaptive), policy, judged)
+        )
     session.flush()  # one INSERT for the batch's entries; ids are known after it
     return [c if isinstance(c, int) else c.id for c in created]
 

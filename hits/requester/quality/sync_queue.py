@@ -64,12 +64,14 @@ def open_hits(
 def running_hit_types(session: Session, access_key_id: str) -> list[str]:
     """HIT types of the running campaigns published with ``access_key_id``.
 
-    Their own, and those a redo moved one of their HITs to (``exclude_from_hit``):
+    Their own (two with adaptive gold), and those a redo moved one of their HITs to (``exclude_from_hit``):
     ListReviewableHITs lists a HIT by the type it has now, so a moved HIT that
     expires, or whose work arrives without its page, is found only there.
     """
     running = (Campaign.status.in_(SYNCED_CAMPAIGNS), Campaign.access_key_id == access_key_id)
-    own = list(session.scalars(select(Campaign.hit_type_id).where(*running)))
+    # A campaign with adaptive gold has a second type: its HITs for trusted workers.
+    types = select(Campaign.hit_type_id, Campaign.trusted_hit_type_id).where(*running)
+    own = [t for pair in session.execute(types) for t in pair]
     payloads = session.scalars(
         select(OutboxEntry.payload)
         .join(Campaign, Campaign.id == OutboxEntry.campaign_id)

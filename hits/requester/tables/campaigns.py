@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -55,6 +56,10 @@ class Campaign(RequesterBase):
     hit_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: The qualification that soft-blocks flagged workers from this campaign's HITs.
     block_qualification_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    #: Adaptive gold: the qualification the campaign grants workers it trusts, and the HIT type of
+    #: the HITs (with less gold) only they may take; the others are of ``hit_type_id``.
+    trust_qualification_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    trusted_hit_type_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     #: The access key the campaign was published with: a worker syncs only its own.
     access_key_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -106,6 +111,8 @@ class PublishedHIT(RequesterBase):
         String(32), unique=True, index=True, nullable=True, default=new_page_token
     )
     status: Mapped[str] = mapped_column(String(16), default="pending")
+    #: Adaptive gold: a HIT with less gold, published for the campaign's trusted workers only.
+    for_trusted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: When a sync of this HIT was last queued; it is not queued again while that one is fresh.
     sync_queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
