@@ -112,7 +112,9 @@ class PublishedHIT(RequesterBase):
     )
     status: Mapped[str] = mapped_column(String(16), default="pending")
     #: Adaptive gold: a HIT with less gold, published for the campaign's trusted workers only.
-    for_trusted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: The database's default only (no Python one): rows written by older code, or through Core
+    #: against an older schema, leave the column out.
+    for_trusted: Mapped[bool] = mapped_column(Boolean, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     #: When a sync of this HIT was last queued; it is not queued again while that one is fresh.
     sync_queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

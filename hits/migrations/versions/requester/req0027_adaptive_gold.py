@@ -14,18 +14,16 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("rq_campaigns") as batch:
-        batch.add_column(sa.Column("trust_qualification_type_id", sa.String(length=32), nullable=True))
-        batch.add_column(sa.Column("trusted_hit_type_id", sa.String(length=32), nullable=True))
-    with op.batch_alter_table("rq_published_hits") as batch:
-        batch.add_column(
-            sa.Column("for_trusted", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
+    # Plain ADD COLUMNs, not batch copies: on SQLite a copy drops the old table, which the
+    # foreign keys of the campaigns' and HITs' other rows refuse (as req0016 found).
+    op.add_column("rq_campaigns", sa.Column("trust_qualification_type_id", sa.String(length=32), nullable=True))
+    op.add_column("rq_campaigns", sa.Column("trusted_hit_type_id", sa.String(length=32), nullable=True))
+    op.add_column(
+        "rq_published_hits", sa.Column("for_trusted", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("rq_published_hits") as batch:
-        batch.drop_column("for_trusted")
-    with op.batch_alter_table("rq_campaigns") as batch:
-        batch.drop_column("trusted_hit_type_id")
-        batch.drop_column("trust_qualification_type_id")
+    op.drop_column("rq_published_hits", "for_trusted")
+    op.drop_column("rq_campaigns", "trusted_hit_type_id")
+    op.drop_column("rq_campaigns", "trust_qualification_type_id")
