@@ -33,7 +33,6 @@ from hits.requester.tables.campaigns import (
     HITSlot,
     OutboxEntry,
     PublishedHIT,
-    Submission,
     WorkerStats,
 )
 from tests.helpers import campaign_bot, publish_campaign_file, rating_campaign_spec
