@@ -27,6 +27,7 @@ from hits.requester.files.campaign import QualityPolicy, load_campaign_file
 from hits.requester.pages.gold import page_plans
 from hits.requester.quality.policy import WorkerVerdict
 from hits.requester.quality.trust import queue_trust_changes, trust_change
+from hits.requester.quality.worker_profile import worker_profile
 from hits.requester.tables.campaigns import (
     Campaign,
     GoldExposure,
@@ -232,6 +233,10 @@ def test_newcomers_get_the_gold_heavy_hits_and_a_trusted_worker_the_light_ones(
         assert granted is not None and granted.payload["worker_id"] == worker_id
         assert granted.status == "done", granted.last_error
     assert market.qualification_score(trust_id, worker_id) == 1
+    with session_scope(requester_sessions) as session:
+        # What a reviewer reads on the worker's profile: the trust in words, not a qualification id.
+        details = [a.detail for a in worker_profile(session, [campaign_id], worker_id).actions]
+    assert "trusted: may take the campaign's HITs with less gold" in details, details
     # Trusted now: the light HITs are open to them, and gold per assignment comes back to 2.
     again = campaign_bot(live_server.url, f"{name}-good", perfect, truth, name)
     assert again.run(max_hits=4).submitted == 2, again.result.errors

@@ -46,9 +46,13 @@ def trust_change(
     return None
 
 
+#: How the outbox targets of trust begin (the worker's profile names such entries in words).
+TRUST_PREFIX = "trust-c"
+
+
 def trust_target(campaign_id: int, worker_id: str) -> str:
     """The outbox target of a worker's trust in a campaign (one grant and one revocation each)."""
-    return f"trust-c{campaign_id}:{worker_id}"
+    return f"{TRUST_PREFIX}{campaign_id}:{worker_id}"
 
 
 def queue_trust_changes(

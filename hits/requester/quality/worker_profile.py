@@ -21,6 +21,7 @@ from hits.requester.files.campaign import stored_policy, stored_reward
 from hits.requester.quality.outbox import PREVIOUS_SCORE
 from hits.requester.quality.policy import GoldRecord, recent_window
 from hits.requester.quality.spot_checks import SpotCheckSummary, spot_check_summary
+from hits.requester.quality.trust import TRUST_PREFIX
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 
@@ -102,6 +103,11 @@ def _latest_block(gold: list[tuple[int, int]], size: int) -> GoldRecord | None:
 
 def _detail(entry: OutboxEntry) -> str:
     payload: dict[str, Any] = entry.payload or {}
+    if entry.target.startswith(TRUST_PREFIX):
+        # Adaptive gold's trust: said in words, not as the qualification's id.
+        if entry.action == "revoke":
+            return "no longer trusted: back to the HITs with more gold"
+        return "trusted: may take the campaign's HITs with less gold"
     if entry.action == "bonus":
         return f"${payload.get('amount', '?')}: {payload.get('reason', '')}".rstrip(": ")
     if entry.action == "notify":
