@@ -221,6 +221,8 @@ def test_newcomers_get_the_gold_heavy_hits_and_a_trusted_worker_the_light_ones(
     assert diligent.run(max_hits=4).submitted == 2, diligent.result.errors
     worker_id = diligent.result.worker_id
     assert _gold_shown(requester_sessions, worker_id) == (6, 2)
+    trusted_type = next(t for t, kinds in types.items() if kinds == {True})
+    assert _accept_by_url(live_server.url, f"{name}-sly", trusted_type) == "refused"
     review(requester_sessions, market)
     with session_scope(requester_sessions) as session:
         granted = session.scalar(
@@ -243,3 +245,22 @@ def test_newcomers_get_the_gold_heavy_hits_and_a_trusted_worker_the_light_ones(
     gold, assignments = _gold_shown(requester_sessions, worker_id)
     assert (gold, assignments) == (8, 4)
     assert Decimal(gold) / assignments == Decimal(2)
+
+
+def _accept_by_url(base_url: str, username: str, hit_type_id: str) -> str:
+    """A newcomer posting the accept of a group they are not shown, with a real form's fields."""
+    from bs4 import BeautifulSoup
+
+    from demo.crowd import Bot, _form_fields
+
+    bot = Bot(base_url, username, Profile("sly", 1.0), {})
+    bot.sign_in()
+    form = bot._get("/").find("form", method="post")
+    fields = _form_fields(form) if form is not None else {}  # type: ignore[arg-type]
+    response = bot._post(f"{base_url}/groups/{hit_type_id}/accept", fields)
+    page = BeautifulSoup(response.text, "html.parser")
+    if page.find("iframe", id="hit-frame") is not None:
+        return "accepted"
+    # Refused for the requirement, not for a missing form field or a sign-in.
+    assert response.status_code == 200 and "qualif" in page.get_text().lower(), page.get_text()[:2000]
+    return "refused"
