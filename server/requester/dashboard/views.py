@@ -29,6 +29,7 @@ from hits.requester.tables.campaigns import (
     PublishedHIT,
     Submission,
     WorkerStats,
+    held_work,
 )
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 from qualification.analysis import MIN_FLAG_RESPONSES, item_analysis
@@ -92,7 +93,7 @@ def home() -> Any:
         .select_from(Submission)
         .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
         .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
-        .where(Submission.decision == "held", PublishedHIT.campaign_id.in_(visible))
+        .where(held_work(), PublishedHIT.campaign_id.in_(visible))
         .group_by(Campaign.id, Campaign.name, Submission.worker_id)
         .order_by(Campaign.name, Submission.worker_id)
     ).all()
