@@ -137,6 +137,9 @@ class Outcome:
     #: Gold answers when trusted (adaptive gold only), and whether the trust was revoked.
     trusted_at_gold: int | None = None
     trust_revoked: bool = False
+    #: Gold answers on the worker's rejected assignments: gold the campaign paid for whose HIT
+    #: is done again (a rejection reopens it), which the plan's gold budget does not count.
+    gold_rejected: int = 0
 
 
 @dataclass
@@ -374,6 +377,7 @@ class _Run:
             elif by_model:
                 w.status = "rejected"
                 out.rejected += 1
+                out.gold_rejected += w.gold[1]
                 self.open[w.hit] += 1
                 self._drop_labels(name, w.hit)
             else:

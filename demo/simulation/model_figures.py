@@ -8,7 +8,8 @@ rejected, and late spam approved (a turning worker's assignments after the
 turn that were approved). Gold per assignment is measured too (gold answers
 shown over assignments done, rejected ones included), not read off the plan:
 with adaptive gold it depends on who took which tier and which HITs were
-redone after a rejection. Assignments before the flag is the median number of
+redone after a rejection; it is shown also over the assignments not rejected,
+the ones the plan's budget is about. Assignments before the flag is the median number of
 assignments a flagged bad worker completed (a turning worker's counted from
 its turn): what a bad worker's work cost before it was stopped, which the
 gold-count figures hide when assignments carry different gold.
@@ -36,13 +37,18 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Median:
-    """A median over ``n`` workers (nan when there are none)."""
+    """A median over ``n`` workers (nan when there are none), with the mean beside it.
+
+    The mean is shown because counts of a few assignments tie: two crowds can share a median of
+    2 while one stops a tenth of its bad workers an assignment later.
+    """
 
     value: float
     n: int
+    mean: float = float("nan")
 
     def text(self) -> str:
-        return f"{self.value:g} (median of {self.n})" if self.n else "- (none flagged)"
+        return f"{self.value:g} (median of {self.n}; mean {self.mean:.2f})" if self.n else "- (none flagged)"
 
 
 def median(values: Sequence[int]) -> Median:
@@ -51,7 +57,7 @@ def median(values: Sequence[int]) -> Median:
         return Median(float("nan"), 0)
     mid = len(ordered) // 2
     value = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-    return Median(float(value), len(ordered))
+    return Median(float(value), len(ordered), sum(ordered) / len(ordered))
 
 
 @dataclass(frozen=True)
@@ -90,10 +96,18 @@ def assignments_before_flag(o: Outcome) -> int | None:
     return o.flagged_at_assignment - (start or 0)
 
 
-def gold_per_assignment(outcomes: Sequence[Outcome]) -> float:
-    """Gold answers shown over assignments done, every worker and every assignment (rejected too)."""
-    done = sum(o.assignments for o in outcomes)
-    return sum(o.gold_total for o in outcomes) / done if done else float("nan")
+def gold_per_assignment(outcomes: Sequence[Outcome], *, kept_only: bool = False) -> float:
+    """Gold answers shown over assignments done, every worker and every assignment (rejected too).
+
+    ``kept_only``: over the assignments not rejected. A rejection reopens the HIT, so its gold is
+    shown again to whoever redoes it; the plan's budget holds for the kept assignments, and the
+    difference between the two figures is the gold spent on rejected work. With adaptive gold
+    that work sits mostly on newcomer HITs (more gold than average), so the all-assignments
+    figure can exceed the plan's gold per HIT.
+    """
+    done = sum(o.assignments - (o.rejected if kept_only else 0) for o in outcomes)
+    gold = sum(o.gold_total - (o.gold_rejected if kept_only else 0) for o in outcomes)
+    return gold / done if done else float("nan")
 
 
 def figures(outcomes: Sequence[Outcome], policy: Policy) -> dict[str, Figure | Median | float]:
@@ -127,6 +141,7 @@ def figures(outcomes: Sequence[Outcome], policy: Policy) -> dict[str, Figure | M
             [n for n in map(assignments_before_flag, outcomes) if n is not None]
         ),
         "gold_per_assignment": gold_per_assignment(outcomes),
+        "gold_per_kept_assignment": gold_per_assignment(outcomes, kept_only=True),
     }
 
 
@@ -137,7 +152,8 @@ LABELS = {
     "diligent_held": ("diligent assignments held for a person", "-"),
     "late_spam_approved": ("late spam approved (after the turn)", "< 0.10"),
     "assignments_before_flag": ("assignments before the flag (bad workers, from the turn)", "lower"),
-    "gold_per_assignment": ("gold per assignment (measured)", "no higher"),
+    "gold_per_assignment": ("gold per assignment (measured, every assignment done)", "no higher"),
+    "gold_per_kept_assignment": ("gold per assignment not rejected (measured)", "no higher"),
 }
 
 
