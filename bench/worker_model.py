@@ -1,7 +1,8 @@
 """Issue 28's benchmark: today's rule against the worker model, on the simulated crowds.
 
-``python -m bench.worker_model [issue|mixture] [seeds]`` prints the before/after table
-(Markdown), pooled over seeds 1..N with 95% Wilson intervals (demo/simulation/model_figures.py).
+``python -m bench.worker_model [issue|mixture|issue-adaptive|mixture-adaptive] [seeds]`` prints the
+before/after table (Markdown), pooled over seeds 1..N with 95% Wilson intervals
+(demo/simulation/model_figures.py). The -adaptive crowds are the same with adaptive gold.
 """
 
 from __future__ import annotations

@@ -95,10 +95,11 @@ def quality() -> None:
 @click.option(
     "--compare",
     "compare_crowd",
-    type=click.Choice(["issue", "mixture"]),
+    type=click.Choice(["issue", "mixture", "issue-adaptive", "mixture-adaptive"]),
     default=None,
     help="Instead: today's gold rule against the worker model (docs/quality.md) on issue 28's crowd "
-    "(issue) or a few bad among many good (mixture), over --seeds, pooled with 95% Wilson intervals "
+    "(issue) or a few bad among many good (mixture), either with adaptive gold (-adaptive: 3 gold for "
+    "newcomers, 1 for trusted workers), over --seeds, pooled with 95% Wilson intervals "
     "(the table python -m bench.worker_model prints).",
 )
 def simulate(

@@ -18,6 +18,14 @@ HITs, 40 diligent, one of each bad kind, the turning worker turning after 30
 answers. A flag by the model or by gold rejects the worker's undecided work and
 stops them; a flag on the signals holds it and lets them go on.
 
+``issue-adaptive`` and ``mixture-adaptive`` are the same crowds with adaptive
+gold (:mod:`demo.simulation.adaptive`): newcomer HITs of 3 gold + 3 items,
+trusted HITs of 1 gold + 5 items, interleaved so the gold budget stays 2 per
+HIT; a worker is trusted after an approving verdict on at least 8 gold answers
+and loses it (for good) on a flag. The question they answer: are bad
+newcomers stopped in fewer assignments, at what cost in catching a trusted
+worker's turn, for the same gold.
+
 The figures (precision, recall, late spam, the table) are
 :mod:`demo.simulation.model_figures`'.
 """
@@ -27,13 +35,15 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from demo.simulation.adaptive import Slot, Tier, pick, plan
 from demo.simulation.pairs import PairTally
 from hits.requester.quality.copying import agreement_p_value
 from hits.requester.quality.policy import (
     GoldRecord,
+    WorkerVerdict,
     held_back,
     judge_recent,
     judge_worker,
@@ -73,6 +83,11 @@ class Crowd:
     gold_per_hit: int = 2
     assignments: int = 3
     gold_pool: int = 200
+    #: (newcomers, trusted): gold on a newcomer and on a trusted HIT of the same page size
+    #: (:mod:`demo.simulation.adaptive`); None: every HIT carries gold_per_hit.
+    adaptive_gold: tuple[int, int] | None = None
+    #: Gold answers a worker needs, with an approving verdict, before it is trusted.
+    trust_after_gold: int = 8
 
 
 CROWDS = {
@@ -81,6 +96,10 @@ CROWDS = {
         300, {"diligent": 40, "fixed": 1, "turning": 1, "copy_a": 1, "copy_b": 1, "random": 1}, 30
     ),
 }
+# The same crowds with adaptive gold: 3 gold on a newcomer's HIT, 1 on a trusted worker's, 2 on
+# average, so the gold budget is the plain crowd's and only who sees the gold changes.
+CROWDS["issue-adaptive"] = replace(CROWDS["issue"], adaptive_gold=(3, 1))
+CROWDS["mixture-adaptive"] = replace(CROWDS["mixture"], adaptive_gold=(3, 1))
 
 
 @dataclass(frozen=True)
@@ -110,6 +129,17 @@ class Outcome:
     approved_after_turn: int = 0
     #: The model's mean accuracy at its last judgement (after rule only).
     predicted: float | None = None
+    #: Assignments done when flagged, and before the turn (a turning worker): how many
+    #: assignments a bad worker's work cost before it was stopped, which gold counts hide when
+    #: assignments carry different gold.
+    flagged_at_assignment: int | None = None
+    turned_at_assignment: int | None = None
+    #: Gold answers when trusted (adaptive gold only), and whether the trust was revoked.
+    trusted_at_gold: int | None = None
+    trust_revoked: bool = False
+    #: Gold answers on the worker's rejected assignments: gold the campaign paid for whose HIT
+    #: is done again (a rejection reopens it), which the plan's gold budget does not count.
+    gold_rejected: int = 0
 
 
 @dataclass
@@ -119,6 +149,9 @@ class _Work:
     gold: tuple[int, int]
     status: str = "pending"
     after_turn: bool = False
+    #: The HIT's tier, and whether the worker was trusted when it took it (adaptive gold).
+    tier: Tier = "plain"
+    trusted: bool = False
 
 
 @dataclass
@@ -127,6 +160,7 @@ class _Worker:
     fixed_label: int
     stopped: bool = False
     flagged: bool = False
+    trusted: bool = False
     work: list[_Work] = field(default_factory=list)
     answers: list[int] = field(default_factory=list)
 
@@ -141,13 +175,18 @@ class _Run:
         pool = list(range(crowd.gold_pool))
         self.rng.shuffle(pool)
         # Each HIT: ("item", i) or ("gold", j) per slot, gold dealt from the shuffled pool in turn.
-        self.layout: list[list[tuple[str, int]]] = []
-        for h in range(crowd.hits):
-            slots = [("item", h * k + i) for i in range(k)]
-            slots += [("gold", pool[(h * g + j) % len(pool)]) for j in range(g)]
-            self.rng.shuffle(slots)
-            self.layout.append(slots)
-        self.open = [crowd.assignments] * crowd.hits
+        self.layout: list[list[Slot]] = []
+        self.tiers: list[Tier] = []
+        if crowd.adaptive_gold is not None:
+            self.layout, self.tiers = plan(self.rng, crowd.hits * k, k, g, pool, crowd.adaptive_gold)
+        else:
+            for h in range(crowd.hits):
+                slots = [("item", h * k + i) for i in range(k)]
+                slots += [("gold", pool[(h * g + j) % len(pool)]) for j in range(g)]
+                self.rng.shuffle(slots)
+                self.layout.append(slots)
+            self.tiers = ["plain"] * crowd.hits
+        self.open = [crowd.assignments] * len(self.layout)
         self.workers: dict[str, _Worker] = {}
         for profile, count in crowd.profiles.items():
             for n in range(count):
@@ -179,8 +218,7 @@ class _Run:
         while active and any(self.open):
             name = self.rng.choice(active)
             worker = self.workers[name]
-            done = {w.hit for w in worker.work}
-            hit = next((h for h in range(self.crowd.hits) if self.open[h] and h not in done), None)
+            hit = self._next_hit(worker)
             if hit is None or worker.stopped:
                 active.remove(name)
                 continue
@@ -193,6 +231,7 @@ class _Run:
                 and not partner.stopped
                 and self.open[hit]
                 and hit not in {w.hit for w in partner.work}
+                and (self.tiers[hit] != "trusted" or partner.trusted)
             ):
                 self._work(partner, hit, copy_of=worker)
         for worker in self.workers.values():
@@ -201,6 +240,13 @@ class _Run:
                     w.status = "held"
                     worker.outcome.held += 1
         return [w.outcome for w in self.workers.values()]
+
+    def _next_hit(self, worker: _Worker) -> int | None:
+        """The oldest open HIT the worker has not done (the Accept button), within its tiers."""
+        done = {w.hit for w in worker.work}
+        if self.crowd.adaptive_gold is not None:
+            return pick(self.tiers, self.open, done, worker.trusted)
+        return next((h for h in range(len(self.layout)) if self.open[h] and h not in done), None)
 
     @staticmethod
     def _partner_name(name: str) -> str | None:
@@ -215,6 +261,7 @@ class _Run:
         turns = out.profile == "turning" and out.turned_at_gold is None
         if turns and out.answers_total >= self.crowd.turn_after_answers:
             out.turned_at_gold = out.gold_total
+            out.turned_at_assignment = out.assignments
         slots = self.layout[hit]
         if copy_of is not None:
             answers = list(copy_of.work[-1].answers)
@@ -243,7 +290,17 @@ class _Run:
         if out.turned_at_gold is not None:
             out.after_turn += 1
         worker.answers.extend(answers)
-        worker.work.append(_Work(hit, answers, (right, total), "pending", out.turned_at_gold is not None))
+        worker.work.append(
+            _Work(
+                hit,
+                answers,
+                (right, total),
+                "pending",
+                out.turned_at_gold is not None,
+                self.tiers[hit],
+                worker.trusted,
+            )
+        )
         self._decide(worker)
 
     # -- deciding --------------------------------------------------------------------------
@@ -303,8 +360,11 @@ class _Run:
         out = worker.outcome
         if decision == "flag" and out.flagged_at_gold is None:
             out.flagged_at_gold = out.gold_total
+            out.flagged_at_assignment = out.assignments
             out.flag_reason = reason if by_model else "+".join(suspicious)
         worker.flagged = worker.flagged or decision == "flag"
+        if self.crowd.adaptive_gold is not None:
+            self._trust(worker, verdict)
         if decision == "undecided":
             return
         for w in worker.work:
@@ -317,6 +377,7 @@ class _Run:
             elif by_model:
                 w.status = "rejected"
                 out.rejected += 1
+                out.gold_rejected += w.gold[1]
                 self.open[w.hit] += 1
                 self._drop_labels(name, w.hit)
             else:
@@ -324,6 +385,28 @@ class _Run:
                 out.held += 1
                 self._drop_labels(name, w.hit)
         worker.stopped = worker.stopped or by_model
+
+    def _trust(self, worker: _Worker, verdict: WorkerVerdict) -> None:
+        """Grant the "trusted" qualification once, on a confident approval; revoke it on a flag.
+
+        The rule's own verdict (gold's for the before rule, the model's for the after rule)
+        decides, as the live grant would read it. Trust is never granted again once revoked: a
+        worker who was flagged has shown it can turn, and a trusted HIT's single gold answer
+        would be slow to show it again.
+        """
+        out, p = worker.outcome, self.policy
+        if worker.flagged:
+            out.trust_revoked = out.trust_revoked or worker.trusted
+            worker.trusted = False
+            return
+        if (
+            out.trusted_at_gold is None
+            and verdict.verdict == "approve"
+            and out.gold_total >= self.crowd.trust_after_gold
+            and verdict.p_below <= 1 - p.confidence
+        ):
+            worker.trusted = True
+            out.trusted_at_gold = out.gold_total
 
     def _drop_labels(self, name: str, hit: int) -> None:
         for kind, index in self.layout[hit]:
