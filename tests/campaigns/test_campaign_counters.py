@@ -39,6 +39,7 @@ TABLES = (
     counters.CampaignHITCount,
     counters.CampaignDecisionCount,
     counters.CampaignHourlySubmissions,
+    counters.CampaignWorkerHeld,
 )
 
 
@@ -101,6 +102,8 @@ def test_the_counters_equal_a_recount_after_grading_decisions_overrides_and_a_ca
     kept, recounted = kept_and_recounted(requester_sessions, campaign_id)
     assert kept == recounted
     assert sum(n for _, _, n in kept[2]) == 5 and sum(n for _, _, n in kept[3]) == 5
+    # The copycat's held work, kept per worker (what the review queue lists).
+    assert [w for _, w, _ in kept[4]] == [copycat.result.worker_id]
 
     # A person decides the held work (one rejected, the rest approved), then overrides the rejection.
     with session_scope(requester_sessions) as session:
@@ -127,6 +130,7 @@ def test_the_counters_equal_a_recount_after_grading_decisions_overrides_and_a_ca
     kept, recounted = kept_and_recounted(requester_sessions, campaign_id)
     assert kept == recounted
     assert sum(n for _, _, n in kept[2]) == 5 and (campaign_id, "reject", 1) not in kept[2]
+    assert kept[4] == []  # all of it decided by a person: nobody's work waits any more
 
     # Cancelled with HITs still open: their state and the campaign's finish are counted too.
     with session_scope(requester_sessions) as session:

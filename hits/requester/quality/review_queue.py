@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from hits.requester.files.campaign import stored_policy, stored_reward
-from hits.requester.tables.campaigns import Campaign, PublishedHIT, Submission, WorkerStats, held_work
+from hits.requester.tables.campaigns import Campaign, WorkerStats
+from hits.requester.tables.counters import held_by_worker
 
 Reason = Literal["flagged", "held"]
 #: What each reason means, as the queue's filter says it.
@@ -80,17 +81,6 @@ def _order(row: QueueRow) -> tuple[Decimal, float, str, str]:
     return (-row.at_stake, distance, row.campaign_name, row.worker_id)
 
 
-def held_counts(visible: Collection[int] | Select[int]) -> Select[tuple[int, str, int]]:
-    """Held submissions per (campaign, worker) over ``visible``: read through the partial index of
-    held work (``ix_rq_submissions_held``), so the count grows with the held work, not all of it."""
-    return (
-        select(PublishedHIT.campaign_id, Submission.worker_id, func.count())
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(held_work(), PublishedHIT.campaign_id.in_(visible))
-        .group_by(PublishedHIT.campaign_id, Submission.worker_id)
-    )
-
-
 def review_queue(
     session: Session,
     visible: Collection[int] | Select[int],
@@ -102,7 +92,8 @@ def review_queue(
     per_page: int = PER_PAGE,
 ) -> QueuePage:
     """The queue over the campaigns in ``visible`` (ids, or a query of them), filtered, one page of it."""
-    held = dict(((c, w), n) for c, w, n in session.execute(held_counts(visible)))
+    # Kept per worker as submissions are held and decided: a row a worker, not a read of the held work.
+    held = {(c, w): n for c, w, n in session.execute(held_by_worker(visible))}
     flagged = {
         (s.campaign_id, s.worker_id): s
         for s in session.scalars(

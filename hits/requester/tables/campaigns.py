@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     Boolean,
-    ColumnElement,
     Float,
     ForeignKey,
     Index,
@@ -26,8 +25,6 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
-    literal_column,
-    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -150,26 +147,10 @@ class HITSlot(RequesterBase):
         return source.payload
 
 
-#: The condition a partial index of held submissions is defined with, and the one queries for held
-#: work use: written out, not bound, so both databases' planners can match it to the index.
-HELD_CONDITION = "decision = 'held'"
-
-
 class Submission(RequesterBase):
     """One assignment's answers, stored once per assignment id."""
 
     __tablename__ = "rq_submissions"
-    # Held work waits for a person: the review queue and the dashboard's home page count it at
-    # every request. Without this index each count read every submission of the campaigns.
-    __table_args__ = (
-        Index(
-            "ix_rq_submissions_held",
-            "published_hit_id",
-            "worker_id",
-            sqlite_where=text(HELD_CONDITION),
-            postgresql_where=text(HELD_CONDITION),
-        ),
-    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     assignment_id: Mapped[str] = mapped_column(String(32), unique=True)
@@ -189,12 +170,6 @@ class Submission(RequesterBase):
     authenticity: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     published_hit: Mapped[PublishedHIT] = relationship(lazy="joined")
-
-
-def held_work() -> ColumnElement[bool]:
-    """Submissions held for a person, written so that the partial index ``ix_rq_submissions_held``
-    serves the query (a bound ``'held'`` would hide the match from the planners)."""
-    return Submission.decision == literal_column("'held'")
 
 
 class WorkerStats(RequesterBase):

@@ -1,8 +1,9 @@
 """Counts of a campaign's rows kept as they change, so its pages read a few rows, not all of them.
 
-Four tables, per campaign: its items (the items list's pages), its published
+Five tables, per campaign: its items (the items list's pages), its published
 HITs by status, its submissions by decision (``not decided yet`` is the empty
-string) and its submissions per hour of ``submitted_at`` (the throughput plot).
+string), its submissions per hour of ``submitted_at`` (the throughput plot) and
+its held submissions per worker (the review queue and the dashboard's home).
 They are kept by the transaction that changes the rows, without any call from
 the code that changes them: every flush notes what it did to ``Item``,
 ``PublishedHIT`` and ``Submission`` rows (inserted, deleted, or a counted column
@@ -87,19 +88,35 @@ class CampaignItemCount(RequesterBase):
     n: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class CampaignWorkerHeld(RequesterBase):
+    """How many of a worker's submissions in a campaign are held for a person.
+
+    The review queue lists the workers with held work at every request: read
+    here, it costs a row per worker, not a read of every held submission.
+    """
+
+    __tablename__ = "rq_campaign_worker_held"
+
+    campaign_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    worker_id: Mapped[str] = mapped_column(String(20), primary_key=True)
+    n: Mapped[int] = mapped_column(Integer, default=0)
+
+
 #: Deltas noted by a transaction's flushes, one ``Counter`` a table, keyed (campaign id, key).
-#: In the order they are added: items, HITs by status, submissions by decision and by hour.
+#: In the order they are added: items, HITs by status, submissions by decision and by hour, and
+#: held submissions by worker.
 _Deltas = tuple[
     Counter[tuple[int, None]],
     Counter[tuple[int, str]],
     Counter[tuple[int, str]],
     Counter[tuple[int, datetime]],
+    Counter[tuple[int, str]],
 ]
 _PENDING = "rq_counter_deltas"
 _COMMITTING = "rq_counters_committing"
 #: The columns whose change moves a row between counters.
 _COUNTED: dict[type, tuple[str, ...]] = {
-    Submission: ("published_hit_id", "decision", "submitted_at"),
+    Submission: ("published_hit_id", "decision", "submitted_at", "worker_id"),
     PublishedHIT: ("campaign_id", "status"),
     Item: ("campaign_id",),
 }
@@ -149,6 +166,14 @@ def hit_counts(session: Session, campaign_id: int) -> dict[str, int]:
     return {key: int(n) for key, n in rows}
 
 
+def held_by_worker(visible: Any) -> Any:
+    """A query of (campaign id, worker id, held submissions) for the campaigns in ``visible`` (ids,
+    or a query of them) whose worker has held work, as last committed."""
+    return select(CampaignWorkerHeld.campaign_id, CampaignWorkerHeld.worker_id, CampaignWorkerHeld.n).where(
+        CampaignWorkerHeld.campaign_id.in_(visible), CampaignWorkerHeld.n > 0
+    )
+
+
 def recount(session: Session, campaign_id: int | None = None) -> None:
     """Count one campaign's (or every campaign's) HITs and submissions afresh into the counters.
 
@@ -157,7 +182,13 @@ def recount(session: Session, campaign_id: int | None = None) -> None:
     """
     session.flush()
     on_campaign = [] if campaign_id is None else [PublishedHIT.campaign_id == campaign_id]
-    for table in (CampaignItemCount, CampaignHITCount, CampaignDecisionCount, CampaignHourlySubmissions):
+    for table in (
+        CampaignItemCount,
+        CampaignHITCount,
+        CampaignDecisionCount,
+        CampaignHourlySubmissions,
+        CampaignWorkerHeld,
+    ):
         cleared = delete(table)
         if campaign_id is not None:
             cleared = cleared.where(table.campaign_id == campaign_id)
@@ -186,6 +217,15 @@ def recount(session: Session, campaign_id: int | None = None) -> None:
             .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
             .where(*on_campaign)
             .group_by(PublishedHIT.campaign_id, decision),
+        )
+    )
+    session.execute(
+        insert(CampaignWorkerHeld).from_select(
+            ["campaign_id", "worker_id", "n"],
+            select(PublishedHIT.campaign_id, Submission.worker_id, func.count())
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(Submission.decision == "held", *on_campaign)
+            .group_by(PublishedHIT.campaign_id, Submission.worker_id),
         )
     )
     hours: Counter[tuple[int, datetime]] = Counter()
@@ -228,11 +268,12 @@ def _upsert(session: Session, table: Any, key: str | None, counts: Counter[Any])
 
 def _apply(session: Session, deltas: _Deltas) -> None:
     """Add a committing transaction's deltas, the tables always in this order."""
-    items, hits, decisions, hours = deltas
+    items, hits, decisions, hours, held = deltas
     _upsert(session, CampaignItemCount, None, items)
     _upsert(session, CampaignHITCount, "status", hits)
     _upsert(session, CampaignDecisionCount, "decision", decisions)
     _upsert(session, CampaignHourlySubmissions, "hour", hours)
+    _upsert(session, CampaignWorkerHeld, "worker_id", held)
 
 
 def _current(session: Session) -> SessionTransaction:
@@ -244,7 +285,7 @@ def _current(session: Session) -> SessionTransaction:
 def _deltas_of(session: Session, transaction: SessionTransaction) -> _Deltas:
     pending: dict[SessionTransaction, _Deltas] = session.info.setdefault(_PENDING, {})
     if transaction not in pending:
-        pending[transaction] = (Counter(), Counter(), Counter(), Counter())
+        pending[transaction] = (Counter(), Counter(), Counter(), Counter(), Counter())
     return pending[transaction]
 
 
@@ -303,7 +344,7 @@ def _note_flush(session: Session, _context: Any) -> None:
     on_hits = {values[0] for table, values, _ in changes if table is Submission and values[0] is not None}
     campaigns = _campaigns_of(session, on_hits) if on_hits else {}
     deltas = _deltas_of(session, _current(session))
-    items, hits, decisions, hours = deltas
+    items, hits, decisions, hours, held = deltas
     for table, values, sign in changes:
         if table is Item:
             items[(values[0], None)] += sign
@@ -312,11 +353,13 @@ def _note_flush(session: Session, _context: Any) -> None:
             campaign, status = values
             hits[(campaign, status)] += sign
             continue
-        hit, decision, submitted = values
+        hit, decision, submitted, worker = values
         campaign = campaigns.get(hit)
         if campaign is None:
             continue
         decisions[(campaign, UNDECIDED if decision is None else decision)] += sign
+        if decision == "held":
+            held[(campaign, worker)] += sign
         if submitted is not None:
             hours[(campaign, hour_of(submitted))] += sign
     if session.info.get(_COMMITTING):

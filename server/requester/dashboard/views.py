@@ -26,11 +26,9 @@ from hits.requester.tables.campaigns import (
     Campaign,
     CampaignResult,
     OutboxEntry,
-    PublishedHIT,
-    Submission,
     WorkerStats,
-    held_work,
 )
+from hits.requester.tables.counters import held_by_worker
 from hits.requester.tables.qualification import QualificationAttempt, QualificationTest
 from qualification.analysis import MIN_FLAG_RESPONSES, item_analysis
 from qualification.delivery import waiting_tests
@@ -88,14 +86,12 @@ def home() -> Any:
                 other_actions.get(ACTION_WORDS.get(action, action), 0) + n
             )
     # Work waiting for a person: flagged workers' and work held when a campaign ended.
+    # Kept per worker as work is held and decided (``counters``): a row a worker with held work.
+    kept = held_by_worker(visible).subquery()
     held = rs.execute(
-        select(Campaign.id, Campaign.name, Submission.worker_id, func.count())
-        .select_from(Submission)
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .join(Campaign, Campaign.id == PublishedHIT.campaign_id)
-        .where(held_work(), PublishedHIT.campaign_id.in_(visible))
-        .group_by(Campaign.id, Campaign.name, Submission.worker_id)
-        .order_by(Campaign.name, Submission.worker_id)
+        select(Campaign.id, Campaign.name, kept.c.worker_id, kept.c.n)
+        .join(kept, kept.c.campaign_id == Campaign.id)
+        .order_by(Campaign.name, kept.c.worker_id)
     ).all()
     names = {c.id: c.name for c in campaigns}
     tests = visible_test_ids(rs, signed_in_staff())
