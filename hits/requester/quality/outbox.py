@@ -11,12 +11,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import partial
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from hits.db import call_after_commit, session_scope, utcnow
@@ -85,6 +85,10 @@ class ApplyReport:
         return sorted(i for i, e in self.failures.items() if e.retryable)
 
 
+#: How long a claimed entry is left to the task that claimed it. Longer than a claim's calls take
+#: (each is bounded by the client's timeouts and retries); a task that died mid-call leaves its
+#: entries to the resend sweep once it has passed.
+CLAIM_LEASE = timedelta(minutes=5)
 #: Decisions are independent of one another and wait on the network: this many at once.
 APPLY_THREADS = 4
 #: Actions applied several at a time; the others (bonuses, blocks, re-posts...) follow, in order.
@@ -135,7 +139,8 @@ def apply_entries(
         for entry_id, error in report.failures.items():
             entry = session.get(OutboxEntry, entry_id)
             if entry is not None:
-                entry.last_error = str(error)[:2000]
+                # Released at once: the task's own retry (or the resend sweep) may claim it again.
+                entry.last_error, entry.claimed_until = str(error)[:2000], None
     return report
 
 
@@ -162,7 +167,19 @@ def _claim(
     """Count an attempt on each pending entry this access key may apply; the rest are skipped."""
     relays: list[int] = []
     with session_scope(sessions) as session:
-        entries = {e.id: e for e in session.scalars(select(OutboxEntry).where(OutboxEntry.id.in_(entry_ids)))}
+        # Locked, in id order, and read fresh: a second task given the same entries (the resend
+        # sweep's copy of a message that was only slow) waits here, then sees the lease below.
+        entries = {
+            e.id: e
+            for e in session.scalars(
+                select(OutboxEntry)
+                .where(OutboxEntry.id.in_(entry_ids))
+                .order_by(OutboxEntry.id)
+                .with_for_update()
+                .execution_options(populate_existing=True)
+            )
+        }
+        now = utcnow()
         keys = dict(
             session.execute(
                 select(Campaign.id, Campaign.access_key_id).where(
@@ -175,6 +192,9 @@ def _claim(
             entry = entries.get(entry_id)
             if entry is None or entry.status == "done":
                 report.outcomes[entry_id] = "skipped"
+            elif entry.claimed_until is not None and entry.claimed_until > now:
+                # Another task is calling the marketplace for it right now: not a second call.
+                report.outcomes[entry_id] = "skipped (being applied by another task)"
             elif keys.get(entry.campaign_id) != access_key_id:
                 # Another requester's decision: only its own credentials may apply it.
                 report.outcomes[entry_id] = "skipped (published with another access key)"
@@ -184,6 +204,7 @@ def _claim(
                 report.outcomes[entry_id] = relayed.outcome
             else:
                 entry.attempts += 1
+                entry.claimed_until = now + CLAIM_LEASE
                 claims.append(
                     _Claim(
                         entry.id,
@@ -491,6 +512,8 @@ def claim_stale_entries(session: Session, access_key_id: str, sent_before: datet
             Campaign.access_key_id == access_key_id,
             OutboxEntry.status == "pending",
             func.coalesce(OutboxEntry.queued_at, OutboxEntry.created_at) < sent_before,
+            # Not while a task holds it: that one is applying it, a copy would only be skipped.
+            or_(OutboxEntry.claimed_until.is_(None), OutboxEntry.claimed_until < utcnow()),
         )
         .order_by(OutboxEntry.id)
         .with_for_update()

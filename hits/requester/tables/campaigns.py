@@ -216,6 +216,9 @@ class OutboxEntry(RequesterBase):
     applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     #: When the entry was last re-sent to the workers (``None``: only when it was created).
     queued_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: Until when the task that claimed the entry is left to apply it alone (``outbox.CLAIM_LEASE``):
+    #: a copy of its message meanwhile skips it instead of calling the marketplace a second time.
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class StaffUser(RequesterBase):
