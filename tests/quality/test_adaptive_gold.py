@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from bs4 import BeautifulSoup
 from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -38,6 +39,7 @@ from hits.requester.tables.campaigns import (
 )
 from tests.helpers import campaign_bot, publish_campaign_file, rating_campaign_spec
 from tests.quality.test_followups import review
+from tests.server.test_dashboard import staff_session
 
 ADAPTIVE = {"newcomers": 3, "trusted": 1, "trust_after_gold": 4}
 
@@ -239,6 +241,12 @@ def test_newcomers_get_the_gold_heavy_hits_and_a_trusted_worker_the_light_ones(
         # What a reviewer reads on the worker's profile: the trust in words, not a qualification id.
         details = [a.detail for a in worker_profile(session, [campaign_id], worker_id).actions]
     assert "trusted: may take the campaign's HITs with less gold" in details, details
+    # What the requester reads on the campaign's page.
+    http = staff_session(live_server.url, requester_sessions)
+    page = BeautifulSoup(http.get(f"{live_server.url}/dashboard/campaigns/{campaign_id}").text, "html.parser")
+    said = " ".join(page.select_one("#adaptive-gold").get_text().split())  # type: ignore[union-attr]
+    assert "HITs for anyone carry 3 gold items a page, HITs for trusted workers 1" in said, said
+    assert "1 worker is trusted." in said, said
     # Trusted now: the light HITs are open to them, and gold per assignment comes back to 2.
     again = campaign_bot(live_server.url, f"{name}-good", perfect, truth, name)
     assert again.run(max_hits=4).submitted == 2, again.result.errors

@@ -12,6 +12,7 @@ stays on the HITs with more gold.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 from sqlalchemy import select
@@ -101,3 +102,44 @@ def queue_trust_changes(
         if entry is not None:
             created.append(entry)
     return created
+
+
+@dataclass(frozen=True)
+class TrustSummary:
+    """Adaptive gold on a campaign's page: its settings and how many workers hold trust."""
+
+    adaptive: AdaptiveGold
+    #: Workers granted trust (the grant applied) who still hold it.
+    trusted: int
+    #: Workers whose grant waits in the outbox.
+    waiting: int
+    #: Workers who held trust and lost it (flagged).
+    revoked: int
+
+
+def trust_summary(session: Session, campaign: Campaign) -> TrustSummary | None:
+    """The campaign's adaptive gold and its trusted workers, or ``None`` without adaptive gold.
+
+    Read from the outbox's (action, target) index over this campaign's trust
+    targets: a row per worker ever trusted, not a read of the campaign's work.
+    """
+    stored = campaign.spec.get("adaptive_gold")
+    if not stored:
+        return None
+    prefix = trust_target(campaign.id, "")
+    # Every target of the campaign's trust sorts between its prefix and the prefix with its last
+    # character (":") followed by the next one (";"): an index range, where LIKE may not be.
+    rows = session.execute(
+        select(OutboxEntry.target, OutboxEntry.action, OutboxEntry.status).where(
+            OutboxEntry.action.in_(("qualify", "revoke")),
+            OutboxEntry.target >= prefix,
+            OutboxEntry.target < prefix[:-1] + ";",
+        )
+    ).all()
+    revoked = {target for target, action, _ in rows if action == "revoke"}
+    grants = [
+        (target, status) for target, action, status in rows if action == "qualify" and target not in revoked
+    ]
+    trusted = sum(status == "done" for _, status in grants)
+    adaptive = AdaptiveGold.model_validate(stored)
+    return TrustSummary(adaptive, trusted, len(grants) - trusted, len(revoked))

@@ -21,6 +21,7 @@ from hits.db import utcnow
 from hits.requester.campaigns import control, export
 from hits.requester.campaigns.progress import DECISION_WORDS, campaign_progress, gold_accuracies, throughput
 from hits.requester.files.campaign import stored_policy
+from hits.requester.quality.trust import trust_summary
 from hits.requester.tables.campaigns import (
     Campaign,
     CampaignResult,
@@ -95,6 +96,7 @@ def campaign_page(campaign_id: int) -> Any:
         change_words=CHANGE_WORDS,
         allowed={k for k, v in control.ALLOWED_FROM.items() if campaign.status in v},
         may_manage=may_manage(signed_in_staff()),
+        trust=trust_summary(rs, campaign),
         **recruiting_context(campaign_id),
     )
 
