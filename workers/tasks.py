@@ -17,7 +17,7 @@ from sqlalchemy.exc import OperationalError
 
 from hits.db import call_after_commit, session_scope, utcnow
 from hits.requester.mturk import MarketplaceError
-from hits.requester.quality import aggregation, followups, outbox, pipeline, sync_queue
+from hits.requester.quality import aggregation, followups, outbox, pipeline, sync_queue, trust
 from hits.requester.tables.campaigns import Campaign
 from hits.requester.workflows.publish import run_step, running_workflows
 
@@ -55,6 +55,12 @@ def register(app: Celery) -> None:
             for campaign_id in finished:
                 call_after_commit(session, partial(store_results.delay, campaign_id))
             counts["finished_campaigns"] = len(finished)
+        with session_scope(rt.sessions) as session:
+            # Adaptive gold: HITs for trusted workers left when nothing else is open go to everyone.
+            opened = trust.open_trusted_hits(session, rt.market.access_key_id)
+            if opened:
+                call_after_commit(session, partial(apply_decisions.delay, opened))
+            counts["opened_to_all"] = len(opened)
         with session_scope(rt.sessions) as session:
             # Nothing waits past the marketplace's auto-approval: approve it ourselves first.
             due = followups.due_before_deadline(session, rt.market.access_key_id, utcnow())

@@ -26,8 +26,9 @@ from hits.requester.fileerrors import InputFileError, InputFileErrors
 from hits.requester.files.adaptive_gold import AdaptiveGold
 from hits.requester.files.campaign import QualityPolicy, load_campaign_file
 from hits.requester.pages.gold import page_plans
+from hits.requester.quality import outbox
 from hits.requester.quality.policy import WorkerVerdict
-from hits.requester.quality.trust import queue_trust_changes, trust_change
+from hits.requester.quality.trust import open_trusted_hits, queue_trust_changes, trust_change
 from hits.requester.quality.worker_profile import worker_profile
 from hits.requester.tables.campaigns import (
     Campaign,
@@ -272,3 +273,45 @@ def _accept_by_url(base_url: str, username: str, hit_type_id: str) -> str:
     # Refused for the requirement, not for a missing form field or a sign-in.
     assert response.status_code == 200 and "qualif" in page.get_text().lower(), page.get_text()[:2000]
     return "refused"
+
+
+def test_hits_for_trusted_workers_open_to_everyone_once_nothing_else_is_left(
+    tmp_path, live_server, market, mturk, requester_sessions
+) -> None:
+    truth = write_rating_demo(tmp_path, items=8, gold=16, seed=3)
+    name = "adaptive-open"
+    spec = rating_campaign_spec(
+        name,
+        gold_per_hit=2,
+        budget="20.00",
+        assignments_per_hit=1,
+        # Nobody is trusted in this campaign: the HITs for trusted workers would wait forever.
+        adaptive_gold={**ADAPTIVE, "trust_after_gold": 100},
+        quality={"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
+        auto_approval_delay_seconds=3600,
+        seed=5,
+    )
+    campaign_id = publish_campaign_file(tmp_path, spec, market, requester_sessions, live_server.url)
+    newcomer = campaign_bot(live_server.url, f"{name}-new", Profile("perfect", 1.0), truth, name)
+    assert newcomer.run(max_hits=1).submitted == 1, newcomer.result.errors
+    review(requester_sessions, market)
+    with session_scope(requester_sessions) as session:
+        assert open_trusted_hits(session, market.access_key_id) == []  # work for anyone is left
+    again = campaign_bot(live_server.url, f"{name}-new", Profile("perfect", 1.0), truth, name)
+    assert again.run(max_hits=4).submitted == 1, again.result.errors  # the other HIT for anyone
+    review(requester_sessions, market)
+    with session_scope(requester_sessions) as session:
+        opened = open_trusted_hits(session, market.access_key_id)
+        assert len(opened) == 1
+        entry = session.get(OutboxEntry, opened[0])
+        assert entry is not None and len(entry.payload["hits"]) == 2
+        campaign = session.get(Campaign, campaign_id)
+        assert campaign is not None
+        main_type = campaign.hit_type_id
+    with session_scope(requester_sessions) as session:
+        assert open_trusted_hits(session, market.access_key_id) == []  # once per campaign
+    assert outbox.apply_entry(requester_sessions, market, opened[0]).startswith("retype (2 HITs")
+    for hit_id in entry.payload["hits"]:
+        assert mturk.get_hit(HITId=hit_id)["HIT"]["HITTypeId"] == main_type
+    last = campaign_bot(live_server.url, f"{name}-new", Profile("perfect", 1.0), truth, name)
+    assert last.run(max_hits=4).submitted == 2, last.result.errors  # open to them now

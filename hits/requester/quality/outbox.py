@@ -276,6 +276,12 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
             for hit_id in payload["hits"]:
                 market.update_expiration(hit_id, when)
             outcome = f"{action} ({len(payload['hits'])} HITs)"
+        elif action == "retype":
+            # Adaptive gold's HITs for trusted workers opened to everyone (``trust.open_trusted_hits``);
+            # moving a HIT to the type it has already is harmless, so a retried entry redoes them all.
+            for hit_id in payload["hits"]:
+                market.update_hit_type_of_hit(hit_id, payload["hit_type_id"])
+            outcome = f"retype ({len(payload['hits'])} HITs opened to everyone)"
         elif action == "mirror":
             # Only ever relayed (the marketplace holds the grant already); it reaches here when no
             # study the worker holds a place in mirrors the qualification any more.

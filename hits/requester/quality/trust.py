@@ -22,7 +22,7 @@ from hits.requester.files.adaptive_gold import AdaptiveGold
 from hits.requester.files.campaign import QualityPolicy
 from hits.requester.quality.followups import enqueue_once
 from hits.requester.quality.policy import WorkerVerdict
-from hits.requester.tables.campaigns import Campaign, OutboxEntry, WorkerStats
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, WorkerStats
 
 TrustChange = Literal["grant", "revoke"]
 
@@ -143,3 +143,54 @@ def trust_summary(session: Session, campaign: Campaign) -> TrustSummary | None:
     trusted = sum(status == "done" for _, status in grants)
     adaptive = AdaptiveGold.model_validate(stored)
     return TrustSummary(adaptive, trusted, len(grants) - trusted, len(revoked))
+
+
+#: The outbox action that moves a campaign's HITs for trusted workers to its HIT type for anyone.
+OPEN_TO_ALL = "retype"
+
+
+def open_trusted_hits(session: Session, access_key_id: str) -> list[int]:
+    """Queue opening the HITs for trusted workers to everyone where nothing else is left; entry ids.
+
+    A campaign whose HITs for anyone are all done (none open) while some of
+    its HITs for trusted workers are still open would wait on trusted workers
+    who may never come: those HITs are moved to the campaign's HIT type for
+    anyone (UpdateHITTypeOfHIT, applied by the outbox after commit), once per
+    campaign. Their pages and gold do not change; newcomers then see less gold
+    on them, as a trusted worker would have.
+    """
+    candidates = session.execute(
+        select(Campaign.id, Campaign.hit_type_id).where(
+            Campaign.status == "running",
+            Campaign.access_key_id == access_key_id,
+            Campaign.trusted_hit_type_id.is_not(None),
+            Campaign.hit_type_id.is_not(None),
+        )
+    ).all()
+    created: list[int] = []
+    for campaign_id, hit_type_id in candidates:
+        target = f"open-trusted-c{campaign_id}"
+        if session.scalar(
+            select(OutboxEntry.id).where(OutboxEntry.action == OPEN_TO_ALL, OutboxEntry.target == target)
+        ):
+            continue  # opened already
+        open_hits = (PublishedHIT.campaign_id == campaign_id, PublishedHIT.status == "open")
+        if session.scalar(
+            select(PublishedHIT.id).where(*open_hits, PublishedHIT.for_trusted.is_(False)).limit(1)
+        ):
+            continue  # work for anyone is still open
+        waiting = list(
+            session.scalars(
+                select(PublishedHIT.mturk_hit_id)
+                .where(*open_hits, PublishedHIT.for_trusted.is_(True), PublishedHIT.mturk_hit_id.is_not(None))
+                .order_by(PublishedHIT.id)
+            )
+        )
+        if not waiting:
+            continue
+        entry = enqueue_once(
+            session, campaign_id, OPEN_TO_ALL, target, {"hits": waiting, "hit_type_id": hit_type_id}
+        )
+        if entry is not None:
+            created.append(entry)
+    return created

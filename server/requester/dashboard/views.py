@@ -50,6 +50,7 @@ ACTION_WORDS = {
     "revoke": "qualifications revoked",
     "mirror": "grants mirrored to Prolific groups",
     "override": "rejections overridden",
+    "retype": "HITs for trusted workers opened to everyone",
 }
 #: The status of the campaign row a qualification test's grading runs under (qualification.service).
 QUALIFICATION_STATUS = "qualification"
