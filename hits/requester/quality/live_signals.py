@@ -127,10 +127,17 @@ def _labels_on_shared_items(session: Session, campaign_id: int, own: Sequence[Su
     ).all()
     item_at = {(hit, pos): ext for hit, pos, ext in slots}
     rows = []
-    for sub in session.scalars(select(Submission).where(Submission.published_hit_id.in_(hit_ids))):
-        if sub.decision in LEFT_OUT:
+    # The four columns only, not whole submissions: loading every submission of these HITs as
+    # ORM objects (their evidence and typing records too) was most of this function's time.
+    answered = select(
+        Submission.published_hit_id, Submission.worker_id, Submission.decision, Submission.answers
+    )
+    for hit, worker, decision, answers in session.execute(
+        answered.where(Submission.published_hit_id.in_(hit_ids))
+    ):
+        if decision in LEFT_OUT:
             continue
-        for pos, answer in enumerate(sub.answers.get("answers", [])):
-            if (sub.published_hit_id, pos) in item_at:
-                rows.append((item_at[(sub.published_hit_id, pos)], sub.worker_id, _hashable(answer)))
+        for pos, answer in enumerate(answers.get("answers", [])):
+            if (hit, pos) in item_at:
+                rows.append((item_at[(hit, pos)], worker, _hashable(answer)))
     return pd.DataFrame(rows, columns=["task", "worker", "label"])

@@ -9,6 +9,7 @@ that it is above does.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -228,11 +229,27 @@ def held_back(
     the same answer whenever and however often it is judged). None when no undecided work was
     done under that doubt: :func:`judge_recent` then approves on the usual rule.
     """
-    for start, (waiting, _) in enumerate(zip(undecided, per_assignment, strict=True)):
-        if not waiting:
+    # One pass, not :func:`recent_window` over every prefix (quadratic in a long record; a sync
+    # batch ran it for each judged worker): the block being filled is carried along, and the
+    # latest half block ending at each assignment is found in the prefix sums.
+    if size <= 0:
+        return None
+    half = max(1, size // 2)
+    right_sums, seen_sums = [0], [0]
+    for right, seen in per_assignment:
+        right_sums.append(right_sums[-1] + right)
+        seen_sums.append(seen_sums[-1] + seen)
+    block = [0, 0]
+    for start, (waiting, (right, seen)) in enumerate(zip(undecided, per_assignment, strict=True)):
+        block[0], block[1] = block[0] + right, block[1] + seen
+        if block[1] >= size:
+            block = [0, 0]  # the block closed: the one being filled is empty
+        if not waiting or seen_sums[start + 1] <= half:
             continue
-        recent = recent_window(per_assignment[: start + 1], size)
-        if recent is not None and leans_below(recent, threshold):
+        # The latest answers: back from here until at least half a block (the last j that leaves it).
+        j = bisect_right(seen_sums, seen_sums[start + 1] - half) - 1
+        latest = GoldRecord(right_sums[start + 1] - right_sums[j], seen_sums[start + 1] - seen_sums[j])
+        if leans_below(RecentGold(latest, (), GoldRecord(block[0], block[1]), half), threshold):
             since = [g for g, w in zip(per_assignment[start:], undecided[start:], strict=True) if w]
             return GoldRecord(sum(c for c, _ in since), sum(t for _, t in since))
     return None
