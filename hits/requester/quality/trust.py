@@ -120,20 +120,19 @@ class TrustSummary:
 def trust_summary(session: Session, campaign: Campaign) -> TrustSummary | None:
     """The campaign's adaptive gold and its trusted workers, or ``None`` without adaptive gold.
 
-    Read from the outbox's (action, target) index over this campaign's trust
-    targets: a row per worker ever trusted, not a read of the campaign's work.
+    Read through the outbox's (campaign, action) index: a row per worker ever
+    trusted, not a read of the campaign's work.
     """
     stored = campaign.spec.get("adaptive_gold")
     if not stored:
         return None
-    prefix = trust_target(campaign.id, "")
-    # Every target of the campaign's trust sorts between its prefix and the prefix with its last
-    # character (":") followed by the next one (";"): an index range, where LIKE may not be.
+    # LIKE, not a range of the prefix: under a PostgreSQL collation other than C, punctuation
+    # such as ":" may not sort as its code point does.
     rows = session.execute(
         select(OutboxEntry.target, OutboxEntry.action, OutboxEntry.status).where(
+            OutboxEntry.campaign_id == campaign.id,
             OutboxEntry.action.in_(("qualify", "revoke")),
-            OutboxEntry.target >= prefix,
-            OutboxEntry.target < prefix[:-1] + ";",
+            OutboxEntry.target.like(trust_target(campaign.id, "") + "%"),
         )
     ).all()
     revoked = {target for target, action, _ in rows if action == "revoke"}
