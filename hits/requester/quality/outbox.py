@@ -383,7 +383,8 @@ def _record_done(session: Session, done: list[tuple[_Claim, _Applied]]) -> None:
     session.execute(
         update(OutboxEntry)
         .where(OutboxEntry.id.in_([c.id for c, _ in done]))
-        .values(status="done", applied_at=now, last_error=None)
+        # Its claim ends with it: an entry set pending again (a replay) is anyone's to apply.
+        .values(status="done", applied_at=now, last_error=None, claimed_until=None)
     )
     reposts = sorted((c for c, a in done if c.action == "repost" and not a.not_needed), key=lambda c: c.id)
     for claim, applied in done:
