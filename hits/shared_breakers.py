@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import redis
 
 from hits.settings import Settings
-from hits.shared_limits import REDIS_TIMEOUT, RETRY_REDIS_AFTER, WARN_EVERY
+from hits.shared_limits import REDIS_TIMEOUT, RETRY_REDIS_AFTER, WARN_EVERY, open_shared_sqlite
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +105,10 @@ class FileBreakers:
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=5, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(
+            conn = open_shared_sqlite(
+                self.path,
                 "CREATE TABLE IF NOT EXISTS breakers "
-                "(key TEXT PRIMARY KEY, failures INTEGER, open_until REAL)"
+                "(key TEXT PRIMARY KEY, failures INTEGER, open_until REAL)",
             )
             self._local.conn = conn
         return conn

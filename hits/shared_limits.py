@@ -104,6 +104,33 @@ class LocalBuckets:
             return (1.0 - bucket.tokens) / rate
 
 
+#: How long opening a shared SQLite file keeps trying to put it in WAL mode while others hold it.
+OPEN_PATIENCE = 10.0
+
+
+def open_shared_sqlite(path: Path, schema: str) -> sqlite3.Connection:
+    """A connection to a SQLite file several processes share, in WAL mode, with ``schema`` created.
+
+    Switching a file to WAL takes an exclusive lock, and SQLite may answer
+    "database is locked" at once instead of waiting its busy timeout when two
+    processes open a new file together (CI saw it: two processes sharing one rate).
+    So the switch is retried, with a short random pause, for up to :data:`OPEN_PATIENCE`
+    seconds; once the file is in WAL mode the pragma is a no-op for later openers.
+    """
+    conn = sqlite3.connect(path, timeout=5, isolation_level=None)
+    deadline = time.monotonic() + OPEN_PATIENCE
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(schema)
+            return conn
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                conn.close()
+                raise
+            time.sleep(0.02 + random.random() * 0.05)
+
+
 class FileBuckets:
     """Buckets in a SQLite file: shared by every process of one host (the embedded default's)."""
 
@@ -114,9 +141,10 @@ class FileBuckets:
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=5, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("CREATE TABLE IF NOT EXISTS buckets (key TEXT PRIMARY KEY, tokens REAL, stamp REAL)")
+            conn = open_shared_sqlite(
+                self.path,
+                "CREATE TABLE IF NOT EXISTS buckets (key TEXT PRIMARY KEY, tokens REAL, stamp REAL)",
+            )
             self._local.conn = conn
         return conn
 

@@ -29,6 +29,7 @@ from hits.requester.mturk import Marketplace
 from hits.requester.quality import outbox
 from hits.requester.tables.campaigns import Campaign, OutboxEntry
 from tests.browser.accessibility import assert_accessible
+from tests.helpers import document_loaded
 from tests.quality.test_followups import review
 from tests.server.test_dashboard_roles import PASSWORD, make_user
 from tests.server.test_launch_upload import Launcher, launcher, write_campaign, zip_of
@@ -141,6 +142,7 @@ def test_a_requester_launches_a_campaign_from_a_zip_and_runs_it(
     items = preview.locator("fieldset.target-item")
     items.first.wait_for()
     assert items.count() == 6
+    document_loaded(items.first)  # the frame's pictures, not only its markup
     for img in preview.locator("fieldset.target-item img").all():
         assert img.evaluate("img => img.complete && img.naturalWidth > 0")
     assert_accessible_as_served(browser, page, "the check page")

@@ -23,7 +23,7 @@ from demo.crowd import PROFILES
 from hits.db import session_scope
 from hits.requester.quality import outbox
 from hits.requester.tables.campaigns import OutboxEntry, Submission
-from tests.helpers import campaign_bot, launch_demo_campaign
+from tests.helpers import campaign_bot, document_loaded, launch_demo_campaign
 from tests.quality.test_followups import review
 from tests.quality.test_signal_flags import UNDECIDED_STRICT
 from tests.server.test_dashboard import staff_in_browser
@@ -76,6 +76,9 @@ def test_a_reviewer_rejects_held_work_with_a_reason_the_worker_reads(
     assert "expected" in gold.inner_text() and "rating" in gold.inner_text()
     pictures = page.locator("section.slot img")
     assert pictures.count() == 4
+    # The click returns before the pictures have loaded: wait for the page's load event (CI, loaded,
+    # once found a picture with no width yet).
+    document_loaded(pictures.first)
     assert all(pictures.nth(i).evaluate("img => img.naturalWidth > 0") for i in range(pictures.count()))
     assert "gave the same answer to nearly every item" in page.locator("#signals").inner_text()
     _shot(page, shots, "qa-assignment")

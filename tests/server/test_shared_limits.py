@@ -259,3 +259,38 @@ def test_settings_name_the_redis_limits_are_shared_through(tmp_path: Any) -> Non
     assert load_settings({**base, "HITFORGE_MTURK_CALL_RATE": "2.5"}).mturk_call_rate == 2.5
     with pytest.raises(ValueError, match="HITFORGE_MTURK_CALL_RATE"):
         load_settings({**base, "HITFORGE_MTURK_CALL_RATE": "-1"})
+
+
+class _LockedAtFirst:
+    """A sqlite3 connection whose first WAL switches answer "database is locked", as SQLite may
+    at once (without its busy wait) while another process is switching a new file itself."""
+
+    def __init__(self, real: Any, refusals: int) -> None:
+        self.real, self.refusals = real, refusals
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql.startswith("PRAGMA journal_mode") and self.refusals:
+            self.refusals -= 1
+            raise shared_limits.sqlite3.OperationalError("database is locked")
+        return self.real.execute(sql, *args)
+
+    def close(self) -> None:
+        self.real.close()
+
+
+def test_opening_a_shared_file_another_process_is_switching_waits_its_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_connect = shared_limits.sqlite3.connect
+    monkeypatch.setattr(
+        shared_limits.sqlite3, "connect", lambda *a, **k: _LockedAtFirst(real_connect(*a, **k), 3)
+    )
+    buckets = shared_limits.FileBuckets(tmp_path / "limits.sqlite")
+    assert buckets.take("k", 5.0, 5.0) == 0.0  # opened after three refusals, and the bucket gave
+    # A lock that never ends is still an error, after the patience (not a hang).
+    monkeypatch.setattr(shared_limits, "OPEN_PATIENCE", 0.2)
+    monkeypatch.setattr(
+        shared_limits.sqlite3, "connect", lambda *a, **k: _LockedAtFirst(real_connect(*a, **k), 10_000)
+    )
+    with pytest.raises(shared_limits.sqlite3.OperationalError, match="locked"):
+        shared_limits.open_shared_sqlite(tmp_path / "other.sqlite", "SELECT 1")
