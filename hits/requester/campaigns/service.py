@@ -296,16 +296,13 @@ def plan_publishing(sessions: Callable[[], Session], market: Marketplace, campai
             )
             or 0
         )
-    if spec.quality.flagged_worker == "soft_block":
-        try:
+    try:
+        if spec.quality.flagged_worker == "soft_block":
             plan.requirements.append(soft_block_requirement(sessions, market, campaign_id, spec))
-        except MarketplaceError as exc:
-            raise PublishInterrupted(plan.campaign_name, plan.total - len(pending), plan.total, exc) from exc
-    if spec.adaptive_gold is not None:
-        try:
+        if spec.adaptive_gold is not None:
             plan.trusted_requirement = trust_requirement(sessions, market, campaign_id, spec)
-        except MarketplaceError as exc:
-            raise PublishInterrupted(plan.campaign_name, plan.total - len(pending), plan.total, exc) from exc
+    except MarketplaceError as exc:
+        raise PublishInterrupted(plan.campaign_name, plan.total - len(pending), plan.total, exc) from exc
     return plan
 
 
@@ -419,19 +416,14 @@ def soft_block_requirement(
     discovery, preview and accept then hides the campaign's HITs from them
     without touching their access to anyone else's work.
     """
-    qtype_id = market.ensure_qualification_type(
-        f"hitforge block: {spec.name}",
-        f"Workers who may no longer take HITs of the campaign {spec.name}.",
+    return _own_requirement(
+        sessions,
+        market,
+        campaign_id,
+        "block_qualification_type_id",
+        (f"hitforge block: {spec.name}", f"Workers who may no longer take HITs of the campaign {spec.name}."),
+        "DoesNotExist",
     )
-    with session_scope(sessions) as session:
-        campaign = session.get(Campaign, campaign_id)
-        assert campaign is not None
-        campaign.block_qualification_type_id = qtype_id
-    return {
-        "QualificationTypeId": qtype_id,
-        "Comparator": "DoesNotExist",
-        "ActionsGuarded": "DiscoverPreviewAndAccept",
-    }
 
 
 def trust_requirement(
@@ -441,19 +433,39 @@ def trust_requirement(
 
     ``Exists`` guarding discovery, preview and accept: a worker sees those HITs
     (with less gold) only once the pipeline has granted them the
-    qualification (``quality.followups.on_trusted``).
+    qualification (``quality.trust.queue_trust_changes``).
     """
-    qtype_id = market.ensure_qualification_type(
-        f"hitforge trusted: {spec.name}",
-        f"Workers whose record on the campaign {spec.name} is confidently good.",
+    return _own_requirement(
+        sessions,
+        market,
+        campaign_id,
+        "trust_qualification_type_id",
+        (
+            f"hitforge trusted: {spec.name}",
+            f"Workers whose record on the campaign {spec.name} is confidently good.",
+        ),
+        "Exists",
     )
+
+
+def _own_requirement(
+    sessions: Callable[[], Session],
+    market: Marketplace,
+    campaign_id: int,
+    column: str,
+    name_and_description: tuple[str, str],
+    comparator: str,
+) -> dict[str, Any]:
+    """A qualification type of the campaign's own (found by its name, or made), kept in ``column`` of
+    its row, as a requirement guarding discovery, preview and accept."""
+    qtype_id = market.ensure_qualification_type(*name_and_description)
     with session_scope(sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None
-        campaign.trust_qualification_type_id = qtype_id
+        setattr(campaign, column, qtype_id)
     return {
         "QualificationTypeId": qtype_id,
-        "Comparator": "Exists",
+        "Comparator": comparator,
         "ActionsGuarded": "DiscoverPreviewAndAccept",
     }
 
