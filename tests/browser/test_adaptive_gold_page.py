@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 from demo.crowd import Profile
-from demo.data import write_rating_demo
 from tests.browser.accessibility import assert_accessible
-from tests.helpers import campaign_bot, publish_campaign_file, rating_campaign_spec
-from tests.quality.test_adaptive_gold import ADAPTIVE
+from tests.helpers import campaign_bot
+from tests.quality.test_adaptive_gold import published_adaptive_campaign
 from tests.quality.test_followups import review
 from tests.server.test_dashboard import staff_in_browser
 
@@ -30,18 +29,8 @@ def test_the_campaign_page_says_what_adaptive_gold_does_and_who_is_trusted(
 ) -> None:
     shots = Path(os.environ.get("HITFORGE_SCREENSHOTS_DIR") or tmp_path / "shots")
     shots.mkdir(parents=True, exist_ok=True)
-    truth = write_rating_demo(tmp_path, items=8, gold=16, seed=3)
     name = "adaptive-page"
-    spec = rating_campaign_spec(
-        name,
-        gold_per_hit=2,
-        budget="20.00",
-        adaptive_gold=ADAPTIVE,
-        quality={"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
-        auto_approval_delay_seconds=3600,
-        seed=5,
-    )
-    campaign_id = publish_campaign_file(tmp_path, spec, market, requester_sessions, live_server.url)
+    campaign_id, truth = published_adaptive_campaign(tmp_path, live_server, market, requester_sessions, name)
     bot = campaign_bot(live_server.url, f"{name}-good", Profile("perfect", 1.0), truth, name)
     assert bot.run(max_hits=4).submitted == 2, bot.result.errors
     review(requester_sessions, market)

@@ -172,6 +172,27 @@ def test_trust_is_queued_once_revoked_once_and_never_given_back(requester_sessio
         assert all(p["qualification_type_id"] == "Q1" and p["worker_id"] == "W1" for _, p in targets)
 
 
+def published_adaptive_campaign(  # type: ignore[no-untyped-def]
+    folder: Path, live_server, market, requester_sessions, name: str, **overrides: object
+) -> tuple[int, dict[str, int]]:
+    """A published rating campaign of 8 items with adaptive gold (3 and 1 on pages of 4 slots, so 2
+    HITs for anyone and 2 for trusted workers); its id and the demo's truth."""
+    truth = write_rating_demo(folder, items=8, gold=16, seed=3)
+    spec = rating_campaign_spec(
+        name,
+        **{
+            "gold_per_hit": 2,
+            "budget": "20.00",
+            "adaptive_gold": ADAPTIVE,
+            "quality": {"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
+            "auto_approval_delay_seconds": 3600,
+            "seed": 5,
+            **overrides,
+        },
+    )
+    return publish_campaign_file(folder, spec, market, requester_sessions, live_server.url), truth
+
+
 def _gold_shown(sessions, worker_id: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Gold items the worker's pages showed, and the assignments they were shown on."""
     with session_scope(sessions) as session:
@@ -184,18 +205,8 @@ def _gold_shown(sessions, worker_id: str) -> tuple[int, int]:  # type: ignore[no
 def test_newcomers_get_the_gold_heavy_hits_and_a_trusted_worker_the_light_ones(
     tmp_path, live_server, market, mturk, requester_sessions
 ) -> None:
-    truth = write_rating_demo(tmp_path, items=8, gold=16, seed=3)
     name = "adaptive-live"
-    spec = rating_campaign_spec(
-        name,
-        gold_per_hit=2,
-        budget="20.00",
-        adaptive_gold=ADAPTIVE,
-        quality={"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
-        auto_approval_delay_seconds=3600,
-        seed=5,
-    )
-    campaign_id = publish_campaign_file(tmp_path, spec, market, requester_sessions, live_server.url)
+    campaign_id, truth = published_adaptive_campaign(tmp_path, live_server, market, requester_sessions, name)
     with session_scope(requester_sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None and campaign.trust_qualification_type_id
@@ -278,20 +289,17 @@ def _accept_by_url(base_url: str, username: str, hit_type_id: str) -> str:
 def test_hits_for_trusted_workers_open_to_everyone_once_nothing_else_is_left(
     tmp_path, live_server, market, mturk, requester_sessions
 ) -> None:
-    truth = write_rating_demo(tmp_path, items=8, gold=16, seed=3)
     name = "adaptive-open"
-    spec = rating_campaign_spec(
+    campaign_id, truth = published_adaptive_campaign(
+        tmp_path,
+        live_server,
+        market,
+        requester_sessions,
         name,
-        gold_per_hit=2,
-        budget="20.00",
         assignments_per_hit=1,
         # Nobody is trusted in this campaign: the HITs for trusted workers would wait forever.
         adaptive_gold={**ADAPTIVE, "trust_after_gold": 100},
-        quality={"accuracy_threshold": 0.6, "confidence": 0.8, "min_gold": 2},
-        auto_approval_delay_seconds=3600,
-        seed=5,
     )
-    campaign_id = publish_campaign_file(tmp_path, spec, market, requester_sessions, live_server.url)
     newcomer = campaign_bot(live_server.url, f"{name}-new", Profile("perfect", 1.0), truth, name)
     assert newcomer.run(max_hits=1).submitted == 1, newcomer.result.errors
     review(requester_sessions, market)
