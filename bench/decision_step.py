@@ -63,7 +63,10 @@ def _setup(url: str, hits: int, seed: int) -> int:
             hit = PublishedHIT(campaign_id=campaign.id, status="reviewable")
             session.add(hit)
             session.flush()
-            items = [Item(campaign_id=campaign.id, external_id=f"i{h}-{k}", payload={}) for k in range(4)]
+            items = [
+                Item(campaign_id=campaign.id, position=4 * h + k, external_id=f"i{h}-{k}", payload={})
+                for k in range(4)
+            ]
             session.add_all(items)
             session.flush()
             truth = [rng.randint(1, 4) for _ in range(6)]

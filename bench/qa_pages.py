@@ -151,6 +151,8 @@ def _seed_chunk(
         [
             {
                 "campaign_id": cid,
+                # Two items a HIT, the chunks in order from HIT 0: the n-th item of the campaign.
+                "position": n,
                 "external_id": f"i{n}",
                 "payload": {"image": f"{n}.png", "sentence": "A shape."},
             }

@@ -28,7 +28,7 @@ def seed(requester_sessions, template: str, payload: dict[str, Any], answer: Any
         )
         session.add(campaign)
         session.flush()
-        item = Item(campaign_id=campaign.id, external_id=f"item-{tag}", payload=payload)
+        item = Item(campaign_id=campaign.id, position=0, external_id=f"item-{tag}", payload=payload)
         published = PublishedHIT(campaign_id=campaign.id, status="complete", mturk_hit_id="3H" + tag)
         session.add_all([item, published])
         session.flush()

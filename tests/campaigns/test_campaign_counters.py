@@ -155,7 +155,7 @@ def _campaign_with_hits(sessions: Any, hits: int) -> tuple[int, list[int]]:
         session.flush()
         rows = [PublishedHIT(campaign_id=campaign.id, status="open") for _ in range(hits)]
         session.add_all(rows)
-        session.add(Item(campaign_id=campaign.id, external_id="i0", payload={}))
+        session.add(Item(campaign_id=campaign.id, position=0, external_id="i0", payload={}))
         session.flush()
         return campaign.id, [h.id for h in rows]
 

@@ -51,7 +51,10 @@ def recorded_campaign(  # type: ignore[no-untyped-def]
             session.flush()
             for position in range(items):
                 item = Item(
-                    campaign_id=campaign.id, external_id=f"item-{n}-{position}", payload={"image": "p.png"}
+                    campaign_id=campaign.id,
+                    position=n * items + position,
+                    external_id=f"item-{n}-{position}",
+                    payload={"image": "p.png"},
                 )
                 session.add(item)
                 session.flush()

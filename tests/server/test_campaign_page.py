@@ -271,11 +271,12 @@ def test_every_page_of_items_lists_its_own_fifty_in_order_early_and_late(
         session.add(campaign)
         session.flush()
         session.add_all(
-            Item(campaign_id=campaign.id, external_id=f"item-{n:03d}", payload={}) for n in range(119)
+            Item(campaign_id=campaign.id, position=n, external_id=f"item-{n:03d}", payload={})
+            for n in range(119)
         )
         campaign_id = campaign.id
     with session_scope(requester_sessions) as session:
-        session.add(Item(campaign_id=campaign_id, external_id="item-119", payload={}))
+        session.add(Item(campaign_id=campaign_id, position=119, external_id="item-119", payload={}))
     http = staff_session(live_server.url, requester_sessions)
     base = f"{live_server.url}/dashboard/campaigns/{campaign_id}/items"
     listed = []

@@ -61,6 +61,7 @@ def seed(  # type: ignore[no-untyped-def]
         session.flush()
         item = Item(
             campaign_id=campaign.id,
+            position=0,
             external_id="i1",
             payload=item_payload or {"image": "scene.png", "sentence": "A red circle above a blue square."},
         )

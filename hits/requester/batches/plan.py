@@ -243,14 +243,17 @@ def store_batch(session: Session, name: str, layout: str, table: CsvTable, setti
     batch = Batch(campaign_id=campaign.id, name=name, layout=layout, columns=columns.inputs, settings=stored)
     session.add(batch)
     session.flush()
+    items = 0  # the rows stored as items so far: the next one's position in the campaign
     for position, (row, expected) in enumerate(zip(table.rows, gold, strict=True)):
         inputs = {c: row.cells[c] for c in columns.inputs}
         external_id = f"row-{position + 1}"
         item: Item | GoldItem = (
             GoldItem(campaign_id=campaign.id, external_id=external_id, payload=inputs, answer=expected)
             if expected
-            else Item(campaign_id=campaign.id, external_id=external_id, payload=inputs)
+            else Item(campaign_id=campaign.id, position=items, external_id=external_id, payload=inputs)
         )
+        if isinstance(item, Item):
+            items += 1
         published = PublishedHIT(campaign_id=campaign.id)
         session.add_all([item, published])
         session.flush()

@@ -22,7 +22,7 @@ from hits.requester.campaigns.control import ControlRefused, log_change
 from hits.requester.campaigns.service import plan_hits, planned_cost
 from hits.requester.files.campaign import CampaignSpec, hit_count_for, load_items
 from hits.requester.quality.followups import committed_cost
-from hits.requester.tables.campaigns import Campaign, GoldItem, Item, PublishedHIT
+from hits.requester.tables.campaigns import Campaign, GoldItem, Item, PublishedHIT, next_item_position
 
 #: The ids of clashing items named in a refusal (the rest are counted).
 _SHOWN_IDS = 5
@@ -90,7 +90,13 @@ def add_work(
             f"leaves {dollars(locked.budget - committed)} once {dollars(committed)} committed is counted: "
             f"raise it first (hitforge campaign budget {locked.name} AMOUNT)"
         )
-    rows = [Item(campaign_id=locked.id, external_id=i.external_id, payload=i.payload) for i in loaded]
+    # After the campaign's last item: no other transaction adds to it while its row is locked above
+    # (on SQLite, writers take turns anyway).
+    first = next_item_position(session, locked.id)
+    rows = [
+        Item(campaign_id=locked.id, position=first + n, external_id=i.external_id, payload=i.payload)
+        for n, i in enumerate(loaded)
+    ]
     session.add_all(rows)
     session.flush()
     gold = list(

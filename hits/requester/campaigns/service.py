@@ -171,7 +171,8 @@ def create_campaign(session: Session, loaded: CampaignFile) -> Campaign:
     session.add(campaign)
     session.flush()
     items = [
-        Item(campaign_id=campaign.id, external_id=i.external_id, payload=i.payload) for i in loaded.items
+        Item(campaign_id=campaign.id, position=n, external_id=i.external_id, payload=i.payload)
+        for n, i in enumerate(loaded.items)
     ]
     gold = [
         GoldItem(campaign_id=campaign.id, external_id=g.external_id, payload=g.payload, answer=g.answer)

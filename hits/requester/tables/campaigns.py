@@ -25,8 +25,10 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    func,
+    select,
 )
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, Session, mapped_column, relationship
 
 from hits.db import RequesterBase, UTCDateTime, utcnow
 from hits.signin_limits import SignInFailureColumns
@@ -70,14 +72,37 @@ class Item(RequesterBase):
     """A unit of work from the campaign's input (e.g. one image-sentence pair)."""
 
     __tablename__ = "rq_items"
-    #: A page of the items list in id order, read from the index alone.
-    __table_args__ = (Index("ix_rq_items_campaign_id_id", "campaign_id", "id"),)
+    __table_args__ = (
+        #: A page of a search of the items list, in id order, read from the index alone.
+        Index("ix_rq_items_campaign_id_id", "campaign_id", "id"),
+        #: A page of the items list without a search: a range of positions, whatever the page.
+        Index("uq_rq_items_campaign_id_position", "campaign_id", "position", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    #: The item's place in its campaign, from 0, dense and in id order: the n-th item added has
+    #: n - 1 (``next_item_position``). No default: every insert says it. PostgreSQL refuses one
+    #: that does not; SQLite's column kept req0030's default of 0, which the unique index refuses
+    #: once the campaign has an item.
+    position: Mapped[int] = mapped_column(Integer)
     external_id: Mapped[str] = mapped_column(String(128))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     campaign: Mapped[Campaign] = relationship(back_populates="items")
+
+
+def next_item_position(session: Session, campaign_id: int) -> int:
+    """The position the campaign's next item takes: one past its last (0 for its first).
+
+    One step down the (campaign, position) index; it sees the items this
+    transaction has flushed already (the counters' ``item_count`` counts only
+    what was committed). Two transactions adding to one campaign at once would
+    read the same figure: callers hold a lock that keeps other adders out (the
+    campaign's row for ``add_work``, the workflow's for a round), and the unique
+    index refuses a duplicate that slips by.
+    """
+    last = session.scalar(select(func.max(Item.position)).where(Item.campaign_id == campaign_id))
+    return 0 if last is None else int(last) + 1
 
 
 class GoldItem(RequesterBase):

@@ -23,7 +23,15 @@ from hits.money import format_amount
 from hits.requester.files.workflow import RoundsPolicy
 from hits.requester.quality.followups import assignment_cost, campaign_spec, committed_cost, queue_repost
 from hits.requester.quality.pipeline import VOID
-from hits.requester.tables.campaigns import Campaign, HITSlot, Item, OutboxEntry, PublishedHIT, Submission
+from hits.requester.tables.campaigns import (
+    Campaign,
+    HITSlot,
+    Item,
+    OutboxEntry,
+    PublishedHIT,
+    Submission,
+    next_item_position,
+)
 from hits.requester.tables.workflows import ACTIVE_CHAIN_STATUSES, Chain, ChainRound, Workflow, WorkflowStage
 from hits.requester.text_metrics import round_metrics
 from hits.requester.workflows.exposures import redo_exclusions
@@ -331,8 +339,15 @@ def _add_round(
     try:
         with session.begin_nested():
             payload = {**{k: chain.image.get(k, "") for k in ("image", "alt")}, "previous": previous}
+            # After the stage campaign's last item: rounds are added under the workflow's lock
+            # (``advance``), and a stage campaign belongs to one workflow. A ``campaign add`` to a
+            # running stage campaign (the campaign's lock, not this one) that takes the same
+            # position is refused by the unique index below: the round is made at the next step.
             item = Item(
-                campaign_id=campaign.id, external_id=f"{chain.key}#r{number}.{attempt}"[:128], payload=payload
+                campaign_id=campaign.id,
+                position=next_item_position(session, campaign.id),
+                external_id=f"{chain.key}#r{number}.{attempt}"[:128],
+                payload=payload,
             )
             published = PublishedHIT(campaign_id=campaign.id)
             session.add_all([item, published])

@@ -164,8 +164,6 @@ def campaign_items(campaign_id: int) -> Any:
     campaign = _campaign(campaign_id)
     rs = requester_session()
     search = (request.args.get("q") or "").strip()[:200]
-    # Ids first, from the (campaign, id) index alone: skipping to a late page passes over index
-    # entries, not whole rows with their payloads; then the page's 50 rows by id.
     listed = select(Item.id).where(Item.campaign_id == campaign_id)
     if search:
         listed = listed.where(Item.external_id.contains(search, autoescape=True))
@@ -175,14 +173,31 @@ def campaign_items(campaign_id: int) -> Any:
     pages = max(1, -(-total // ITEMS_PER_PAGE))
     page = min(page_number(request.args.get("page")), pages)
     skipped = (page - 1) * ITEMS_PER_PAGE
-    if skipped > total // 2:
-        # A page in the later half is counted from the end: no page skips more than half the items.
-        from_end = max(0, total - skipped - ITEMS_PER_PAGE)
-        size = min(ITEMS_PER_PAGE, total - skipped)
-        ids = list(rs.scalars(listed.order_by(Item.id.desc()).offset(from_end).limit(size)))[::-1]
+    if not search:
+        # Page k holds the items at positions [50(k-1), 50k): a range of the (campaign, position)
+        # index, the same few entries whatever k. Positions are dense and in id order, so these
+        # are the items that skipping (k-1) x 50 in id order would reach.
+        items = rs.scalars(
+            select(Item)
+            .where(
+                Item.campaign_id == campaign_id,
+                Item.position >= skipped,
+                Item.position < skipped + ITEMS_PER_PAGE,
+            )
+            .order_by(Item.position)
+        ).all()
     else:
-        ids = list(rs.scalars(listed.order_by(Item.id).offset(skipped).limit(ITEMS_PER_PAGE)))
-    items = rs.scalars(select(Item).where(Item.id.in_(ids)).order_by(Item.id)).all() if ids else []
+        # A search's matches have no positions of their own: their ids first, from the (campaign,
+        # id) index (skipping passes over index entries, not whole rows with their payloads),
+        # then the page's rows by id.
+        if skipped > total // 2:
+            # A page in the later half is counted from the end: no page skips more than half the matches.
+            from_end = max(0, total - skipped - ITEMS_PER_PAGE)
+            size = min(ITEMS_PER_PAGE, total - skipped)
+            ids = list(rs.scalars(listed.order_by(Item.id.desc()).offset(from_end).limit(size)))[::-1]
+        else:
+            ids = list(rs.scalars(listed.order_by(Item.id).offset(skipped).limit(ITEMS_PER_PAGE)))
+        items = rs.scalars(select(Item).where(Item.id.in_(ids)).order_by(Item.id)).all() if ids else []
     answers: dict[int, list[tuple[str, str | None, Any]]] = {i.id: [] for i in items}
     rows = rs.execute(
         select(
