@@ -132,7 +132,8 @@ def _campaign(session, template: str, quality: dict[str, Any] | None = None) -> 
     campaign = Campaign(
         name=f"auth-{uuid.uuid4().hex[:8]}",
         template=template,
-        spec={"quality": quality or {}, "reward": "0.10"},
+        # The gold-only rule, whose approvals the signals here must not override (worker_model: false).
+        spec={"quality": {"worker_model": False, **(quality or {})}, "reward": "0.10"},
         budget=100,
         status="running",
     )
@@ -306,8 +307,8 @@ def test_answers_to_the_same_item_agree_and_only_the_same_text_under_another_ite
     with session_scope(requester_sessions) as session:
         campaign = _campaign(session, "write")
         lighthouse, fisherman = (
-            Item(campaign_id=campaign.id, external_id=name, payload={})
-            for name in ("lighthouse", "fisherman")
+            Item(campaign_id=campaign.id, position=n, external_id=name, payload={})
+            for n, name in enumerate(("lighthouse", "fisherman"))
         )
         session.add_all([lighthouse, fisherman])
         session.flush()
@@ -331,7 +332,7 @@ def test_two_workers_agreeing_on_one_item_are_not_held_for_it(requester_sessions
     first, second = _worker(), _worker()
     with session_scope(requester_sessions) as session:
         campaign = _campaign(session, "write")
-        item = Item(campaign_id=campaign.id, external_id="lighthouse", payload={})
+        item = Item(campaign_id=campaign.id, position=0, external_id="lighthouse", payload={})
         session.add(item)
         session.flush()
         both = [_work(session, campaign, worker, [NEAR[0]]) for worker in (first, second)]
@@ -348,8 +349,12 @@ def test_a_draft_carried_on_unchanged_into_the_next_round_is_nobodys_copy(reques
     first, second = _worker(), _worker()
     with session_scope(requester_sessions) as session:
         campaign = _campaign(session, "refine")
-        round_one = Item(campaign_id=campaign.id, external_id="pic#r1", payload={"previous": "a lighthouse"})
-        round_two = Item(campaign_id=campaign.id, external_id="pic#r2", payload={"previous": NEAR[0]})
+        round_one = Item(
+            campaign_id=campaign.id, position=0, external_id="pic#r1", payload={"previous": "a lighthouse"}
+        )
+        round_two = Item(
+            campaign_id=campaign.id, position=1, external_id="pic#r2", payload={"previous": NEAR[0]}
+        )
         session.add_all([round_one, round_two])
         session.flush()
         wrote = _work(session, campaign, first, [NEAR[0]])

@@ -21,6 +21,8 @@ STRICT = {
     "confidence": 0.999,
     "min_gold": 2,
     "flagged_action": "reject",
+    # The gold-only rule: gold decides here, the signals only hold.
+    "worker_model": False,
 }
 
 

@@ -13,7 +13,14 @@ from tests.quality.test_followups import review
 
 #: At 0.999 confidence six gold answers can neither clear nor condemn anyone (0 of 6 gives
 #: P(accuracy < 0.6) = 0.998; at 0.99 a copycat who missed every gold item was flagged on gold).
-UNDECIDED = {"accuracy_threshold": 0.6, "confidence": 0.999, "min_gold": 2, "flagged_action": "hold"}
+#: The gold-only rule (worker_model: false): the signals flag whom gold leaves undecided.
+UNDECIDED = {
+    "accuracy_threshold": 0.6,
+    "confidence": 0.999,
+    "min_gold": 2,
+    "flagged_action": "hold",
+    "worker_model": False,
+}
 
 
 def _copycat_and_honest(tmp_path, live_server, market, requester_sessions, name: str):  # type: ignore[no-untyped-def]

@@ -14,7 +14,8 @@ from hits.requester.quality import outbox, pipeline, sync_queue
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 
-CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
+#: The gold-only rule (worker_model: false), which approves on 2 of 2 gold at this confidence.
+CONFIDENT = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2, "worker_model": False}
 
 
 def test_work_decided_on_the_marketplace_is_recorded_and_the_campaign_reaches_review(

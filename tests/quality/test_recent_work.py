@@ -14,7 +14,14 @@ from tests.quality.test_followups import review
 
 #: The campaign file's defaults, with gold alone speaking (the two spammers share every HIT,
 #: so agreement with "the others" would be each other's random answers).
-DEFAULTS = {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 3, "signals": ["straightline"]}
+#: The gold-only rule with its recent-work blocks (worker_model: false), which this file tests.
+DEFAULTS = {
+    "accuracy_threshold": 0.6,
+    "confidence": 0.9,
+    "min_gold": 3,
+    "signals": ["straightline"],
+    "worker_model": False,
+}
 GOOD_HITS = 10
 #: The issue's ten random HITs, then ten more. Random ratings on four labels are right a quarter
 #: of the time: a block of 20 gold answers, all after the turn, flags such a rater with

@@ -92,3 +92,27 @@ def test_a_turning_worker_is_caught_within_ten_gold_answers_of_the_turn() -> Non
                 caught += gold_after <= 10
                 break
     assert caught >= 90
+
+
+def test_a_short_streak_after_a_long_good_record_is_not_a_turn() -> None:
+    # 45 gold answers, 44 right, every ordinary item agreeing with two others; then 3 wrong gold
+    # answers and 2 items where both others agree on another rating: five misses in a row, which a
+    # worker right 85% of the time gives about once in 13,000 answers, and a record of this length
+    # has hundreds of places to give it. With q0 the Laplace estimate of the gold accuracy (0.95 to
+    # 0.92 along the streak) this read as a turn; q0 is now its lower quartile (TURN_Q0_Z).
+    agree = probability_right(3, [(3, 0.85), (3, 0.85)], PRIORS)
+    disagree = probability_right(2, [(3, 0.85), (3, 0.85)], PRIORS)
+    assert agree is not None and disagree is not None
+    answers: list[Evidence] = []
+    for i in range(45):
+        answers += [Evidence(0.0 if i == 5 else 1.0, True), Evidence(agree, False), Evidence(agree, False)]
+    answers += [Evidence(0.0, True)] * 3 + [Evidence(disagree, False)] * 2
+    chunks = [answers[i : i + 6] for i in range(0, len(answers), 6)]
+    verdict = judge_model(WorkerEvidence(chunks, [True] * len(chunks)), **RULE)
+    assert verdict.verdict != "flag"
+    # The same record turning for good is still caught: five more answers at random.
+    answers += [Evidence(0.0, True), Evidence(disagree, False), Evidence(1.0, True)]
+    answers += [Evidence(0.0, True)] * 2
+    chunks = [answers[i : i + 6] for i in range(0, len(answers), 6)]
+    verdict = judge_model(WorkerEvidence(chunks, [True] * len(chunks)), **RULE)
+    assert verdict.verdict == "flag" and verdict.evidence["flagged_on"] == "turn"

@@ -14,7 +14,8 @@ from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
 
 HITS = 10
-MODEL = {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4, "worker_model": True}
+#: No ``worker_model:``: the model is the default (gold alone would reject the unlucky worker here).
+MODEL = {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4}
 
 
 def _neighbour(rating: int) -> int:

@@ -128,10 +128,10 @@ class QualityPolicy(BaseModel):
         "block flags is flagged (a turn for the worse). 0 turns it off.",
     )
     worker_model: bool = Field(
-        False,
+        True,
         description="Judge workers on one posterior from gold and their agreement with the others on "
-        "every other item, with a CUSUM test for a turn for the worse (docs/quality.md); false (for now "
-        "the default): gold alone, the recent-work blocks and the agreement signal.",
+        "every other item, with a CUSUM test for a turn for the worse (docs/quality.md); false: gold "
+        "alone, the recent-work blocks and the agreement signal (the rule before 2026-12).",
     )
     flagged_action: Literal["reject", "hold"] = Field(
         "reject",

@@ -1,7 +1,7 @@
 """Each worker's verdict for a review batch: the worker model (or gold alone), sharpened by the signals.
 
 Split from :mod:`hits.requester.quality.review`, which applies the verdicts.
-With the campaign's ``worker_model: true`` (opt-in) a worker is judged on one
+With the campaign's ``worker_model: true`` (the default) a worker is judged on one
 posterior from gold and their agreement with the others on every other item,
 watched for a turn (:mod:`hits.requester.quality.worker_model`, read by
 :mod:`hits.requester.quality.live_model`); without it, on gold's Beta

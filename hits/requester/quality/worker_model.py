@@ -75,6 +75,12 @@ HOLD_LEVEL = 2.5
 #: just when it is needed (an honest worker above about 0.53 still drifts
 #: down at threshold 0.6).
 TURN_MARGIN = 0.2
+#: The CUSUM's "answering well" is a lower bound on the worker's gold accuracy (one-sided 75% Wilson
+#: score bound, the lower quartile), not the estimate itself: the honest worker's likelihood ratios are a
+#: supermartingale, and the level bounds their false alarms, only while q0 is at or below the worker's
+#: true accuracy. The estimate overshoots it for every worker lucky on gold so far (half of them), and
+#: such a worker's few wrong answers in a row then read as a turn.
+TURN_Q0_Z = 0.6745
 #: The answers since the statistic rose must be below the threshold with at least this probability (or
 #: the confidence asked for, if higher): every crossing is a test, so one test's bar is set high.
 TURN_CONFIDENCE = 0.98
@@ -209,6 +215,15 @@ def turn_alternatives(threshold: float, classes: int, accuracy: float) -> tuple[
     return good, bad
 
 
+def _wilson_lower(right: np.ndarray, total: np.ndarray, z: float) -> np.ndarray:
+    """The Wilson score lower bound on a rate, ``right`` of ``total`` (0 where ``total`` is 0)."""
+    n = np.maximum(total, 1).astype(float)
+    rate = right / n
+    centre = rate + z * z / (2 * n)
+    spread = z * np.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return np.where(total > 0, (centre - spread) / (1 + z * z / n), 0.0)
+
+
 def turn_level_after(start: int, base: float = TURN_LEVEL) -> float:
     """The level a CUSUM run that started after ``start`` answers must reach to be a turn (see
     :data:`TURN_FALSE_ALARM`): ``base`` early in a record, rising with the log of its length."""
@@ -218,9 +233,10 @@ def turn_level_after(start: int, base: float = TURN_LEVEL) -> float:
 def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: int) -> list[float]:
     """The CUSUM statistic after each answer: max(0, S + log L(q1) / L(q0)), oldest first.
 
-    q0 ("answering as before") at each answer is the worker's gold accuracy on the gold answers
-    *before* it ((right + 1) / (total + 2), through :func:`turn_alternatives`): known before the
-    answer, so an honest worker's likelihood ratios stay a martingale; and gold, not the posterior,
+    q0 ("answering as before") at each answer is a lower bound on the worker's gold accuracy on the
+    gold answers *before* it (:data:`TURN_Q0_Z`, through :func:`turn_alternatives`'s bounds): known
+    before the answer and at most the worker's true accuracy, so an honest worker's likelihood ratios
+    stay a supermartingale; and gold, not the posterior,
     whose agreement evidence leans high for a good worker (0.92 for workers right 85% of the time in
     the simulation): a q0 above the worker's true accuracy makes each wrong answer look like a turn.
     """
@@ -234,7 +250,7 @@ def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: i
     total = np.concatenate(([0], np.cumsum(gold)[:-1]))
     # q0 per answer, kept within the bounds turn_alternatives keeps it in.
     low, high = turn_alternatives(threshold, classes, 0.0)[0], turn_alternatives(threshold, classes, 1.0)[0]
-    good = np.clip((right + 1) / (total + 2), low, high)
+    good = np.clip(_wilson_lower(right, total, TURN_Q0_Z), low, high)
     bad = turn_alternatives(threshold, classes, 0.0)[1]
     step = np.log((p * bad + (1 - p) * (1 - bad) / k) / (p * good + (1 - p) * (1 - good) / k))
     # max(0, S + step) at every answer: the running sum less its lowest point so far (0 included).
