@@ -53,7 +53,7 @@ from server import create_app
 ITEMS, GOLD, ASSIGNMENTS, CROWD = 4, 2, 3, 300
 
 
-def _setup(var_dir: Path, hits: int, env: dict[str, str]) -> tuple[Any, Any, Any, int]:
+def _setup(var_dir: Path, hits: int, env: dict[str, str], worker_model: bool) -> tuple[Any, Any, Any, int]:
     settings = load_settings(env)
     upgrade(settings)
     market = make_session_factory(make_engine(settings.market_database_url))
@@ -78,7 +78,12 @@ def _setup(var_dir: Path, hits: int, env: dict[str, str]) -> tuple[Any, Any, Any
         "gold": "gold.jsonl",
         "media_dir": "media",
         "auto_approval_delay_seconds": 86400,
-        "quality": {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4},
+        "quality": {
+            "accuracy_threshold": 0.6,
+            "confidence": 0.9,
+            "min_gold": 4,
+            "worker_model": worker_model,
+        },
     }
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
     with session_scope(requester) as session:
@@ -201,6 +206,12 @@ def main() -> None:
         help="serve the API with --server, this many processes of 4 threads (0: a thread of this process)",
     )
     parser.add_argument("--server", choices=SERVERS, default="granian")
+    parser.add_argument(
+        "--rule",
+        choices=("model", "gold"),
+        default="model",
+        help="the quality rule: the worker model (the default) or gold alone (worker_model: false)",
+    )
     args = parser.parse_args()
     hits = max(1, args.assignments // ASSIGNMENTS)
     total = hits * ASSIGNMENTS
@@ -220,7 +231,7 @@ def main() -> None:
         if os.environ.get(name):
             env[name] = os.environ[name]
     started = time.monotonic()
-    settings, key, requester, campaign_id = _setup(var_dir, hits, env)
+    settings, key, requester, campaign_id = _setup(var_dir, hits, env, args.rule == "model")
     print(f"setup: {hits:,} HITs, {total:,} submitted assignments in {time.monotonic() - started:.1f} s")
     server = _start_server(settings, env, port, args.server_processes, args.server, var_dir)
     worker_env = {
@@ -275,7 +286,7 @@ def main() -> None:
         if args.server_processes
         else "one thread of the bench"
     )
-    print(f"celery worker processes: {args.celery_workers}; API server: {served}")
+    print(f"celery worker processes: {args.celery_workers}; API server: {served}; rule: {args.rule}")
     for name in ("synced", "decided", "applied"):
         if name in marks:
             print(f"all {name:8s} after {marks[name]:8.1f} s")
