@@ -29,6 +29,8 @@ UNDECIDED_STRICT = {
     "min_gold": 2,
     "flagged_action": "reject",
     "flagged_worker": "hard_block",
+    # Gold alone (worker_model: false): the model would count agreement and decide on its own.
+    "worker_model": False,
 }
 
 
