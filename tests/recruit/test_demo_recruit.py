@@ -47,12 +47,13 @@ def test_the_demo_recruits_on_the_stand_in_and_prints_what_prolific_was_asked(tm
     assert "spammers caught, diligent workers paid" in out
     assert count(out, "studies created") == 1 and count(out, "study PUBLISH") == 1
     # 6 places: 2 diligent participants approved, 2 spammers rejected with a category; the 2 careless
-    # ones (half their gold right, under the 0.6 threshold) are rejected when their gold says so
-    # with confidence, else wait, their work held for QA: which, hangs on how their gold fell.
-    assert count(out, "approvals") == 2
+    # ones (right 65% of the time, just above the 0.6 threshold) are approved, rejected or left
+    # waiting, their work held for QA, as their gold and agreement with the others fell.
+    approvals = count(out, "approvals")
     rejected = re.search(r"│ rejections \(FAILED_CHECK (\d)\)\s+│\s+(\d) │", out)
     assert rejected is not None, out[-3000:]
     assert rejected.group(1) == rejected.group(2) and 2 <= int(rejected.group(1)) <= 4, out[-3000:]
+    assert 2 <= approvals <= 4 and approvals + int(rejected.group(1)) <= 6, out[-3000:]
     assert count(out, "bonuses set up") == count(out, "bonus payments") >= 1
     assert "Prolific: study published, good places approved, spammers' places rejected" in out
     # The participants entered by the study link: no one signed up on the worker site.
