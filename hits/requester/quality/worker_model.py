@@ -235,8 +235,8 @@ def turn_statistic(evidence: Sequence[Evidence], *, threshold: float, classes: i
 
     q0 ("answering as before") at each answer is a lower bound on the worker's gold accuracy on the
     gold answers *before* it (:data:`TURN_Q0_Z`, through :func:`turn_alternatives`'s bounds): known
-    before the answer and at most the worker's true accuracy, so an honest worker's likelihood ratios
-    stay a supermartingale; and gold, not the posterior,
+    before the answer and, for three workers in four, at most their true accuracy, so an honest
+    worker's likelihood ratios stay a supermartingale; and gold, not the posterior,
     whose agreement evidence leans high for a good worker (0.92 for workers right 85% of the time in
     the simulation): a q0 above the worker's true accuracy makes each wrong answer look like a turn.
     """
