@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable
 
+import numpy as np
+
 from hits.requester.quality.worker_model import (
     TURN_LEVEL,
     Evidence,
@@ -116,3 +118,24 @@ def test_a_short_streak_after_a_long_good_record_is_not_a_turn() -> None:
     chunks = [answers[i : i + 6] for i in range(0, len(answers), 6)]
     verdict = judge_model(WorkerEvidence(chunks, [True] * len(chunks)), **RULE)
     assert verdict.verdict == "flag" and verdict.evidence["flagged_on"] == "turn"
+
+
+def test_q0_is_below_the_true_accuracy_more_often_than_the_estimate_it_replaced() -> None:
+    # The claim behind TURN_Q0_Z, exact over the binomial: for a worker of true accuracy 0.85 or 0.9
+    # with n gold answers, the chance that q0 (clipped as turn_statistic clips it) is at or below that
+    # accuracy. The Laplace estimate it replaced: about half the time on a long record.
+    from scipy.stats import binom
+
+    from hits.requester.quality.worker_model import TURN_Q0_Z, _wilson_lower, turn_alternatives
+
+    low, high = turn_alternatives(0.6, 4, 0.0)[0], turn_alternatives(0.6, 4, 1.0)[0]
+    for accuracy in (0.85, 0.9):
+        for n in (10, 20, 30, 50, 100):
+            right = np.arange(n + 1)
+            weights = binom.pmf(right, n, accuracy)
+            bound = np.clip(_wilson_lower(right, np.full(n + 1, n), TURN_Q0_Z), low, high)
+            laplace = np.clip((right + 1) / (n + 2), low, high)
+            now, before = float(weights[bound <= accuracy].sum()), float(weights[laplace <= accuracy].sum())
+            assert now >= 0.6 and now >= before, (accuracy, n, now, before)
+            if n >= 50:
+                assert now >= 0.7 and before < 0.65, (accuracy, n, now, before)
