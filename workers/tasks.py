@@ -52,9 +52,12 @@ def register(app: Celery) -> None:
         counts = {"hits": sync_queue.queue_syncs(rt.sessions, rt.market, sync_hits.delay, SYNC_BATCH)}
         with session_scope(rt.sessions) as session:
             finished = pipeline.finish_campaigns(session, rt.market.access_key_id)
-            for campaign_id in finished:
+            if finished.outbox:
+                call_after_commit(session, partial(apply_decisions.delay, finished.outbox))
+            for campaign_id in finished.campaigns:
                 call_after_commit(session, partial(store_results.delay, campaign_id))
-            counts["finished_campaigns"] = len(finished)
+            counts["finished_campaigns"] = len(finished.campaigns)
+            counts["decided_at_finish"] = len(finished.outbox)
         with session_scope(rt.sessions) as session:
             # Adaptive gold: HITs for trusted workers left when nothing else is open go to everyone.
             opened = trust.open_trusted_hits(session, rt.market.access_key_id)

@@ -188,6 +188,9 @@ def neutral(text: str, hit_id: str, inputs: dict[str, str], assignment_id: str =
         text = text.replace(value, "INPUT")
     # The frame URL's signed token and the form's CSRF token differ for every page alike.
     text = re.sub(r'(name="csrf_token" value=")[^"]+', r"\1CSRF", text)
+    # The due time follows the moment of accepting: two accepts a second apart may
+    # straddle a minute and show different minutes, gold or not.
+    text = re.sub(r"due by \d{4}-\d\d-\d\d \d\d:\d\d UTC", "due by DUE", text)
     return re.sub(r"(hitforgeToken=)[^&\"']+", r"\1TOKEN", text)
 
 

@@ -34,7 +34,7 @@ def test_a_campaign_finishing_while_a_repost_reopens_its_hit_stays_running(
     hit_id = entries[reposts[0]][2]["hit_id"]
 
     def finish(session: Session) -> list[int]:
-        return pipeline.finish_campaigns(session, market.access_key_id)
+        return pipeline.finish_campaigns(session, market.access_key_id).campaigns
 
     # Every HIT is complete; the re-post is being recorded: its HIT re-opened, not committed yet.
     recording = requester_sessions()

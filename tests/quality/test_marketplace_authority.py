@@ -88,7 +88,7 @@ def test_work_decided_on_the_marketplace_is_recorded_and_the_campaign_reaches_re
         assert {h.status for h in hits} == {"complete"}
 
     with session_scope(requester_sessions) as session:
-        assert pipeline.finish_campaigns(session, market.access_key_id) == [campaign_id]
+        assert pipeline.finish_campaigns(session, market.access_key_id).campaigns == [campaign_id]
     with session_scope(requester_sessions) as session:
         campaign = session.get(Campaign, campaign_id)
         assert campaign is not None and campaign.status == "review"

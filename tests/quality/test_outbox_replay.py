@@ -159,7 +159,7 @@ def test_a_repost_added_but_not_recorded_is_done_and_reopens_the_hit(
         tmp_path, live_server, market, requester_sessions, "replay-2"
     )
     with session_scope(requester_sessions) as session:
-        assert pipeline.finish_campaigns(session, market.access_key_id) == [campaign_id]
+        assert pipeline.finish_campaigns(session, market.access_key_id).campaigns == [campaign_id]
     repost_id = reposts[0]
     hit_id = entries[repost_id][2]["hit_id"]
     assert mturk.get_hit(HITId=hit_id)["HIT"]["HITStatus"] == "Reviewing"

@@ -9,6 +9,7 @@ from sqlalchemy import select
 
 from demo.crowd import Profile
 from hits.db import session_scope
+from hits.requester.quality import outbox, pipeline
 from hits.requester.tables.campaigns import PublishedHIT, Submission, WorkerStats
 from tests.helpers import campaign_bot, launch_demo_campaign
 from tests.quality.test_followups import review
@@ -16,6 +17,27 @@ from tests.quality.test_followups import review
 HITS = 10
 #: No ``worker_model:``: the model is the default (gold alone would reject the unlucky worker here).
 MODEL = {"accuracy_threshold": 0.6, "confidence": 0.9, "min_gold": 4}
+
+
+def _launch(tmp_path, market, requester_sessions, live_server, name: str, assignments: int):  # type: ignore[no-untyped-def]
+    """The campaign both tests run (10 HITs, one gold item each, plan seed 7): its id, truth and gold keys."""
+    campaign_id, truth = launch_demo_campaign(
+        tmp_path,
+        market,
+        requester_sessions,
+        live_server.url,
+        hits=HITS,
+        name=name,
+        quality=MODEL,
+        gold_per_hit=1,
+        assignments_per_hit=assignments,
+        seed=7,
+    )
+    gold_keys = sorted(
+        f"{row['item']['image']}|{row['item']['sentence']}"
+        for row in map(json.loads, (tmp_path / "gold.jsonl").read_text().splitlines())
+    )
+    return campaign_id, truth, gold_keys
 
 
 def _neighbour(rating: int) -> int:
@@ -26,22 +48,7 @@ def test_agreement_catches_a_lucky_random_worker_and_spares_an_unlucky_diligent_
     tmp_path, live_server, market, requester_sessions
 ) -> None:
     name = "model-1"
-    campaign_id, truth = launch_demo_campaign(
-        tmp_path,
-        market,
-        requester_sessions,
-        live_server.url,
-        hits=HITS,
-        name=name,
-        quality=MODEL,
-        gold_per_hit=1,
-        assignments_per_hit=4,
-        seed=7,
-    )
-    gold_keys = sorted(
-        f"{row['item']['image']}|{row['item']['sentence']}"
-        for row in map(json.loads, (tmp_path / "gold.jsonl").read_text().splitlines())
-    )
+    campaign_id, truth, gold_keys = _launch(tmp_path, market, requester_sessions, live_server, name, 4)
     assert len(gold_keys) == HITS
     # Lucky: every ordinary item wrong (against two perfect workers), 6 of 10 gold right: gold
     # alone is undecided (P(accuracy < 0.6) = 0.47). Unlucky: every item right, 3 of 10 gold:
@@ -88,3 +95,50 @@ def test_agreement_catches_a_lucky_random_worker_and_spares_an_unlucky_diligent_
         assert "reject" not in decisions[unlucky_id]
         for bot in bots[:2]:
             assert not stats[bot.result.worker_id].flagged
+
+
+def test_a_worker_undecided_when_their_work_synced_is_judged_again_when_the_campaign_finishes(
+    tmp_path, live_server, market, requester_sessions
+) -> None:
+    """The model's verdict rests on the others' answers too: the lucky random worker works first,
+    is judged with no one to agree with (undecided: gold 6/10), and is rejected at the end,
+    when the others' answers are in, instead of being held for a person as 'not enough evidence'."""
+    name = "model-2"
+    campaign_id, truth, gold_keys = _launch(tmp_path, market, requester_sessions, live_server, name, 3)
+    lucky_answers = {k: (v if k in gold_keys[:6] else _neighbour(v)) for k, v in truth.items()}
+    perfect = Profile("perfect", 1.0)
+    lucky = campaign_bot(live_server.url, f"{name}-lucky", perfect, lucky_answers, name)
+    assert lucky.run(max_hits=HITS).submitted == HITS
+    review(requester_sessions, market)
+
+    def lucky_decisions() -> list[str | None]:
+        with session_scope(requester_sessions) as session:
+            return list(
+                session.scalars(
+                    select(Submission.decision).where(Submission.worker_id == lucky.result.worker_id)
+                )
+            )
+
+    assert lucky_decisions() == [None] * HITS  # no one to agree with yet: undecided
+    others = [campaign_bot(live_server.url, f"{name}-right-{n}", perfect, truth, name) for n in range(2)]
+    for bot in others:
+        assert bot.run(max_hits=HITS).submitted == HITS
+    review(requester_sessions, market)  # the others' work: the lucky worker is not in these batches
+    assert lucky_decisions() == [None] * HITS
+    with session_scope(requester_sessions) as session:
+        finished = pipeline.finish_campaigns(session, market.access_key_id)
+    assert finished.campaigns == [campaign_id] and len(finished.outbox) >= HITS
+    for entry_id in finished.outbox:
+        outbox.apply_entry(requester_sessions, market, entry_id)
+    assert lucky_decisions() == ["reject"] * HITS
+    with session_scope(requester_sessions) as session:
+        record = session.scalar(
+            select(WorkerStats).where(
+                WorkerStats.campaign_id == campaign_id, WorkerStats.worker_id == lucky.result.worker_id
+            )
+        )
+        assert record is not None and record.flagged
+        assert (record.flag_reason or "").startswith("agreement with others on 20 items implies")
+        for bot in others:
+            theirs = select(Submission.decision).where(Submission.worker_id == bot.result.worker_id)
+            assert set(session.scalars(theirs)) == {"approve"}

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -146,6 +149,48 @@ def test_an_approval_applied_twice_calls_prolific_once(
     }
     assert transitions(standin, session_id) == 1
     assert standin.app.state.submissions[session_id]["status"] == "APPROVED"
+
+
+class _SlowReads(ProlificClient):
+    """The real client on a slow network: reading a place's status waits for the other process's read."""
+
+    def __init__(self, standin: RunningStandin, barrier: threading.Barrier) -> None:
+        super().__init__(standin.api_url, standin.app.token, backoff=0, sleep=lambda _: None)
+        self._barrier = barrier
+
+    def get_submission(self, submission_id: str) -> Any:
+        found = super().get_submission(submission_id)
+        # Both have read "AWAITING REVIEW" before either transitions; a broken barrier: the other
+        # process never read it (it did not claim the entry).
+        with contextlib.suppress(threading.BrokenBarrierError):
+            self._barrier.wait()
+        return found
+
+
+def test_two_processes_settling_at_once_transition_a_place_once(
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    """The beat's settling and ``hitforge recruit sync`` (or two beats) apply the same pending decision."""
+    campaign_id, row = recruiting
+    session_id = finished_place(requester_sessions, standin, campaign_id, row, ["approve"])
+    with session_scope(requester_sessions) as session:
+        assert len(decide_places(session, row.id, FEEDBACK)) == 1
+    barrier = threading.Barrier(2, timeout=3)
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(
+            pool.map(lambda _: apply_decisions(requester_sessions, _SlowReads(standin, barrier)), range(2))
+        )
+    assert sorted(len(r.outcomes) for r in reports) == [0, 1], [r.outcomes for r in reports]
+    assert transitions(standin, session_id) == 1
+    assert standin.app.state.submissions[session_id]["status"] == "APPROVED"
+    with session_scope(requester_sessions) as session:
+        entry = session.scalar(
+            select(RecruitOutboxEntry).where(RecruitOutboxEntry.submission_id == session_id)
+        )
+        assert entry is not None and entry.status == "done" and entry.claimed_until is None
 
 
 def test_a_short_rejection_message_is_never_sent(

@@ -142,7 +142,9 @@ def test_six_participants_two_spammers_one_return_and_a_bonus_paid_once(
         for method, path, body in standin.app.state.carried_out
         if path.startswith("/submissions/") and path.endswith("/transition/")
     )
-    assert set(transitions.values()) == {1}  # each place decided once
+    assert set(transitions.values()) == {1}, [  # each place decided once
+        (path, body) for method, path, body in standin.app.state.carried_out if path.endswith("/transition/")
+    ]
     # Each bonus set up was paid once, though the first pay call failed.
     pays = Counter(str(p["id"]) for p in standin.app.state.paid)
     assert pays and set(pays.values()) == {1}

@@ -136,7 +136,7 @@ def test_the_campaign_page_matches_the_marketplace_and_steers_the_campaign(
     review(requester_sessions, market)  # the sync runs while paused: open HITs stay open
     with session_scope(requester_sessions) as session:
         assert session.get(Campaign, campaign_id).status == "paused"  # type: ignore[union-attr]
-        assert finish_campaigns(session, market.access_key_id) == []
+        assert finish_campaigns(session, market.access_key_id).campaigns == []
     late = campaign_bot(live_server.url, f"{name}-b", PROFILES["diligent"], truth, name)
     assert late.run(max_hits=1).submitted == 0
     # Resume: open again; the late worker finds work.

@@ -329,16 +329,30 @@ def close_finished_hits(session: Session, market_counts: dict[int, int]) -> list
     return [e.id for e in entries]
 
 
-def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
-    """Move running campaigns with no open HIT to review; hold what is still undecided.
+@dataclass
+class Finished:
+    """What finishing campaigns did: the campaigns moved on, and the decisions made at the end."""
 
-    Undecided work (a worker whose record is neither clearly good nor clearly
-    bad) waits for a QA reviewer rather than being approved or rejected blindly.
-    Answers a HIT page stored that the marketplace never confirmed (every HIT
-    is closed, so the worker returned or abandoned the assignment) are not
-    work: they are marked ``void``, out of the QA queue and the results.
+    campaigns: list[int]
+    #: Outbox entries queued by judging the undecided once more on all the evidence: apply after commit.
+    outbox: list[int]
+
+
+def finish_campaigns(session: Session, access_key_id: str) -> Finished:
+    """Move running campaigns with no open HIT to review; judge again, then hold, what is still undecided.
+
+    A worker's verdict under the worker model rests on everyone's answers to
+    the items they saw, so one judged undecided when their own last work
+    synced may be clear once the others' work is in: every worker with
+    undecided work is judged once more, on all of it, and their decisions
+    queued. What stays undecided (a worker neither clearly good nor clearly
+    bad) waits for a QA reviewer rather than being approved or rejected
+    blindly. Answers a HIT page stored that the marketplace never confirmed
+    (every HIT is closed, so the worker returned or abandoned the assignment)
+    are not work: they are marked ``void``, out of the QA queue and the results.
     """
-    finished = []
+    finished: list[int] = []
+    decided: list[int] = []
     # A cancelled campaign finishes the same way once its submitted work is in, as CANCELLED.
     running = select(Campaign.id).where(
         Campaign.status.in_(("running", CANCELLING)), Campaign.access_key_id == access_key_id
@@ -348,7 +362,7 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
             continue
         # A savepoint per campaign: one found at work again below leaves no mark behind.
         with session.begin_nested() as attempt:
-            _settle_undecided(session, campaign_id)
+            queued = _settle_undecided(session, campaign_id)
             # The campaign's row last (the lock order: HITs, worker records, campaigns), then a
             # second look: a re-post applied meanwhile re-opened one of its HITs and committed
             # (it re-opens the campaign under this same lock), or waits for this one to commit
@@ -368,8 +382,9 @@ def finish_campaigns(session: Session, access_key_id: str) -> list[int]:
                 continue
             campaign.status = "review" if campaign.status == "running" else CANCELLED
             finished.append(campaign_id)
+            decided.extend(queued)
     session.flush()
-    return finished
+    return Finished(finished, decided)
 
 
 def _still_at_work(session: Session, campaign_id: int) -> bool:
@@ -382,13 +397,12 @@ def _still_at_work(session: Session, campaign_id: int) -> bool:
     return still_open is not None or stage_waits(session, campaign_id)
 
 
-def _settle_undecided(session: Session, campaign_id: int) -> None:
-    """A finishing campaign's undecided work: never confirmed is void, the rest held for QA."""
-    undecided = session.scalars(
-        select(Submission)
-        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-        .where(PublishedHIT.campaign_id == campaign_id, Submission.decision.is_(None))
-    ).all()
+def _settle_undecided(session: Session, campaign_id: int) -> list[int]:
+    """A finishing campaign's undecided work: never confirmed is void; the rest judged once more, then held.
+
+    Returns the outbox entries the last judgement queued.
+    """
+    undecided = _undecided(session, campaign_id)
     for submission in undecided:
         if not submission.synced:
             submission.decision = VOID
@@ -396,7 +410,9 @@ def _settle_undecided(session: Session, campaign_id: int) -> None:
                 "reason": "the marketplace never confirmed this submission "
                 "(the worker returned or abandoned the assignment)"
             }
-    undecided = [s for s in undecided if s.synced]
+    workers = sorted({s.worker_id for s in undecided if s.synced and s.graded})
+    queued = decide_workers(session, campaign_id, workers) if workers else []
+    undecided = [s for s in _undecided(session, campaign_id) if s.synced]
     stats_of = lock_worker_stats(session, campaign_id, (s.worker_id for s in undecided))
     for submission in undecided:
         submission.decision = "held"
@@ -406,3 +422,15 @@ def _settle_undecided(session: Session, campaign_id: int) -> None:
             "gold_total": stats.gold_total,
             "reason": "not enough evidence either way when the campaign finished",
         }
+    return queued
+
+
+def _undecided(session: Session, campaign_id: int) -> list[Submission]:
+    return list(
+        session.scalars(
+            select(Submission)
+            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+            .where(PublishedHIT.campaign_id == campaign_id, Submission.decision.is_(None))
+            .order_by(Submission.id)
+        )
+    )

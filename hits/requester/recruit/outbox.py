@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -35,6 +36,9 @@ _RESULT = {"approve": "APPROVED", "reject": "REJECTED", "partial": "PARTIALLY AP
 _TRANSITION = {"approve": "APPROVE", "reject": "REJECT", "partial": "COMPLETE"}
 #: The category of a place rejected on hitforge's gold: its checked answers were wrong.
 REJECT_CATEGORY = "FAILED_CHECK"
+#: How long a claimed decision is left to the process that claimed it: longer than its two calls
+#: take (bounded by the client's timeouts and retries); one that died mid-call is retried after it.
+CLAIM_LEASE = timedelta(minutes=5)
 _REJECT_INTRO = (
     "Thank you for taking part. hitforge checks some answers in every task against known right answers, "
     "and in this place too many of them were wrong, so the place is rejected. What the task said: "
@@ -177,8 +181,18 @@ def apply_decisions(
         if entry_ids is not None:
             query = query.where(RecruitOutboxEntry.id.in_(entry_ids))
         claims = []
-        for entry in session.scalars(query.order_by(RecruitOutboxEntry.id).with_for_update()):
+        now = utcnow()
+        # Locked and read fresh; the lease outlives the claim's transaction: a second process
+        # settling the same study (the beat's and ``hitforge recruit sync``, or two beats' copies)
+        # skips an entry being applied instead of reading the place's status before the first
+        # one's transition lands and transitioning it again.
+        for entry in session.scalars(
+            query.order_by(RecruitOutboxEntry.id).with_for_update().execution_options(populate_existing=True)
+        ):
+            if entry.claimed_until is not None and entry.claimed_until > now:
+                continue
             entry.attempts += 1
+            entry.claimed_until = now + CLAIM_LEASE
             claims.append((entry.id, entry.action, entry.submission_id, dict(entry.payload)))
     results: dict[int, tuple[str, str | None]] = {}
     for entry_id, action, submission_id, payload in claims:
@@ -191,6 +205,7 @@ def apply_decisions(
             done = session.get(RecruitOutboxEntry, entry_id)
             assert done is not None
             done.status, done.outcome, done.applied_at, done.last_error = "done", outcome, utcnow(), None
+            done.claimed_until = None
             report.outcomes[entry_id] = outcome
             place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == done.submission_id))
             if place is not None and platform_status:
@@ -198,7 +213,8 @@ def apply_decisions(
         for entry_id, error in report.failures.items():
             failed = session.get(RecruitOutboxEntry, entry_id)
             if failed is not None:
-                failed.last_error = str(error)[:2000]
+                # Released at once: the next settling pass tries it again.
+                failed.last_error, failed.claimed_until = str(error)[:2000], None
     return report
 
 

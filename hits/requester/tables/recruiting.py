@@ -102,6 +102,8 @@ class RecruitOutboxEntry(RequesterBase):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     applied_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    #: Set while a process is calling the platform for it: until then, no other process claims it.
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class RecruitRelay(RequesterBase):
