@@ -22,9 +22,7 @@ def count(output: str, label: str) -> int:
 
 def profile_row(output: str, profile: str) -> dict[str, int]:
     """A row of the demo's per-profile table: its assignments, approved, rejected and held."""
-    found = re.search(
-        rf"│ {profile}\s+│\s+\d+ │\s+(\d+) │\s+\d+% │\s+(\d+) │\s+(\d+) │\s+(\d+) │", output
-    )
+    found = re.search(rf"│ {profile}\s+│\s+\d+ │\s+(\d+) │\s+\d+% │\s+(\d+) │\s+(\d+) │\s+(\d+) │", output)
     assert found, f"no {profile!r} row in:\n{output[-3000:]}"
     return dict(zip(("assignments", "approved", "rejected", "held"), map(int, found.groups()), strict=True))
 
