@@ -94,9 +94,10 @@ def test_a_backup_mid_campaign_restores_and_the_campaign_finishes_paying_each_as
     folder = tmp_path / "campaign"
     folder.mkdir()
     truth = write_rating_demo(folder, items=8, gold=4, seed=5)
-    spec = rating_campaign_spec(
-        "kept", assignments_per_hit=2, quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2}
-    )
+    # Gold alone: with two workers, the worker model's consensus for each is the other one, and
+    # when each is judged decides approve or hold (see test_stack). This test is about the restore.
+    gold_alone = {"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2, "worker_model": False}
+    spec = rating_campaign_spec("kept", assignments_per_hit=2, quality=gold_alone)
     (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
     logs = [tmp_path / "worker-before.log", tmp_path / "worker-after.log"]
 

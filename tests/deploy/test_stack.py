@@ -146,7 +146,10 @@ def test_the_compose_stack_runs_a_campaign_end_to_end(tmp_path: Path) -> None:
         spec = rating_campaign_spec(
             "stack",
             assignments_per_hit=2,
-            quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
+            # Gold alone: with two workers, the worker model's consensus for each is the other one,
+            # and whether the perfect worker's work is judged before or after the always-wrong one's
+            # answers arrive decides whether it is approved or held. This test is about the stack.
+            quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2, "worker_model": False},
         )
         (folder / "campaign.yaml").write_text(yaml.safe_dump(spec))
         launched = subprocess.run(  # noqa: S603
