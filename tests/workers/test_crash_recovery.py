@@ -36,6 +36,7 @@ def test_a_killed_worker_loses_nothing_and_pays_nothing_twice(
             "accuracy_threshold": 0.6,
             "confidence": 0.75,
             "min_gold": 2,
+            "worker_model": False,  # two workers: see tests/deploy/test_stack.py
             "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9},
         },
     )
@@ -134,6 +135,7 @@ def test_follow_ups_made_by_a_killed_attempt_are_recognised_on_redelivery(
             "accuracy_threshold": 0.6,
             "confidence": 0.75,
             "min_gold": 2,
+            "worker_model": False,  # two workers: see tests/deploy/test_stack.py
             "repost_rejected": True,
             "bonus": {"amount": "0.05", "min_gold": 2, "min_gold_accuracy": 0.9},
         },

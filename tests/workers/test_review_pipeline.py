@@ -52,7 +52,9 @@ def test_assignments_are_graded_decided_and_applied_exactly_once(
         live_server.url,
         hits=2,
         name="lifecycle",
-        quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2},
+        # Gold alone: two workers, each the other's only consensus under the worker model, so the
+        # order of the syncs would decide approve or hold (see tests/deploy/test_stack.py).
+        quality={"accuracy_threshold": 0.6, "confidence": 0.75, "min_gold": 2, "worker_model": False},
     )
     balance_before = market.balance()
     good = campaign_bot(live_server.url, "life-good", Profile("perfect", 1.0), truth, "lifecycle")
