@@ -402,7 +402,12 @@ def _settle_undecided(session: Session, campaign_id: int) -> list[int]:
 
     Returns the outbox entries the last judgement queued.
     """
-    undecided = _undecided(session, campaign_id)
+    undecided = session.scalars(
+        select(Submission)
+        .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
+        .where(PublishedHIT.campaign_id == campaign_id, Submission.decision.is_(None))
+        .order_by(Submission.id)
+    ).all()
     for submission in undecided:
         if not submission.synced:
             submission.decision = VOID
@@ -412,7 +417,9 @@ def _settle_undecided(session: Session, campaign_id: int) -> list[int]:
             }
     workers = sorted({s.worker_id for s in undecided if s.synced and s.graded})
     queued = decide_workers(session, campaign_id, workers) if workers else []
-    undecided = [s for s in _undecided(session, campaign_id) if s.synced]
+    # The same objects decide_workers loaded and decided (the session's identity map): what it left
+    # without a decision is still undecided.
+    undecided = [s for s in undecided if s.synced and s.decision is None]
     stats_of = lock_worker_stats(session, campaign_id, (s.worker_id for s in undecided))
     for submission in undecided:
         submission.decision = "held"
@@ -423,14 +430,3 @@ def _settle_undecided(session: Session, campaign_id: int) -> list[int]:
             "reason": "not enough evidence either way when the campaign finished",
         }
     return queued
-
-
-def _undecided(session: Session, campaign_id: int) -> list[Submission]:
-    return list(
-        session.scalars(
-            select(Submission)
-            .join(PublishedHIT, PublishedHIT.id == Submission.published_hit_id)
-            .where(PublishedHIT.campaign_id == campaign_id, Submission.decision.is_(None))
-            .order_by(Submission.id)
-        )
-    )
