@@ -64,6 +64,7 @@ from hits.requester.quality.worker_model import (
     judge_model,
     partner_record,
     probability_right,
+    voter_accuracy,
 )
 
 Rule = Literal["before", "after"]
@@ -441,7 +442,7 @@ class _Run:
                 for o, _ in others:
                     if o not in accuracy:
                         g = self._gold_record(o)
-                        accuracy[o] = (g.correct + 1) / (g.total + 2)
+                        accuracy[o] = voter_accuracy(g, len(RATINGS))
                 p = probability_right(a, [(x, accuracy[o]) for o, x in others], priors)
                 if p is not None:
                     evidence.append(Evidence(p, False))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hits.requester.quality.policy import GoldRecord
 from hits.requester.quality.worker_model import (
     Evidence,
     Posterior,
@@ -11,6 +12,7 @@ from hits.requester.quality.worker_model import (
     model_reason,
     probability_right,
     reliability_table,
+    voter_accuracy,
 )
 
 PRIORS = {1: 0.1, 2: 0.2, 3: 0.35, 4: 0.35}
@@ -71,6 +73,29 @@ def test_a_diligent_worker_unlucky_on_gold_is_not_rejected() -> None:
     assert sum(a[0].p_right for a in answers) == 3
     verdict = judge_model(WorkerEvidence(answers, [True] * 10), **RULE)
     assert verdict.verdict != "flag"
+
+
+def test_a_co_worker_with_little_or_wrong_gold_does_not_count_against_a_right_worker() -> None:
+    """The right worker's only co-worker disagrees on every item and has no gold graded yet (their
+    answers synced before their gold), or only wrong gold: four HITs of one gold and four items, all
+    right, are approved. A co-worker at 1/2 (the Laplace estimate with no gold) made every
+    disagreement count against the right worker, and they waited."""
+    uniform = {1: 0.25, 2: 0.25, 3: 0.25, 4: 0.25}
+    for record in (GoldRecord(0, 0), GoldRecord(0, 1), GoldRecord(0, 4)):
+        p = probability_right(1, [(2, voter_accuracy(record, 4))], uniform)
+        assert p is not None
+        hits = [[Evidence(1.0, True)] + [Evidence(p, False)] * 4 for _ in range(4)]
+        assert judge_model(WorkerEvidence(hits, [True] * 4), **RULE).verdict == "approve", record
+
+
+def test_a_voter_counts_from_chance_toward_their_gold_record() -> None:
+    assert voter_accuracy(GoldRecord(0, 0), 4) == 0.25  # no gold: says nothing
+    assert voter_accuracy(GoldRecord(0, 0), 2) == 0.5
+    assert voter_accuracy(GoldRecord(0, 10), 4) == 0.25  # wrong on gold: a guesser, never below chance
+    grows = [voter_accuracy(GoldRecord(n, n), 4) for n in (1, 2, 4, 10, 1000)]
+    assert grows == sorted(grows) and grows[0] > 0.25 and 0.99 < grows[-1] < 1
+    # Two right of two counts for less than ten right of ten, and a 70% record tends to 70%.
+    assert 0.69 < voter_accuracy(GoldRecord(700, 1000), 4) < 0.7
 
 
 def test_two_copiers_do_not_confirm_each_other() -> None:

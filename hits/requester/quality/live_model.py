@@ -4,7 +4,8 @@ For the workers of a review batch: their graded assignments in the order
 submitted (each one's gold counts, and their answers to the HIT's ordinary
 items), everyone else's answers to those items (rejected and void work left
 out), the others' gold records (their accuracy, as the consensus weighs
-them) and the copying pairs' counts (a suspected pair is one voter). Five
+them: :func:`~hits.requester.quality.worker_model.voter_accuracy`) and the
+copying pairs' counts (a suspected pair is one voter). Five
 queries a batch, whatever its size; no state of its own: the same records
 give the same verdict whenever they are judged. Reads only, never writes.
 """
@@ -28,6 +29,7 @@ from hits.requester.quality.worker_model import (
     Evidence,
     WorkerEvidence,
     partner_record,
+    voter_accuracy,
 )
 from hits.requester.tables.campaigns import HITSlot, PublishedHIT, Submission, WorkerStats
 from hits.requester.tables.quality import CopyingPair
@@ -116,7 +118,8 @@ def campaign_evidence(
     partnered = {w for pair in partners for w in pair}
     total = sum(counts.values()) + len(counts)
     priors = {label: (n + 1) / total for label, n in counts.items()}
-    accuracy = {w: (r.correct + 1) / (r.total + 2) for w, r in records.items()}
+    accuracy = {w: voter_accuracy(r, classes) for w, r in records.items()}
+    chance = 1 / classes
     # Every ordinary answer of the wanted workers' against the others' on its item, in one pass.
     asked = [
         ((row.published_hit_id, position), row.worker_id, label)
@@ -127,7 +130,7 @@ def campaign_evidence(
         leave_one_out(
             labels,
             asked,
-            lambda w: accuracy.get(w, 0.5),
+            lambda w: accuracy.get(w, chance),
             priors,
             lambda a, b: (min(a, b), max(a, b)) in partners,
             partnered,

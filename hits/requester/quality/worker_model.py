@@ -92,8 +92,9 @@ PENDING_DOUBT = 0.5
 #: model assumes every item equally hard and every error equally likely, which real items are not, so
 #: its probability that an answer is right is drawn a fifth of the way back to chance.
 AGREEMENT_WEIGHT = 0.8
-#: Prior accuracy of another worker with no gold yet (the mean of Beta(1, 1)): counted, not trusted.
-UNKNOWN_ACCURACY = 0.5
+#: A voter's accuracy in the others' consensus starts from chance (1/K) with this many gold answers'
+#: worth of weight, and moves toward their gold record as it grows (:func:`voter_accuracy`).
+VOTER_PRIOR_GOLD = 2.0
 
 
 #: A pair of workers whose identical answers have a copying-test p-value at most this is one voter:
@@ -108,6 +109,23 @@ def partner_record(first: GoldRecord, second: GoldRecord) -> GoldRecord:
     better one. Two good workers agree most, so an honest worker unlucky on gold who agrees with
     good ones is not taken for their copy; two random workers copying each other still are."""
     return max(first, second, key=lambda r: (r.correct + 1) / (r.total + 2))
+
+
+def voter_accuracy(record: GoldRecord, classes: int) -> float:
+    """How far a worker's answer counts in another worker's consensus: their gold accuracy, shrunk
+    toward chance and never below it.
+
+    The mean of a Beta prior centred on chance (1/K) with :data:`VOTER_PRIOR_GOLD` answers' weight,
+    updated by the worker's gold: a voter with no gold yet says nothing (at chance a vote favours no
+    answer), one with a little says a little. The Laplace estimate it replaces, (correct + 1) /
+    (total + 2), started every voter at 1/2, above chance on any rating scale, so an always-wrong
+    co-worker judged early counted against whoever disagreed with them. A record below chance
+    counts as chance: a worker wrong on gold is taken for a guesser, not for someone who knows the
+    answer and avoids it.
+    """
+    chance = 1 / max(2, classes)
+    estimate = (record.correct + VOTER_PRIOR_GOLD * chance) / (record.total + VOTER_PRIOR_GOLD)
+    return max(chance, estimate)
 
 
 def consensus_voters(
