@@ -137,3 +137,26 @@ def test_work_is_added_to_a_running_campaign_within_its_budget_and_published(
     assert paused.exit_code == 0
     late = run.invoke(main, ["campaign", "add", name, str(more)], env=env)
     assert late.exit_code == 2 and "resume it first" in late.output
+    # A workflow's stage: its items come from the workflow, never by hand (they would belong to
+    # no chain, and race the rounds for the campaign's next positions).
+    assert run.invoke(main, ["campaign", "resume", name], env=env).exit_code == 0
+    with session_scope(requester_sessions) as session:
+        from decimal import Decimal
+
+        from hits.requester.tables.workflows import Workflow, WorkflowStage
+
+        workflow = Workflow(name=f"wf-{name}", spec={}, budget=Decimal("5.00"))
+        session.add(workflow)
+        session.flush()
+        session.add(
+            WorkflowStage(
+                workflow_id=workflow.id, name="caption", position=0, campaign_id=campaign_id,
+                source="items", kind="single",
+            )
+        )  # fmt: skip
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text(more.read_text().replace('"extra-', '"fresh-'))
+    staged = run.invoke(main, ["campaign", "add", name, str(fresh)], env=env)
+    assert staged.exit_code == 2, staged.output
+    assert f"is the 'caption' stage of workflow 'wf-{name}'" in staged.output, staged.output
+    assert hits() == now

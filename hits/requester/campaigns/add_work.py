@@ -23,6 +23,7 @@ from hits.requester.campaigns.service import plan_hits, planned_cost
 from hits.requester.files.campaign import CampaignSpec, hit_count_for, load_items
 from hits.requester.quality.followups import committed_cost
 from hits.requester.tables.campaigns import Campaign, GoldItem, Item, PublishedHIT, next_item_position
+from hits.requester.tables.workflows import Workflow, WorkflowStage
 
 #: The ids of clashing items named in a refusal (the rest are counted).
 _SHOWN_IDS = 5
@@ -49,8 +50,9 @@ def add_work(
 ) -> AddedWork:
     """Store the items of ``items_file`` in ``campaign`` (locked here) and plan their HITs.
 
-    Refused (``ControlRefused``) for a campaign that is not running, for ids it
-    already has, and for work its budget cannot pay; a bad file raises the
+    Refused (``ControlRefused``) for a campaign that is not running, for a workflow's
+    stage (its items come from the workflow), for ids it already has, and for work its
+    budget cannot pay; a bad file raises the
     loader's ``InputFileError(s)``.
     """
     locked = session.scalar(
@@ -64,6 +66,19 @@ def add_work(
         raise ControlRefused(
             f"campaign {locked.name!r} is {locked.status}: work is added only to a running campaign"
             + (" (resume it first)" if locked.status == "paused" else "")
+        )
+    stage = session.execute(
+        select(WorkflowStage.name, Workflow.name)
+        .join(Workflow, Workflow.id == WorkflowStage.workflow_id)
+        .where(WorkflowStage.campaign_id == locked.id)
+    ).first()
+    if stage is not None:
+        # A stage's items are made by its workflow (from the items file or an earlier stage's
+        # results, a round at a time, under the workflow's lock): items added by hand would belong
+        # to no chain, and would race the rounds for the campaign's next positions.
+        raise ControlRefused(
+            f"campaign {locked.name!r} is the {stage[0]!r} stage of workflow {stage[1]!r}: its items "
+            "are made by the workflow, so work is not added to it by hand"
         )
     loaded = load_items(items_file, locked.template)
     wanted = [i.external_id for i in loaded]

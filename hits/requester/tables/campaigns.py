@@ -98,8 +98,9 @@ def next_item_position(session: Session, campaign_id: int) -> int:
     transaction has flushed already (the counters' ``item_count`` counts only
     what was committed). Two transactions adding to one campaign at once would
     read the same figure: callers hold a lock that keeps other adders out (the
-    campaign's row for ``add_work``, the workflow's for a round), and the unique
-    index refuses a duplicate that slips by.
+    campaign's row for ``add_work``, the workflow's for a round; ``add_work``
+    refuses a workflow's stage), and the unique index refuses a duplicate that
+    slips by.
     """
     last = session.scalar(select(func.max(Item.position)).where(Item.campaign_id == campaign_id))
     return 0 if last is None else int(last) + 1

@@ -340,9 +340,8 @@ def _add_round(
         with session.begin_nested():
             payload = {**{k: chain.image.get(k, "") for k in ("image", "alt")}, "previous": previous}
             # After the stage campaign's last item: rounds are added under the workflow's lock
-            # (``advance``), and a stage campaign belongs to one workflow. A ``campaign add`` to a
-            # running stage campaign (the campaign's lock, not this one) that takes the same
-            # position is refused by the unique index below: the round is made at the next step.
+            # (``advance``), a stage campaign belongs to one workflow, and ``campaign add``
+            # refuses a stage's campaign, so no one else adds to it.
             item = Item(
                 campaign_id=campaign.id,
                 position=next_item_position(session, campaign.id),
