@@ -80,7 +80,7 @@ class Item(RequesterBase):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"), index=True)
+    campaign_id: Mapped[int] = mapped_column(ForeignKey("rq_campaigns.id"))
     #: The item's place in its campaign, from 0, dense and in id order: the n-th item added has
     #: n - 1 (``next_item_position``). No default: every insert says it. PostgreSQL refuses one
     #: that does not; SQLite's column kept req0030's default of 0, which the unique index refuses
