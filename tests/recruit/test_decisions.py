@@ -193,6 +193,69 @@ def test_two_processes_settling_at_once_transition_a_place_once(
         assert entry is not None and entry.status == "done" and entry.claimed_until is None
 
 
+def test_recording_outcomes_beside_another_claim_does_not_deadlock(
+    requester_sessions: Any,
+    standin: RunningStandin,
+    prolific: ProlificClient,
+    recruiting: tuple[int, Recruitment],
+) -> None:
+    """A pass records an approval (the higher entry) and a failure (the lower one) while a second
+    process claims every pending entry. The pass used to lock the approval's row, then the
+    failure's; the claim, in id order, held the failure's and waited for the approval's: a
+    deadlock on PostgreSQL, one of the two aborted (SQLite's writers take turns either way)."""
+    from sqlalchemy import event
+
+    campaign_id, row = recruiting
+    refused = finished_place(requester_sessions, standin, campaign_id, row, ["reject"])
+    approved = finished_place(requester_sessions, standin, campaign_id, row, ["approve"])
+    with session_scope(requester_sessions) as session:
+        # The lower entry: a rejection written past the check, refused at every try (stays pending).
+        low = RecruitOutboxEntry(
+            recruitment_id=row.id, action="reject", submission_id=refused,
+            payload={"rejection_category": "LOW_EFFORT", "message": "Bad work."},
+        )  # fmt: skip
+        session.add(low)
+        session.flush()
+        place = session.scalar(select(RecruitPlace).where(RecruitPlace.session_id == approved))
+        assert place is not None
+        high = queue_decision(session, place, "approve")
+        entries = [low.id, high.id]
+    assert entries[0] < entries[1]
+    engine = requester_sessions.kw["bind"]
+    recorder = threading.current_thread()
+    claimer: list[threading.Thread] = []
+    errors: list[BaseException] = []
+
+    def claim_all() -> None:
+        try:
+            apply_decisions(requester_sessions, prolific)
+        except BaseException as exc:  # the test's verdict, read below
+            errors.append(exc)
+
+    def on_execute(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        # Once the pass's first row update has run: the other process claims now, and reaches its
+        # row locks before this pass takes its next one.
+        if claimer or threading.current_thread() is not recorder:
+            return
+        if statement.lstrip().upper().startswith("UPDATE RQ_RECRUIT_OUTBOX") and "status" in statement:
+            claimer.append(threading.Thread(target=claim_all))
+            claimer[0].start()
+            time.sleep(1.5)
+
+    event.listen(engine, "after_cursor_execute", on_execute)
+    try:
+        report = apply_decisions(requester_sessions, prolific, entries)
+    finally:
+        event.remove(engine, "after_cursor_execute", on_execute)
+        for thread in claimer:
+            thread.join(30)
+    assert claimer, "the pass never recorded an outcome"
+    assert errors == []
+    assert set(report.outcomes) == {entries[1]} and set(report.failures) == {entries[0]}
+    assert standin.app.state.submissions[approved]["status"] == "APPROVED"
+    assert transitions(standin, refused) == 0
+
+
 def test_a_short_rejection_message_is_never_sent(
     requester_sessions: Any,
     standin: RunningStandin,

@@ -201,8 +201,27 @@ def apply_decisions(
         except RecruitError as exc:
             report.failures[entry_id] = exc
     with session_scope(sessions) as session:
+        # Every entry this pass recorded, locked in one statement in id order, as the claim locks
+        # them: updated one by one (the outcomes, then the failures) the locks came in another
+        # order, and a second process's claim, holding a lower entry and waiting for a higher
+        # one, deadlocked with it (PostgreSQL).
+        touched = sorted({*results, *report.failures})
+        locked = (
+            {
+                entry.id: entry
+                for entry in session.scalars(
+                    select(RecruitOutboxEntry)
+                    .where(RecruitOutboxEntry.id.in_(touched))
+                    .order_by(RecruitOutboxEntry.id)
+                    .with_for_update()
+                    .execution_options(populate_existing=True)
+                )
+            }
+            if touched
+            else {}
+        )
         for entry_id, (outcome, platform_status) in results.items():
-            done = session.get(RecruitOutboxEntry, entry_id)
+            done = locked.get(entry_id)
             assert done is not None
             done.status, done.outcome, done.applied_at, done.last_error = "done", outcome, utcnow(), None
             done.claimed_until = None
@@ -211,7 +230,7 @@ def apply_decisions(
             if place is not None and platform_status:
                 place.platform_status = platform_status
         for entry_id, error in report.failures.items():
-            failed = session.get(RecruitOutboxEntry, entry_id)
+            failed = locked.get(entry_id)
             if failed is not None:
                 # Released at once: the next settling pass tries it again.
                 failed.last_error, failed.claimed_until = str(error)[:2000], None
