@@ -19,7 +19,7 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from hits.db import call_after_commit, session_scope, utcnow
+from hits.db import call_after_commit, locked_by_id, session_scope, utcnow
 from hits.requester.mturk import (
     DuplicateRequest,
     InvalidAssignmentState,
@@ -169,16 +169,7 @@ def _claim(
     with session_scope(sessions) as session:
         # Locked, in id order, and read fresh: a second task given the same entries (the resend
         # sweep's copy of a message that was only slow) waits here, then sees the lease below.
-        entries = {
-            e.id: e
-            for e in session.scalars(
-                select(OutboxEntry)
-                .where(OutboxEntry.id.in_(entry_ids))
-                .order_by(OutboxEntry.id)
-                .with_for_update()
-                .execution_options(populate_existing=True)
-            )
-        }
+        entries = locked_by_id(session, OutboxEntry, entry_ids)
         now = utcnow()
         keys = dict(
             session.execute(

@@ -24,7 +24,7 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.db import session_scope, utcnow
+from hits.db import locked_by_id, session_scope, utcnow
 from hits.requester.recruit.base import Recruiter, RecruitError, RecruitRefused
 from hits.requester.recruit.prolific import wire
 from hits.requester.tables.campaigns import Submission
@@ -205,21 +205,7 @@ def apply_decisions(
         # them: updated one by one (the outcomes, then the failures) the locks came in another
         # order, and a second process's claim, holding a lower entry and waiting for a higher
         # one, deadlocked with it (PostgreSQL).
-        touched = sorted({*results, *report.failures})
-        locked = (
-            {
-                entry.id: entry
-                for entry in session.scalars(
-                    select(RecruitOutboxEntry)
-                    .where(RecruitOutboxEntry.id.in_(touched))
-                    .order_by(RecruitOutboxEntry.id)
-                    .with_for_update()
-                    .execution_options(populate_existing=True)
-                )
-            }
-            if touched
-            else {}
-        )
+        locked = locked_by_id(session, RecruitOutboxEntry, [*results, *report.failures])
         for entry_id, (outcome, platform_status) in results.items():
             done = locked.get(entry_id)
             assert done is not None
