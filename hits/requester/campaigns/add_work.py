@@ -52,8 +52,7 @@ def add_work(
 
     Refused (``ControlRefused``) for a campaign that is not running, for a workflow's
     stage (its items come from the workflow), for ids it already has, and for work its
-    budget cannot pay; a bad file raises the
-    loader's ``InputFileError(s)``.
+    budget cannot pay; a bad file raises the loader's ``InputFileError(s)``.
     """
     locked = session.scalar(
         select(Campaign)
