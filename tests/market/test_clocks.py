@@ -69,7 +69,9 @@ def test_a_submission_committing_as_the_sweep_abandons_overdue_work_stands(mturk
             sweep = pool.submit(in_own_session, market_sessions, assignment_ops.run_clocks)
             time.sleep(1.0)  # the sweep has read the row (and, before the fix, waits to write it)
             holder.commit()
-            assert sweep.result(timeout=60)["abandoned"] == 0
+            # Its own failure, if any, surfaces here. Not its count: the sweep runs over the whole
+            # marketplace, where another test's overdue work may fall due at this very moment.
+            sweep.result(timeout=60)
     finally:
         holder.close()
     with session_scope(market_sessions) as session:
