@@ -27,9 +27,13 @@ from hits.requester.tables.campaigns import HITSlot, Item, PublishedHIT, Submiss
 AGREEMENT_MIN_ANSWERS = 10
 
 
+#: Answers compared as they are (a tuple: ``int | str | float`` would be built at every call).
+_SCALAR = (int, str, float)
+
+
 def _hashable(answer: Any) -> Any:
     """Answers as comparable values: lists and dicts by their canonical JSON."""
-    return answer if isinstance(answer, int | str | float) else json.dumps(answer, sort_keys=True)
+    return answer if isinstance(answer, _SCALAR) else json.dumps(answer, sort_keys=True)
 
 
 def collect_signals(

@@ -227,6 +227,20 @@ def decide_workers(session: Session, campaign_id: int, worker_ids: Iterable[str]
             )
         else:
             _hold_suspects(pending[worker_id], verdict, suspects)
+    # Approved on the model's word alone: a share goes to a person afterwards (not delayed). Drawn
+    # once for the batch: two queries, where a draw per worker cost a tenth of a sync's time.
+    spot_checks.sample_approved(
+        session,
+        campaign,
+        policy,
+        [
+            s
+            for w in sorted(stats)
+            if verdicts[w].verdict == "approve"
+            for s in pending[w]
+            if s.decision == "approve"
+        ],
+    )
     adaptive = campaign.spec.get("adaptive_gold")
     if adaptive and has_gold:
         # After the decisions: a worker flagged just now has ``flagged`` set, and loses trust.
@@ -357,10 +371,6 @@ def _enqueue_decisions(
             follow = followups.on_approved(session, campaign, policy, record, submission.assignment_id)
         if follow is not None:
             created.append(follow)
-    if verdict.verdict == "approve":
-        # Approved on the model's word alone: a share goes to a person afterwards (not delayed).
-        approved = [s for s in pending if s.decision == "approve"]
-        spot_checks.sample_approved(session, campaign, policy, approved)
     return created
 
 

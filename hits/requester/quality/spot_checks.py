@@ -82,9 +82,9 @@ def sample_approved(
         return []
     ids = [s.assignment_id for s in work]
     workers = {s.worker_id for s in work}
-    # The reads do not flush the caller's pending rows (a pipeline batch calls this once a
-    # worker, and a flush each time was a fifth of the batch's time): the spot checks this
-    # transaction added and has not flushed yet are counted from the session instead.
+    # The reads do not flush the caller's pending rows (a flush before them was a fifth of a
+    # pipeline batch's time): the spot checks this transaction added and has not flushed yet
+    # (the deadline approval may call this more than once) are counted from the session instead.
     pending = [o for o in session.new if isinstance(o, SpotCheck) and o.campaign_id == campaign.id]
     with session.no_autoflush:
         drawn = set(session.scalars(select(SpotCheck.assignment_id).where(SpotCheck.assignment_id.in_(ids))))
