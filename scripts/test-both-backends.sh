@@ -5,11 +5,10 @@
 # each has its own databases, broker, servers and scratch folders, so on two
 # cores they take about as long as the slower one alone, not the two in turn.
 #
-# The browser tests (Chromium clicking through live pages) run once, on the
-# embedded default that `make demo` serves: they check pages, forms and
-# scripts, which do not depend on the database, while every page's queries are
-# tested on both backends by tests/server. Running them twice cost about eight
-# minutes of the two cores.
+# HITFORGE_TEST_HALF names each run's half (tests/conftest.py says which tests
+# run where): a test that reaches the backend runs in both, except the browser
+# tests (embedded only); one that does not would run the same twice, so it runs
+# in one of the two, chosen to keep the halves about as long.
 #
 # Needs the services' variables in the environment (scripts/test-services.sh env).
 set -u
@@ -17,11 +16,11 @@ BIN=${BIN:-.venv/bin}
 logs=$(mktemp -d)
 trap 'kill 0 2>/dev/null' INT TERM
 
-HITFORGE_TEST_BACKEND=postgres "$BIN/pytest" -q -p no:cacheprovider --ignore=tests/browser "$@" >"$logs/postgres.log" 2>&1 &
+HITFORGE_TEST_BACKEND=postgres HITFORGE_TEST_HALF=postgres "$BIN/pytest" -q -p no:cacheprovider "$@" >"$logs/postgres.log" 2>&1 &
 postgres=$!
 
 echo "==> the suite on the embedded default (SQLite); PostgreSQL + Redis runs beside it"
-"$BIN/pytest" -q -p no:cacheprovider "$@"
+HITFORGE_TEST_HALF=embedded "$BIN/pytest" -q -p no:cacheprovider "$@"
 embedded_rc=$?
 
 echo "==> waiting for the PostgreSQL + Redis run"

@@ -8,6 +8,7 @@ SQLite + SQLAlchemy-broker setup.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 import uuid
@@ -145,3 +146,61 @@ def market(live_server: RunningServer, requester: IssuedKey) -> Marketplace:
 @pytest.fixture(scope="session")
 def schemas_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "hits" / "wire" / "schemas"
+
+
+#: How a test module names the test services itself, rather than through the ``settings`` fixture.
+_NAMES_ITS_BACKEND = (
+    "BACKEND",
+    "HITFORGE_TEST_POSTGRES_URL",
+    "HITFORGE_TEST_REDIS_URL",
+    "_postgres_database",
+)
+_TESTS = Path(__file__).resolve().parent
+_IMPORTED_TEST_MODULE = re.compile(r"^\s*(?:from|import)\s+tests\.([\w.]+)", re.M)
+
+
+def _names_its_backend(path: Path, seen: dict[Path, bool]) -> bool:
+    """Whether the module at ``path``, or a test module it imports (helpers), names the test services."""
+    if path not in seen:
+        seen[path] = False  # an import cycle adds nothing
+        text = path.read_text()
+        found = any(name in text for name in _NAMES_ITS_BACKEND)
+        for dotted in _IMPORTED_TEST_MODULE.findall(text):
+            module = _TESTS.joinpath(*dotted.split("."))
+            for candidate in (module.with_suffix(".py"), module / "__init__.py"):
+                if not found and candidate.is_file():
+                    found = _names_its_backend(candidate, seen)
+        seen[path] = found
+    return seen[path]
+
+
+def _runs_in_half(item: pytest.Item, half: str, seen: dict[Path, bool]) -> bool:
+    """Whether ``item`` runs in ``half`` ("embedded" or "postgres") of ``make test``.
+
+    A test that reaches the backend (its fixtures include ``settings``, or its module names the
+    test services) runs in both halves, except the browser tests: they check pages, forms and
+    scripts, and every page's queries are tested on both backends by tests/server. A test that
+    does not (functions on their own data, ``hitforge demo`` run as a user runs it, on its own
+    embedded files) would run the same in either, so it runs in one: the demos, which start
+    processes, in the PostgreSQL half, the rest in the embedded half, which has the browser tests.
+    """
+    if item.path.is_relative_to(_TESTS / "browser"):
+        return half == "embedded"
+    if "settings" in getattr(item, "fixturenames", ()) or _names_its_backend(item.path, seen):
+        return True
+    starts_processes = item.get_closest_marker("celery") is not None
+    return starts_processes == (half == "postgres")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``HITFORGE_TEST_HALF`` (set by scripts/test-both-backends.sh): only that half's tests."""
+    half = os.environ.get("HITFORGE_TEST_HALF", "")
+    if half not in ("embedded", "postgres"):
+        return
+    if (half == "postgres") != (BACKEND == "postgres"):
+        pytest.exit(f"HITFORGE_TEST_HALF={half} with HITFORGE_TEST_BACKEND={BACKEND}", returncode=4)
+    seen: dict[Path, bool] = {}
+    kept = [item for item in items if _runs_in_half(item, half, seen)]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
