@@ -9,6 +9,7 @@ from celery import Celery
 from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
+from hits import task_queues
 from hits.db import call_after_commit
 from hits.settings import Settings
 
@@ -20,6 +21,7 @@ def _producer(settings: Settings) -> Celery:
     if settings.embedded_broker:
         app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
         app.conf.broker_transport = "workers.broker:EmbeddedTransport"
+    task_queues.configure(app.conf)  # a decision sent from a page waits in the decisions' queue too
     return app
 
 

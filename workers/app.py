@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from celery import Celery
 from sqlalchemy.orm import Session, sessionmaker
 
+from hits import task_queues
 from hits.db import make_engine, make_session_factory
 from hits.requester.mturk import Marketplace
 from hits.settings import Settings, load_settings
@@ -67,6 +68,7 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
         # Our subclass of kombu's SQLAlchemy transport polls every 0.05 s, not 1 s.
         app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
         app.conf.broker_transport = "workers.broker:EmbeddedTransport"
+    task_queues.configure(app.conf)
     app.conf.beat_schedule_filename = str(settings.var_dir / "celerybeat-schedule")
     # One scheduler per schedule file, dying with the worker that embeds it (workers/beat.py).
     app.conf.beat_scheduler = "workers.beat:SingleScheduler"

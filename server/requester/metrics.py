@@ -17,6 +17,7 @@ from flask import Flask, current_app
 from prometheus_client.core import GaugeMetricFamily, Metric
 from sqlalchemy import func, select
 
+from hits import task_queues
 from hits.db import utcnow
 from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT
 from server.db import runtime
@@ -24,8 +25,8 @@ from server.metrics import register_collector
 
 log = logging.getLogger(__name__)
 
-#: The Celery queue the requester side's tasks wait in (Celery's default, the only one it uses).
-TASK_QUEUES = ("celery",)
+#: The Celery queues the requester side's tasks wait in (hits/task_queues.py).
+TASK_QUEUES = task_queues.QUEUES
 
 
 def _outbox() -> Iterable[Metric]:

@@ -124,7 +124,8 @@ def test_metrics_count_api_calls_errors_and_decisions_by_code(live_server: Runni
     ) >= 2  # fmt: skip
     assert metric_sample(after, "hitforge_outbox_backlog") is not None
     assert metric_sample(after, "hitforge_outbox_oldest_age_seconds") is not None
-    assert metric_sample(after, "hitforge_task_queue_depth", queue="celery") is not None
+    for queue in ("celery", "hitforge-decisions"):
+        assert metric_sample(after, "hitforge_task_queue_depth", queue=queue) is not None
 
 
 def test_a_made_up_operation_is_counted_under_one_label(live_server: RunningServer, mturk) -> None:  # type: ignore[no-untyped-def]

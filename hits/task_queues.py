@@ -1,0 +1,36 @@
+"""Which broker queue each of the requester side's Celery tasks waits in.
+
+Decisions (the outbox's approvals, rejections and the rest, applied through
+the API) wait in a queue of their own. In one first-in-first-out queue, the
+decisions a sync batch made waited behind every sync queued before them: with
+a campaign's pages of syncs queued at once, no worker was paid until the last
+page was synced. Every worker consumes both queues, taking from each in turn
+(kombu's fair cycle), so decisions are applied while syncs go on.
+
+Shared by the Celery app that consumes (``workers.app``) and the web's app that
+only sends (``server.task_queue``): a task is routed the same whoever sends it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kombu import Queue
+
+#: Celery's default queue: syncs, sweeps, relays and every task not routed elsewhere.
+DEFAULT_QUEUE = "celery"
+#: Outbox entries waiting to be applied through the API.
+DECISIONS_QUEUE = "hitforge-decisions"
+#: Every queue a worker consumes, in the order it starts from.
+QUEUES = (DEFAULT_QUEUE, DECISIONS_QUEUE)
+#: The tasks that apply outbox entries (one entry, or a batch's).
+DECISION_TASKS = ("hitforge.apply_decision", "hitforge.apply_decisions")
+
+
+def configure(conf: Any) -> None:
+    """Give a Celery app's ``conf`` the queues and the routes (senders and workers alike)."""
+    conf.task_default_queue = DEFAULT_QUEUE
+    conf.task_queues = tuple(Queue(name, routing_key=name) for name in QUEUES)
+    conf.task_routes = {
+        name: {"queue": DECISIONS_QUEUE, "routing_key": DECISIONS_QUEUE} for name in DECISION_TASKS
+    }
