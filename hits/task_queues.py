@@ -1,4 +1,4 @@
-"""Which broker queue each of the requester side's Celery tasks waits in.
+"""The broker every hitforge Celery app uses, and which queue each task waits in.
 
 Decisions (the outbox's approvals, rejections and the rest, applied through
 the API) wait in a queue of their own. In one first-in-first-out queue, the
@@ -8,7 +8,8 @@ page was synced. Every worker consumes both queues, taking from each in turn
 (kombu's fair cycle), so decisions are applied while syncs go on.
 
 Shared by the Celery app that consumes (``workers.app``) and the web's app that
-only sends (``server.task_queue``): a task is routed the same whoever sends it.
+only sends (``server.task_queue``): both reach the same broker, and a task is
+routed the same whoever sends it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from kombu import Queue
+
+from hits.settings import Settings
 
 #: Celery's default queue: syncs, sweeps, relays and every task not routed elsewhere.
 DEFAULT_QUEUE = "celery"
@@ -27,8 +30,14 @@ QUEUES = (DEFAULT_QUEUE, DECISIONS_QUEUE)
 DECISION_TASKS = ("hitforge.apply_decision", "hitforge.apply_decisions")
 
 
-def configure(conf: Any) -> None:
-    """Give a Celery app's ``conf`` the queues and the routes (senders and workers alike)."""
+def configure(conf: Any, settings: Settings) -> None:
+    """Point a Celery app's ``conf`` at ``settings``' broker, with the queues and routes (senders
+    and workers alike)."""
+    conf.broker_url = settings.broker_url
+    if settings.embedded_broker:
+        # Our subclass of kombu's SQLAlchemy transport polls every 0.05 s, not 1 s.
+        conf.broker_url = settings.broker_url.removeprefix("sqla+")
+        conf.broker_transport = "workers.broker:EmbeddedTransport"
     conf.task_default_queue = DEFAULT_QUEUE
     conf.task_queues = tuple(Queue(name, routing_key=name) for name in QUEUES)
     conf.task_routes = {

@@ -17,11 +17,8 @@ from hits.settings import Settings
 def _producer(settings: Settings) -> Celery:
     """A Celery app used only to send; it connects lazily, on the first send."""
     app = Celery("hitforge-web", set_as_current=False)
-    app.conf.broker_url = settings.broker_url
-    if settings.embedded_broker:
-        app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
-        app.conf.broker_transport = "workers.broker:EmbeddedTransport"
-    task_queues.configure(app.conf)  # a decision sent from a page waits in the decisions' queue too
+    # The workers' broker, and their routes: a decision sent from a page waits in the decisions' queue.
+    task_queues.configure(app.conf, settings)
     return app
 
 

@@ -32,8 +32,8 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
     """Build the Celery app for ``settings`` (default: from the environment)."""
     settings = settings or load_settings()
     app = Celery("hitforge", set_as_current=False)
+    task_queues.configure(app.conf, settings)
     app.conf.update(
-        broker_url=settings.broker_url,
         task_ignore_result=True,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -64,11 +64,6 @@ def create_celery_app(settings: Settings | None = None) -> Celery:
             },
         },
     )
-    if settings.embedded_broker:
-        # Our subclass of kombu's SQLAlchemy transport polls every 0.05 s, not 1 s.
-        app.conf.broker_url = settings.broker_url.removeprefix("sqla+")
-        app.conf.broker_transport = "workers.broker:EmbeddedTransport"
-    task_queues.configure(app.conf)
     app.conf.beat_schedule_filename = str(settings.var_dir / "celerybeat-schedule")
     # One scheduler per schedule file, dying with the worker that embeds it (workers/beat.py).
     app.conf.beat_scheduler = "workers.beat:SingleScheduler"

@@ -25,9 +25,6 @@ from server.metrics import register_collector
 
 log = logging.getLogger(__name__)
 
-#: The Celery queues the requester side's tasks wait in (hits/task_queues.py).
-TASK_QUEUES = task_queues.QUEUES
-
 
 def _outbox() -> Iterable[Metric]:
     with runtime().requester_read_sessions() as session:
@@ -75,7 +72,7 @@ def _queue_depth() -> Iterable[Metric]:
     try:
         with producer.connection_for_write() as connection:
             channel = connection.default_channel
-            for queue in TASK_QUEUES:
+            for queue in task_queues.QUEUES:
                 family.add_metric([queue], _waiting(channel, queue))
     except Exception as exc:  # an unreachable broker is /readyz's to report; the scrape goes on
         log.warning("metrics: the task queue's depth could not be read: %s", exc)
