@@ -200,7 +200,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if (half == "postgres") != (BACKEND == "postgres"):
         pytest.exit(f"HITFORGE_TEST_HALF={half} with HITFORGE_TEST_BACKEND={BACKEND}", returncode=4)
     seen: dict[Path, bool] = {}
-    kept = [item for item in items if _runs_in_half(item, half, seen)]
-    if len(kept) < len(items):
-        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    kept: list[pytest.Item] = []
+    left: list[pytest.Item] = []
+    for item in items:
+        (kept if _runs_in_half(item, half, seen) else left).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
         items[:] = kept

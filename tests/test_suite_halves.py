@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ class FakeItem:
 
     path: Path
     fixturenames: tuple[str, ...] = ()
-    markers: tuple[str, ...] = field(default=())
+    markers: tuple[str, ...] = ()
 
     def get_closest_marker(self, name: str) -> object | None:
         return name if name in self.markers else None
