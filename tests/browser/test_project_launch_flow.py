@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_launch_flow import assert_accessible_as_served
 from tests.server.test_dashboard_roles import PASSWORD, make_user
@@ -40,7 +41,7 @@ def test_a_requester_launches_a_layout_and_a_csv(  # type: ignore[no-untyped-def
     page.get_by_role("button", name="Sign in").click()
     page.get_by_role("link", name="Launch a campaign").click()
     page.get_by_role("link", name="Launch a layout and a CSV").click()
-    assert page.get_by_role("heading", name="Launch an MTurk project: a layout and a CSV").is_visible()
+    expect(page.get_by_role("heading", name="Launch an MTurk project: a layout and a CSV")).to_be_visible()
     assert_accessible_as_served(browser, page, "the project form")
 
     def fill(reward: str) -> None:
@@ -54,13 +55,14 @@ def test_a_requester_launches_a_layout_and_a_csv(  # type: ignore[no-untyped-def
         page.get_by_role("button", name="Check this project").click()
 
     fill("five cents")
-    field = page.get_by_label("Reward per assignment, in US dollars")
-    assert field.get_attribute("aria-invalid") == "true"
+    # The checks after a click wait for the page it loads: the form is on the page before it too.
+    reward = page.get_by_label("Reward per assignment, in US dollars")
+    expect(reward).to_have_attribute("aria-invalid", "true")
     assert page.get_by_label("Title workers see").input_value() == "Animal or not"  # kept
     assert page.get_by_label("Project name").input_value() == name
     assert_accessible_as_served(browser, page, "the project form with an error")
     fill("0.05")
-    assert page.get_by_role("heading", name=f"Check of the project {name}").is_visible()
+    expect(page.get_by_role("heading", name=f"Check of the project {name}")).to_be_visible()
     plan = dict(
         zip(
             page.locator("#plan dt").all_inner_texts(),
@@ -73,4 +75,4 @@ def test_a_requester_launches_a_layout_and_a_csv(  # type: ignore[no-untyped-def
     assert_accessible_as_served(browser, page, "the project's check page")
     page.screenshot(path=str(shots / "launch-project.png"), full_page=True)
     page.get_by_role("button", name="Launch: publish 4 HITs for $0.48").click()
-    assert f"Project {name} is running: 4 HITs published." in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text(f"Project {name} is running: 4 HITs published.")

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 
 from demo.crowd import Profile
-from hits.db import session_scope, utcnow
+from hits.db import session_scope
 from hits.market.requester_options import set_options
 from hits.requester.mturk import Marketplace, ServiceUnavailable
 from hits.requester.quality import outbox, pipeline, sync_queue
@@ -58,14 +58,13 @@ def test_a_batch_of_hits_is_graded_and_decided_in_one_transaction(
         targets = sync_queue.open_hits(session, market.access_key_id)
     assert len(targets) == 3
     # What ListReviewableHITs said of a HIT stands in for GetHIT; the others are read.
-    listed = {h["HITId"]: pipeline.hit_snapshot(h, utcnow()) for h in mturk.list_hits()["HITs"]}
+    listed = {h["HITId"]: pipeline.hit_snapshot(h) for h in mturk.list_hits()["HITs"]}
     known = {targets[0][2]: listed[targets[0][2]]}
     fetched = pipeline.fetch_hits(market, targets, known=known)
     assert sorted(len(f.assignments) for f in fetched) == [2, 2, 2]
     by_id = {f.hit["HITId"]: f.hit for f in fetched}
     assert by_id[targets[0][2]] is known[targets[0][2]]
-    unstamped = {h: {k: v for k, v in hit.items() if k != pipeline.READ_AT} for h, hit in listed.items()}
-    assert all({k: v for k, v in by_id[h].items() if k != pipeline.READ_AT} == unstamped[h] for h in by_id)
+    assert all(by_id[h] == listed[h] for h in by_id)
     with session_scope(requester_sessions) as session:
         entries = pipeline.review_hits(session, fetched)
     # Syncing the same HITs again records, grades and decides nothing more.

@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.db import session_scope, utcnow
+from hits.db import session_scope
 from hits.requester.quality import outbox, pipeline, sync_queue
-from hits.requester.tables.campaigns import Campaign, PublishedHIT
+from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT
 from tests.helpers import in_own_session
 from tests.quality.test_outbox_replay import reposted_campaign
 
@@ -71,12 +71,15 @@ def test_a_sync_that_read_a_hit_before_its_repost_does_not_close_it_again(
     )
     hit_id = entries[reposts[0]][2]["hit_id"]
     # What the marketplace said of the HIT just before its re-post was applied (a beat's listing,
-    # waiting in a sync's message); the same from an older version, with no read time.
-    stale = pipeline.hit_snapshot(mturk.get_hit(HITId=hit_id)["HIT"], utcnow())
+    # waiting in a sync's message); the same in an older version's message, without MaxAssignments.
+    stale = pipeline.hit_snapshot(mturk.get_hit(HITId=hit_id)["HIT"])
     assert stale["HITStatus"] == "Reviewing" and stale["NumberOfAssignmentsPending"] == 0
-    undated = {k: v for k, v in stale.items() if k != pipeline.READ_AT}
+    undated = {k: v for k, v in stale.items() if k != "MaxAssignments"}
     assert outbox.apply_entry(requester_sessions, market, reposts[0]) == "repost"
     assert mturk.get_hit(HITId=hit_id)["HIT"]["HITStatus"] == "Assignable"
+    with session_scope(requester_sessions) as session:
+        done = session.get(OutboxEntry, reposts[0])
+        assert done is not None and done.payload[outbox.MAX_ASSIGNMENTS_AFTER] == stale["MaxAssignments"] + 1
 
     for snapshot in (stale, undated):
         with session_scope(requester_sessions) as session:

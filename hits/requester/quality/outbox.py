@@ -37,6 +37,8 @@ from hits.requester.tables.campaigns import Campaign, OutboxEntry, PublishedHIT,
 
 #: The payload key a done revocation records the worker's score under (a restore grants it again).
 PREVIOUS_SCORE = "previous_score"
+#: The payload key a done re-post records the HIT's MaxAssignments under, read after adding one.
+MAX_ASSIGNMENTS_AFTER = "max_assignments_after"
 
 
 @dataclass(frozen=True)
@@ -332,6 +334,11 @@ def _call(market: Marketplace, claim: _Claim) -> _Applied:
             return _Applied(f"{action} (superseded: {state} on the marketplace)", _DECIDED[state])
         else:
             raise
+    if action == "repost":
+        # How many assignments the HIT allows now, read after the call: a sync that read the HIT
+        # before it saw fewer, and must not close it from that (``pipeline.stale_after_repost``).
+        allowed = market.get_hit(payload["hit_id"])["MaxAssignments"]
+        return _Applied(outcome, moved_to=moved_to, recorded={MAX_ASSIGNMENTS_AFTER: allowed})
     return _Applied(outcome, moved_to=moved_to)
 
 

@@ -13,16 +13,14 @@ import logging
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hits.db import utcnow
 from hits.requester.mturk import Marketplace, NotFound
 from hits.requester.quality import followups
-from hits.requester.quality.outbox import count_decisions
+from hits.requester.quality.outbox import MAX_ASSIGNMENTS_AFTER, count_decisions
 from hits.requester.quality.review import decide_workers, grade_submissions, lock_worker_stats
 from hits.requester.tables.campaigns import (
     CANCELLED,
@@ -200,36 +198,23 @@ class FetchedHIT:
     published_id: int
     hit: dict[str, Any]
     assignments: list[dict[str, Any]]
-    #: When the HIT was read (before the call): a re-post applied since makes what was read stale.
-    read_at: datetime
 
 
 #: The fields of a HIT the review reads (ListReviewableHITs returns them as GetHIT does).
-HIT_FIELDS = ("HITId", "HITStatus", "NumberOfAssignmentsPending", "NumberOfAssignmentsCompleted")
-#: The key under which a snapshot carries when its HIT was read (ISO 8601, UTC).
-READ_AT = "ReadAt"
+HIT_FIELDS = (
+    "HITId",
+    "HITStatus",
+    "NumberOfAssignmentsPending",
+    "NumberOfAssignmentsCompleted",
+    "MaxAssignments",
+)
 #: MTurk's status of a deleted HIT; also what a sync takes a HIT the marketplace no longer has for.
 DISPOSED = "Disposed"
-#: How far the clocks of two worker hosts may disagree: a re-post applied this long before a
-#: HIT was read is still taken as possibly unseen. Erring costs only a later sync's close.
-CLOCK_SKEW = timedelta(seconds=30)
-#: The read time of a snapshot from an older version's message, which carried none: unknown, so
-#: taken as long ago (a HIT re-posted at any time is then left for a fresh read to close).
-LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
 
 
-def hit_snapshot(hit: dict[str, Any], read_at: datetime) -> dict[str, Any]:
-    """What :func:`review_hits` needs of a HIT, small enough to travel in a task message.
-
-    ``read_at`` is when the call that returned ``hit`` was made (taken before it).
-    """
-    return {name: hit[name] for name in HIT_FIELDS} | {READ_AT: read_at.isoformat()}
-
-
-def snapshot_read_at(snapshot: dict[str, Any]) -> datetime:
-    """When a snapshot's HIT was read; :data:`LONG_AGO` for one that does not say."""
-    stamp = snapshot.get(READ_AT)
-    return datetime.fromisoformat(stamp) if isinstance(stamp, str) else LONG_AGO
+def hit_snapshot(hit: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`review_hits` needs of a HIT, small enough to travel in a task message."""
+    return {name: hit.get(name) for name in HIT_FIELDS}
 
 
 def fetch_hits(
@@ -252,12 +237,9 @@ def fetch_hits(
 
     def one(target: tuple[int, int, str]) -> FetchedHIT:
         campaign_id, published_id, mturk_hit_id = target
-        read_at = utcnow()
         try:
-            hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id), read_at)
-            return FetchedHIT(
-                campaign_id, published_id, hit, fetch_assignments(market, mturk_hit_id), snapshot_read_at(hit)
-            )
+            hit = known.get(mturk_hit_id) or hit_snapshot(market.get_hit(mturk_hit_id))
+            return FetchedHIT(campaign_id, published_id, hit, fetch_assignments(market, mturk_hit_id))
         except NotFound as exc:
             log.warning(
                 "HIT %s of campaign %s is gone from the marketplace: %s",
@@ -266,7 +248,7 @@ def fetch_hits(
                 exc.message,
             )
             gone = dict.fromkeys(HIT_FIELDS, 0) | {"HITId": mturk_hit_id, "HITStatus": DISPOSED}
-            return FetchedHIT(campaign_id, published_id, gone, [], read_at)
+            return FetchedHIT(campaign_id, published_id, gone, [])
 
     if len(targets) <= 1:
         return [one(t) for t in targets]
@@ -299,8 +281,8 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
         for f in fetched
         if f.hit["HITStatus"] in ("Reviewable", "Reviewing") and f.hit["NumberOfAssignmentsPending"] == 0
     ]
-    reposted = reposted_since_read(session, done_as_read, locked)
-    finished = {f.published_id: market_count(f) for f in done_as_read if f.published_id not in reposted}
+    stale = stale_after_repost(session, done_as_read)
+    finished = {f.published_id: market_count(f) for f in done_as_read if f.published_id not in stale}
     outbox.extend(close_finished_hits(session, finished))
     # Deleted on the marketplace (the requester's own DeleteHIT): nothing more to read, and
     # nothing to set to Reviewing. Closed, so its campaign can finish; answers its page stored
@@ -314,42 +296,40 @@ def review_hits(session: Session, fetched: list[FetchedHIT]) -> list[int]:
     return outbox
 
 
-def reposted_since_read(
-    session: Session, fetched: list[FetchedHIT], locked: dict[int, PublishedHIT]
-) -> set[int]:
-    """HITs of ``fetched`` a re-post may have opened again after they were read: not to be closed now.
+def stale_after_repost(session: Session, fetched: list[FetchedHIT]) -> set[int]:
+    """HITs of ``fetched`` read before a re-post of theirs was applied: not to be closed from that read.
 
-    A sync reads the marketplace before it locks the HITs (and a snapshot from
-    ListReviewableHITs may wait in the queue a while), so a re-post applied in
-    between leaves it holding a finished HIT that has an assignment open
-    again. Closing it then would leave the redo's work unread and its campaign
-    finished without it. Asked under the HITs' locks: a re-post marks itself
-    done and re-opens its HIT in one commit, so it is either seen here or
-    re-opens the HIT after this batch commits. The next sync reads it afresh.
+    A sync reads the marketplace before it locks the HITs (and a listing's
+    snapshot may wait in the queue a while), so a re-post applied in between
+    leaves it holding a finished HIT that has an assignment open again.
+    Closing it then would leave the redo's work unread and its campaign
+    finished without it. Each applied re-post records how many assignments
+    its HIT allowed after it; a read showing fewer came before it. Asked under
+    the HITs' locks: a re-post marks itself done and re-opens its HIT in one
+    commit, so it is either seen here or re-opens the HIT after this batch
+    commits. The next sync reads the HIT afresh.
     """
-    if not fetched:
+    by_id = {f.published_id: f for f in fetched}
+    if not by_id:
         return set()
-    since = min(f.read_at for f in fetched) - CLOCK_SKEW
-    applied = session.execute(
-        select(OutboxEntry.payload, OutboxEntry.applied_at).where(
+    reposts = session.execute(
+        select(Submission.published_hit_id, OutboxEntry.payload)
+        .join(OutboxEntry, OutboxEntry.target == Submission.assignment_id)
+        .where(
+            Submission.published_hit_id.in_(sorted(by_id)),
             OutboxEntry.campaign_id.in_(sorted({f.campaign_id for f in fetched})),
             OutboxEntry.action == "repost",
             OutboxEntry.status == "done",
-            OutboxEntry.applied_at >= since,
         )
     ).all()
-    latest: dict[str, datetime] = {}
-    for payload, applied_at in applied:
-        hit_id = payload.get("hit_id")
-        if hit_id and applied_at is not None:
-            latest[hit_id] = max(applied_at, latest.get(hit_id, applied_at))
-    return {
-        f.published_id
-        for f in fetched
-        if (hit := locked.get(f.published_id)) is not None
-        and hit.mturk_hit_id in latest
-        and latest[hit.mturk_hit_id] >= f.read_at - CLOCK_SKEW
-    }
+    stale = set()
+    for published_id, payload in reposts:
+        after = payload.get(MAX_ASSIGNMENTS_AFTER)
+        seen = by_id[published_id].hit.get("MaxAssignments")
+        # A re-post applied before this version recorded nothing: long done, nothing to compare.
+        if after is not None and (seen is None or int(seen) < int(after)):
+            stale.add(published_id)
+    return stale
 
 
 def market_count(fetched: FetchedHIT) -> int:

@@ -158,15 +158,12 @@ def queue_syncs(
         hit_types = running_hit_types(session, key)
     queued = 0
     for hit_type in hit_types:
-        # Taken before each page is read (the loop asks for the next page after this is reset).
-        read_at = utcnow()
         for page in market.reviewable_hit_pages(hit_type, page_size):
-            snapshots = {h["HITId"]: hit_snapshot(h, read_at) for h in page}
+            snapshots = {h["HITId"]: hit_snapshot(h) for h in page}
             with session_scope(sessions) as session:
                 targets = hits_to_sync(session, key, set(snapshots), unsynced_too=False)
                 _send_after_commit(session, targets, snapshots, send, batch_size)
             queued += len(targets)
-            read_at = utcnow()
     with session_scope(sessions) as session:
         # The HITs queued above are fresh, so they are skipped here.
         targets = hits_to_sync(session, key, set())

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hits.db import session_scope, utcnow
+from hits.db import session_scope
 from hits.requester.campaigns.service import create_external_hit
 from hits.requester.files.campaign import CampaignSpec
 from hits.requester.mturk import Marketplace, MarketplaceError
@@ -117,9 +117,8 @@ def sync_reviewable_rounds(
         )
     if not mine:
         return []
-    read_at = utcnow()  # before the listing: what it says may be older than its last page
     snapshots = {
-        h["HITId"]: pipeline.hit_snapshot(h, read_at)
+        h["HITId"]: pipeline.hit_snapshot(h)
         for page in market.all_reviewable_hit_pages()
         for h in page
         if h["HITId"] in mine
