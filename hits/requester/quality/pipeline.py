@@ -214,7 +214,7 @@ DISPOSED = "Disposed"
 
 def hit_snapshot(hit: dict[str, Any]) -> dict[str, Any]:
     """What :func:`review_hits` needs of a HIT, small enough to travel in a task message."""
-    return {name: hit.get(name) for name in HIT_FIELDS}
+    return {name: hit[name] for name in HIT_FIELDS}
 
 
 def fetch_hits(
